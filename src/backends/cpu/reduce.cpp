@@ -1,0 +1,7 @@
+#include "backends/cpu/interpreter.h"
+
+namespace wf {
+
+void registerReduceKernels(KernelRegistry& registry) { (void)registry; }
+
+}  // namespace wf
