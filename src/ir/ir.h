@@ -111,6 +111,7 @@ class Operation {
   const std::string& name() const { return name_; }
   OpCode code() const { return code_; }
   const Location& location() const { return loc_; }
+  void setLocation(Location loc) { loc_ = std::move(loc); }
   Block* parentBlock() const { return parent_; }
   void setParentBlock(Block* b) { parent_ = b; }
   // The op whose region holds this op (nullptr at module level).

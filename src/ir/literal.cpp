@@ -116,7 +116,7 @@ int64_t Literal::getInt(int64_t i) const {
   switch (storageBytes(t)) {
     case 1: return isSignedInteger(t) ? dataAs<int8_t>()[i] : dataAs<uint8_t>()[i];
     case 2: return isSignedInteger(t) ? dataAs<int16_t>()[i] : dataAs<uint16_t>()[i];
-    case 4: return isSignedInteger(t) ? dataAs<int32_t>()[i] : dataAs<uint32_t>()[i];
+    case 4: return isSignedInteger(t) ? int64_t{dataAs<int32_t>()[i]} : int64_t{dataAs<uint32_t>()[i]};
     default: return dataAs<int64_t>()[i];
   }
 }

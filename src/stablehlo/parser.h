@@ -4,6 +4,7 @@
 // Every error is "file:line:col: message".
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -16,6 +17,9 @@ namespace wf {
 struct ParseOptions {
   std::string fileName;  // used in locations and error messages
   int firstLine = 1;     // line number of the text's first line (for split files)
+  // Largest constant (dense literal) the parser materialises, in elements; bigger ones are
+  // rejected with an error rather than allocated.
+  int64_t maxConstantElements = int64_t{1} << 30;
 };
 
 Expected<Module> parseModule(std::string_view text, const ParseOptions& options = {});

@@ -1,0 +1,26 @@
+// A small process-wide thread pool for data-parallel CPU kernels.
+//
+//   wf::parallelFor(n, grain, [&](int64_t begin, int64_t end) { ... });
+//
+// splits [0, n) into contiguous chunks of at least `grain` indices and runs `fn(begin, end)` on
+// each chunk, using the pool's workers plus the calling thread, and returns when every chunk
+// is done. Chunks never overlap and together cover [0, n) exactly once.
+//
+// - Small ranges (n <= grain) or a pool of one thread run inline on the caller: no overhead.
+// - Nested calls (parallelFor from inside a chunk) run inline, so kernels may call each other.
+// - The pool has std::thread::hardware_concurrency() threads, or WARPFORGE_NUM_THREADS if set
+//   (a positive integer; 1 disables threading). It is created on first use.
+// - `fn` must not throw; kernels report errors through values they write (e.g. a Status slot).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+
+namespace wf {
+
+// Number of threads parallelFor may use (>= 1), including the caller.
+int numThreads();
+
+void parallelFor(int64_t n, int64_t grain, const std::function<void(int64_t begin, int64_t end)>& fn);
+
+}  // namespace wf
