@@ -1,0 +1,118 @@
+// In-process replicas and partitions for the CPU backend: a grid of threads, one per StableHLO
+// process, that meet in a CollectiveRendezvous to exchange collective operands, pass send/recv
+// messages and share the infeed queue. A process that fails aborts the rendezvous, and a wait
+// that no running process can ever satisfy is reported as a deadlock, so a broken program
+// returns an error instead of hanging the grid.
+#pragma once
+
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <map>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "backends/cpu/interpreter.h"
+
+namespace wf {
+
+// (replica_id, partition_id) of one process of the grid.
+struct ProcessId {
+  int64_t replica = 0;
+  int64_t partition = 0;
+  friend bool operator==(const ProcessId&, const ProcessId&) = default;
+  std::string toString() const;
+};
+
+using ProcessGroup = std::vector<ProcessId>;
+
+// How a collective splits the grid into process groups (spec, "Process groups").
+enum class GroupStrategy { kCrossReplica, kCrossPartition, kCrossReplicaAndPartition, kFlattenedIds };
+
+// The process groups of `strategy` applied to `groups` (replica, partition or flattened ids; -1
+// entries pad ragged groups and are skipped). Ids outside the grid are an error.
+Expected<std::vector<ProcessGroup>> computeProcessGroups(GroupStrategy strategy,
+                                                         const std::vector<std::vector<int64_t>>& groups,
+                                                         int64_t numReplicas, int64_t numPartitions);
+
+class CollectiveRendezvous {
+ public:
+  CollectiveRendezvous(int64_t numReplicas, int64_t numPartitions, std::vector<const Operation*> infeed = {});
+
+  int64_t numProcesses() const { return numReplicas_ * numPartitions_; }
+  int64_t indexOf(ProcessId p) const { return p.replica * numPartitions_ + p.partition; }
+
+  // Process `self` deposits `operands` for the collective of kind `kind` on `channelId` among
+  // `group`, waits until every member has deposited, and gets all contributions in group order.
+  // The n-th such call of each member on the same (kind, channel, group) meet each other.
+  Expected<std::vector<std::vector<Literal>>> exchange(const std::string& kind, int64_t channelId,
+                                                       const ProcessGroup& group, ProcessId self,
+                                                       std::vector<Literal> operands);
+
+  // Channel-based point-to-point messages: send never blocks, recv waits for the oldest message.
+  Status send(int64_t channelId, std::vector<Literal> values);
+  Expected<std::vector<Literal>> recv(int64_t channelId, ProcessId self);
+
+  // The next function of the `infeed` queue of interpreter.run_parallel.
+  Expected<const Operation*> nextInfeed();
+  void outfeed(std::vector<Literal> values);
+  std::vector<std::vector<Literal>> outfeedValues() const;
+
+  // A process ended: normally, or with an error that aborts every wait of the grid.
+  void finish(ProcessId self);
+  void fail(ProcessId self, Status status);
+  // The error that aborted the grid (the first failure), or ok.
+  Status firstError() const;
+
+ private:
+  struct Slot {
+    std::vector<std::vector<Literal>> contributions;
+    std::vector<bool> arrived;
+    size_t numArrived = 0;
+    size_t numTaken = 0;
+  };
+  struct Waiter {
+    bool waiting = false;
+    std::function<bool()> ready;
+    std::string what;
+  };
+
+  // Blocks `self` until `ready()` (lock held by the caller). Fails if the grid was aborted or
+  // if every live process waits for something that cannot happen.
+  Status waitUntil(std::unique_lock<std::mutex>& lock, ProcessId self, std::function<bool()> ready,
+                   std::string what);
+  void detectDeadlockLocked();
+  void abortLocked(Status status);
+
+  int64_t numReplicas_;
+  int64_t numPartitions_;
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  Status error_;
+  std::vector<bool> done_;
+  std::vector<Waiter> waiters_;
+  std::map<std::string, Slot> slots_;
+  std::map<std::string, int64_t> generations_;  // per process and collective key
+  std::map<int64_t, std::deque<std::vector<Literal>>> channels_;
+  std::deque<const Operation*> infeed_;
+  std::vector<std::vector<Literal>> outfeed_;
+};
+
+// A grid of processes, each running its own function on its own arguments (row-major over
+// (replica, partition)), as interpreter.run_parallel describes it.
+struct ProcessGrid {
+  int64_t numReplicas = 1;
+  int64_t numPartitions = 1;
+  std::vector<const Operation*> functions;  // numReplicas * numPartitions func.func ops
+  std::vector<std::vector<Literal>> args;   // one argument list per process
+  std::vector<const Operation*> infeed;     // functions whose results feed successive infeeds
+};
+
+// Runs every process of `grid` on its own thread and returns the results per process. `checks`
+// may be null; it is called under a lock, so it need not be thread-safe.
+Expected<std::vector<std::vector<Literal>>> runProcessGrid(const ProcessGrid& grid, const Module& module,
+                                                           CheckSink* checks, int callDepth = 0);
+
+}  // namespace wf
