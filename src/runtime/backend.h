@@ -1,0 +1,97 @@
+// The backend contract: what a device backend (src/backends/<name>) gives the runtime.
+//
+// A backend compiles one function of a verified module into an Executable for one device.
+// An Executable owns everything device-side that outlives a call: bound arguments (weights are
+// bound once and stay resident), compiled kernels, workspaces, captured graphs. Calls take and
+// return host Literals; the Session (session.h) sits on top and deals with packages, names and
+// checks. Backends register a factory under their device kind ("cpu", "cuda"); the runtime
+// never names a concrete backend.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "ir/ir.h"
+#include "ir/literal.h"
+#include "support/status.h"
+
+namespace wf {
+
+// "cpu", "cuda", "cuda:1". The ordinal is 0 unless given.
+struct DeviceSpec {
+  std::string kind = "cpu";
+  int ordinal = 0;
+
+  static Expected<DeviceSpec> parse(std::string_view text);
+  std::string toString() const;  // "cpu", "cuda:0"
+};
+
+struct CompileOptions {
+  // Ops the backend has no kernel for run on the host instead of failing compile(); each such op
+  // is named in RunReport::hostFallbackOps. Off by default: no silent fallback.
+  bool allowCpuFallback = false;
+  // fp32 matrix products may use TF32 tensor cores (PyTorch's allow_tf32). Off by default.
+  bool allowTf32 = false;
+  // SSA names (as printed in the source, e.g. "%layer1") of values of the entry function whose
+  // values each run also returns, in this order, in RunResult::taps. Used for activations.
+  std::vector<std::string> tapValues;
+  // Worker threads for host kernels; 0 lets the backend choose.
+  int numThreads = 0;
+};
+
+// One span of a run, for traces and per-op timing.
+struct OpTiming {
+  std::string name;      // op name or fused kernel name
+  std::string location;  // file:line:col of the op
+  double microseconds = 0;
+};
+
+struct RunReport {
+  std::vector<std::string> hostFallbackOps;  // "stablehlo.sort at model.mlir:12:3", once each
+  std::vector<OpTiming> timings;             // filled when the backend records them
+};
+
+struct RunResult {
+  std::vector<Literal> outputs;
+  std::vector<Literal> taps;  // CompileOptions::tapValues, in order
+  RunReport report;
+};
+
+class Executable {
+ public:
+  virtual ~Executable() = default;
+
+  // Binds entry argument `index` to `value` for every later run (weights). The value is copied
+  // (to the device where there is one); `value` may be released afterwards.
+  virtual Status bindArgument(size_t index, const Literal& value) = 0;
+  // Runs with `args` for the arguments not bound, in argument order.
+  virtual Expected<RunResult> run(std::span<const Literal> args) = 0;
+  // Bytes of device memory this executable holds now (bound arguments, workspaces, caches).
+  virtual size_t deviceBytesInUse() const = 0;
+  virtual std::string deviceName() const = 0;  // "cpu", "cuda:0 (NVIDIA H100 80GB HBM3)"
+};
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+  virtual std::string name() const = 0;
+  // `entry` is a func.func of `module`; `module` must outlive the returned Executable.
+  virtual Expected<std::unique_ptr<Executable>> compile(const Module& module, const Operation& entry,
+                                                        const CompileOptions& options) = 0;
+};
+
+using BackendFactory = std::function<Expected<std::unique_ptr<Backend>>(const DeviceSpec&)>;
+
+// Registers the factory for a device kind; backends call this from a static initialiser or
+// from registerBuiltinBackends().
+void registerBackend(std::string kind, BackendFactory factory);
+// The backend for a device; an unknown kind, or one whose backend was not built, is an error
+// that lists the kinds this binary has.
+Expected<std::unique_ptr<Backend>> createBackend(const DeviceSpec& device);
+std::vector<std::string> registeredBackendKinds();
+
+}  // namespace wf
