@@ -104,6 +104,8 @@ Expected<std::vector<Literal>> Interpreter::runRegion(const Region& region, std:
       return s.withContext(op.describe());
     }
     WF_RETURN_IF_ERROR(checkResultTypes(op, *results));
+    if (ctx.onResult)
+      for (size_t i = 0; i < results->size(); ++i) ctx.onResult(*op.result(i), (*results)[i]);
     for (size_t i = 0; i < results->size(); ++i) scope.bind(op.result(i), std::move((*results)[i]));
   }
   return internalError("region of " + (region.parent() ? region.parent()->describe() : std::string("?")) +

@@ -50,6 +50,9 @@ struct EvalContext {
   CheckSink* checks = nullptr;                 // null: check ops are errors
   const ValueScope* scope = nullptr;           // the scope of the op being run
   int callDepth = 0;
+  // Called with every op result as it is computed, in every region and callee; empty: none.
+  // The runtime uses it to capture values by SSA name (taps). Copying the Literal shares storage.
+  std::function<void(const Value& value, const Literal& literal)> onResult;
 };
 
 using Kernel = std::function<Expected<std::vector<Literal>>(const Operation& op,
