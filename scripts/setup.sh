@@ -5,7 +5,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 APT_PACKAGES=(build-essential cmake ninja-build pkg-config clang
-  libopenblas-dev libfftw3-dev nlohmann-json3-dev libcli11-dev libgtest-dev
+  libopenblas-dev libdnnl-dev libfftw3-dev nlohmann-json3-dev libcli11-dev libgtest-dev
 )
 missing=()
 for p in "${APT_PACKAGES[@]}"; do

@@ -1,0 +1,10 @@
+"""WarpForge's PyTorch exporter: `warpforge.export(module, example_inputs, out_dir)` writes a
+model package (StableHLO text, safetensors weights, manifest, golden tensors)."""
+
+__version__ = "0.1.0"
+
+from .export import export  # noqa: E402
+from .lower import UnsupportedOpsError  # noqa: E402
+from .lowering import LoweringError  # noqa: E402
+
+__all__ = ["export", "UnsupportedOpsError", "LoweringError", "__version__"]

@@ -1,0 +1,179 @@
+"""`warpforge.export`: PyTorch module -> WarpForge model package."""
+
+from __future__ import annotations
+
+import copy
+import inspect
+import re
+
+import torch
+from torch.export import Dim
+
+from . import __version__
+from .activations import Recorder, find_main_stack, output_nodes
+from .lower import lower_program
+from .mlir import element_type
+from .package import write_package
+
+FP32_TOLERANCES = {"rtol": 1e-3, "atol": 1e-5}
+LOW_PRECISION_TOLERANCES = {"rel_l2": 1e-2}
+
+
+def export(module: torch.nn.Module, example_inputs, out_dir, *, dynamic_batch: bool = False, dtype=None,
+           name: str | None = None, activations="auto", input_names=None):
+    """Exports `module` called on `example_inputs` (a tensor or a tuple of tensors) to the model
+    package `out_dir` and returns its manifest.
+
+    dynamic_batch: dimension 0 of every input is dynamic (`batch`) in the StableHLO types.
+    dtype: torch.bfloat16 or torch.float16 converts the model and its floating-point inputs;
+        golden outputs stay those of the float32 model, judged by relative L2 error.
+    activations: "auto" (the children of the main stack), a list of module paths, or None.
+    input_names: names of the inputs (default: the parameter names of `forward`).
+    The module is run in eval mode. Raises UnsupportedOpsError (listing every unsupported op
+    and the source line that produced it) or LoweringError, writing nothing, on failure."""
+    if isinstance(example_inputs, torch.Tensor):
+        example_inputs = (example_inputs,)
+    example_inputs = tuple(example_inputs)
+    if not all(isinstance(x, torch.Tensor) for x in example_inputs):
+        raise TypeError("example_inputs must be tensors")
+    if dtype not in (None, torch.float32, torch.bfloat16, torch.float16):
+        raise ValueError(f"dtype must be None, torch.float32, torch.bfloat16 or torch.float16, not {dtype}")
+    name = name or type(module).__name__
+    input_names = list(input_names) if input_names else _input_names(module, len(example_inputs))
+
+    was_training = module.training
+    module.eval()
+    try:
+        paths = find_main_stack(module) if activations == "auto" else list(activations or [])
+        recorder = Recorder(module, paths)
+        try:
+            with torch.no_grad():
+                reference = module(*example_inputs)
+        finally:
+            recorder.remove()
+        out_names, out_tensors = _flatten_outputs(reference)
+
+        model, inputs = module, example_inputs
+        if dtype in (torch.bfloat16, torch.float16):
+            model = copy.deepcopy(module).to(dtype)
+            inputs = tuple(x.to(dtype) if x.is_floating_point() else x for x in example_inputs)
+        trace_inputs = inputs
+        dynamic_shapes = None
+        if dynamic_batch:
+            batch = Dim("batch")
+            dynamic_shapes = tuple({0: batch} if x.dim() > 0 else None for x in inputs)
+            # A size-1 example batch would be specialised to 1: trace on a batch of 2.
+            trace_inputs = tuple(torch.cat([x, x]) if x.dim() > 0 and x.shape[0] == 1 else x for x in inputs)
+        ep = torch.export.export(model, trace_inputs, dynamic_shapes=dynamic_shapes, strict=False)
+        ep = ep.run_decompositions()
+
+        act_nodes = output_nodes(ep.graph, recorder.values)
+        module_sym = re.sub(r"[^A-Za-z0-9_]", "_", name) or "model"
+        if module_sym[0].isdigit():
+            module_sym = "_" + module_sym
+        lowered = lower_program(ep, input_names, act_nodes, module_sym)
+        if len(lowered.outputs) != len(out_tensors):
+            raise RuntimeError(f"the exported program has {len(lowered.outputs)} outputs, the model returns "
+                               f"{len(out_tensors)} tensors")
+
+        weights = {}
+        for w in lowered.weights:
+            t = ep.state_dict[w.target] if w.target in ep.state_dict else ep.constants[w.target]
+            weights[w.name] = t.detach()
+        batch_sym = _batch_symbol(lowered) if dynamic_batch else None
+
+        def shape_of(val_shape):
+            out = []
+            for d in val_shape:
+                if isinstance(d, int):
+                    out.append(d)
+                else:
+                    expr = d.node.expr if isinstance(d, torch.SymInt) else d
+                    out.append("batch" if expr == batch_sym else str(expr))
+            return out
+
+        manifest = {
+            "format": "warpforge.package",
+            "format_version": 1,
+            "name": name,
+            "producer": {"name": "warpforge.export", "version": __version__, "torch": torch.__version__},
+            "entry": "main",
+            "dtype": element_type(dtype) if dtype is not None else "f32",
+            "inputs": [{"name": a.name, "argument": i, "dtype": a.value.type.dtype,
+                        "shape": shape_of(a.node.meta["val"].shape)} for i, a in enumerate(lowered.inputs)],
+            "weights": [{"name": w.name, "argument": len(lowered.inputs) + i, "dtype": w.value.type.dtype,
+                         "shape": list(w.value.type.shape), "kind": w.kind} for i, w in enumerate(lowered.weights)],
+            "outputs": [],
+            "dynamic_dims": {"batch": {"min": 1, "max": None}} if dynamic_batch else {},
+            "tolerances": dict(LOW_PRECISION_TOLERANCES if dtype in (torch.bfloat16, torch.float16)
+                               else FP32_TOLERANCES),
+            "golden": {"inputs": "golden/inputs.safetensors", "outputs": "golden/outputs.safetensors"},
+        }
+        out_vals = [n for n in _output_vals(ep)]
+        for i, (oname, v, val) in enumerate(zip(out_names, lowered.outputs, out_vals)):
+            manifest["outputs"].append({"name": oname, "result": i, "dtype": v.type.dtype, "shape": shape_of(val.shape)})
+        act_tensors = {}
+        if lowered.activations:
+            manifest["golden"]["activations"] = "golden/activations.safetensors"
+            manifest["activations"] = []
+            for path in paths:
+                if path not in lowered.activations:
+                    continue
+                node = act_nodes[path]
+                manifest["activations"].append({
+                    "name": path, "value": lowered.activations[path], "dtype": element_type(node.meta["val"].dtype),
+                    "shape": shape_of(node.meta["val"].shape)})
+                act_tensors[path] = recorder.values[path]
+        write_package(out_dir, manifest, lowered.text, weights,
+                      dict(zip(input_names, inputs)), dict(zip(out_names, out_tensors)), act_tensors)
+        return manifest
+    finally:
+        module.train(was_training)
+
+
+def _output_vals(ep):
+    from torch.export.graph_signature import OutputKind
+
+    out_node = next(n for n in ep.graph.nodes if n.op == "output")
+    return [a.meta["val"] for a, s in zip(out_node.args[0], ep.graph_signature.output_specs)
+            if s.kind == OutputKind.USER_OUTPUT]
+
+
+def _batch_symbol(lowered):
+    for a in lowered.inputs:
+        shape = a.node.meta["val"].shape
+        if len(shape) and isinstance(shape[0], torch.SymInt):
+            return shape[0].node.expr
+    return None
+
+
+def _input_names(module, n):
+    try:
+        params = [p for p in inspect.signature(module.forward).parameters.values()
+                  if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    except (TypeError, ValueError):
+        params = []
+    names = [p.name for p in params[:n]]
+    names += [f"input{i}" for i in range(len(names), n)]
+    return names
+
+
+def _flatten_outputs(out):
+    """Names and tensors of the model's outputs, in pytree order."""
+    if isinstance(out, torch.Tensor):
+        return ["output"], [out.detach()]
+    leaves, _ = torch.utils._pytree.tree_flatten_with_path(out)
+    names, tensors = [], []
+    prefix = "output." if isinstance(out, (tuple, list)) else ""
+    for path, leaf in leaves:
+        if not isinstance(leaf, torch.Tensor):
+            continue
+        parts = []
+        for k in path:
+            for attr in ("key", "idx", "name"):
+                if hasattr(k, attr):
+                    parts.append(str(getattr(k, attr)))
+                    break
+        names.append(prefix + ".".join(parts))
+        tensors.append(leaf.detach())
+    return names, tensors

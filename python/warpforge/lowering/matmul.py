@@ -1,0 +1,73 @@
+"""Matrix products: mm, bmm, addmm, baddbmm, and general dot_general for matmul-shaped ops."""
+
+from __future__ import annotations
+
+from .context import Context, result_dtype
+from .registry import register
+
+
+def dot_general(ctx: Context, a, c, batch, contract_a, contract_c):
+    """dot_general of `a` and `c`: result dims are batch, a's free dims, c's free dims."""
+    da, dc = ctx.dims_of(a), ctx.dims_of(c)
+    ba, bc = [x[0] for x in batch], [x[1] for x in batch]
+    free_a = [i for i in range(len(da)) if i not in ba and i not in contract_a]
+    free_c = [i for i in range(len(dc)) if i not in bc and i not in contract_c]
+    dims = [da[i] for i in ba] + [da[i] for i in free_a] + [dc[i] for i in free_c]
+    attrs = (f"dot_dimension_numbers = #stablehlo.dot<lhs_batching_dimensions = {list(ba)}, "
+             f"rhs_batching_dimensions = {list(bc)}, lhs_contracting_dimensions = {list(contract_a)}, "
+             f"rhs_contracting_dimensions = {list(contract_c)}>")
+    return ctx.emit("stablehlo.dot_general", [a, c], ctx.tt(dims, a.type.dtype), attrs, dims=dims)
+
+
+def _same_dtype(ctx, node, *vs):
+    dtype = ctx.meta_dtype(node)
+    return [ctx.convert(v, dtype) for v in vs]
+
+
+@register("aten.mm.default")
+def _mm(ctx, node, a, c):
+    a, c = _same_dtype(ctx, node, a, c)
+    return dot_general(ctx, a, c, [], [1], [0])
+
+
+@register("aten.bmm.default")
+def _bmm(ctx, node, a, c):
+    a, c = _same_dtype(ctx, node, a, c)
+    return dot_general(ctx, a, c, [(0, 0)], [2], [1])
+
+
+def _scaled_add(ctx, node, bias, prod, beta, alpha):
+    dims = ctx.dims_of(prod)
+    if alpha != 1:
+        prod = ctx.binary("stablehlo.multiply", prod, ctx.scalar_like(alpha, prod))
+    if beta == 0:
+        return prod
+    bias = ctx.as_tensor(bias, prod.type.dtype, dims)
+    if beta != 1:
+        bias = ctx.binary("stablehlo.multiply", bias, ctx.scalar_like(beta, bias))
+    return ctx.binary("stablehlo.add", prod, bias)
+
+
+@register("aten.addmm.default")
+def _addmm(ctx, node, bias, a, c, beta=1, alpha=1):
+    a, c = _same_dtype(ctx, node, a, c)
+    return _scaled_add(ctx, node, bias, dot_general(ctx, a, c, [], [1], [0]), beta, alpha)
+
+
+@register("aten.baddbmm.default")
+def _baddbmm(ctx, node, bias, a, c, beta=1, alpha=1):
+    a, c = _same_dtype(ctx, node, a, c)
+    return _scaled_add(ctx, node, bias, dot_general(ctx, a, c, [(0, 0)], [2], [1]), beta, alpha)
+
+
+@register("aten.dot.default", "aten.vdot.default")
+def _dot(ctx, node, a, c):
+    dtype = result_dtype(a, c)
+    a, c = ctx.convert(a, dtype), ctx.convert(c, dtype)
+    return dot_general(ctx, a, c, [], [0], [0])
+
+
+@register("aten.mv.default")
+def _mv(ctx, node, a, c):
+    a, c = _same_dtype(ctx, node, a, c)
+    return dot_general(ctx, a, c, [], [1], [0])

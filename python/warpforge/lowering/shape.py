@@ -1,0 +1,178 @@
+"""Shape and layout ops: view/reshape, permute, expand, (un)squeeze, slice, select, cat, split,
+flip, padding and repetition."""
+
+from __future__ import annotations
+
+from ..mlir import i64_array
+from .context import Context, LoweringError, is_static_dim
+from .registry import register
+
+
+@register("aten.view.default", "aten._unsafe_view.default", "aten.reshape.default", "aten.squeeze.dim",
+          "aten.squeeze.dims", "aten.squeeze.default", "aten.unsqueeze.default", "aten.flatten.using_ints",
+          "aten.unflatten.int", "aten.view_as.default")
+def _reshape(ctx: Context, node, a, *args, **kwargs):
+    return ctx.reshape(a, ctx.meta_dims(node))
+
+
+@register("aten.permute.default")
+def _permute(ctx, node, a, dims):
+    return ctx.transpose(a, [d % a.type.rank for d in dims])
+
+
+@register("aten.transpose.int")
+def _transpose(ctx, node, a, d0, d1):
+    perm = list(range(a.type.rank))
+    d0, d1 = d0 % a.type.rank, d1 % a.type.rank
+    perm[d0], perm[d1] = perm[d1], perm[d0]
+    return ctx.transpose(a, perm)
+
+
+@register("aten.t.default", "aten.numpy_T.default")
+def _t(ctx, node, a):
+    return ctx.transpose(a, list(reversed(range(a.type.rank))))
+
+
+@register("aten.expand.default", "aten.expand_as.default", "aten.broadcast_to.default")
+def _expand(ctx, node, a, *args, **kwargs):
+    return ctx.broadcast(a, ctx.meta_dims(node))
+
+
+def slice_dim(ctx: Context, v, dim, start, end, step):
+    """v[..., start:end:step, ...] along `dim` with already-normalised static start/end."""
+    dims = ctx.dims_of(v)
+    rank = len(dims)
+    n = (end - start + step - 1) // step if end > start else 0
+    out_dims = list(dims)
+    out_dims[dim] = n
+    if all(is_static_dim(d) for d in dims):
+        starts = [0] * rank
+        limits = list(dims)
+        strides = [1] * rank
+        starts[dim], limits[dim], strides[dim] = start, end, step
+        return ctx.emit("stablehlo.slice", [v], ctx.tt(out_dims, v.type.dtype),
+                        f"start_indices = {i64_array(starts)}, limit_indices = {i64_array(limits)}, "
+                        f"strides = {i64_array(strides)}")
+    starts = [0] * rank
+    limits = list(dims)
+    strides = [1] * rank
+    starts[dim], limits[dim], strides[dim] = start, end, step
+    return ctx.emit("stablehlo.real_dynamic_slice",
+                    [v, ctx.shape_tensor(starts), ctx.shape_tensor(limits), ctx.shape_tensor(strides)],
+                    ctx.tt(out_dims, v.type.dtype), dims=out_dims)
+
+
+def _norm_index(i, size, default):
+    if i is None:
+        return default
+    if not isinstance(i, int):
+        raise LoweringError(f"slice bound {i} is not a static integer")
+    if i < 0:
+        i += size
+    return max(0, min(i, size))
+
+
+@register("aten.slice.Tensor")
+def _slice(ctx, node, a, dim=0, start=None, end=None, step=1):
+    dims = ctx.dims_of(a)
+    dim %= len(dims)
+    size = dims[dim]
+    if not is_static_dim(size):
+        if (start in (None, 0)) and (end is None or (isinstance(end, int) and end >= 2**62)) and step == 1:
+            return a
+        raise LoweringError(f"slice of the dynamic dimension {dim} with bounds {start}:{end}:{step}")
+    s = _norm_index(start, size, 0)
+    e = _norm_index(end, size, size)
+    if s == 0 and e == size and step == 1:
+        return a
+    return slice_dim(ctx, a, dim, s, max(e, s), step)
+
+
+@register("aten.select.int")
+def _select(ctx, node, a, dim, index):
+    dims = ctx.dims_of(a)
+    dim %= len(dims)
+    if not is_static_dim(dims[dim]):
+        raise LoweringError(f"select on the dynamic dimension {dim}")
+    index = index + dims[dim] if index < 0 else index
+    s = slice_dim(ctx, a, dim, index, index + 1, 1)
+    return ctx.reshape(s, ctx.meta_dims(node))
+
+
+@register("aten.narrow.default")
+def _narrow(ctx, node, a, dim, start, length):
+    dim %= a.type.rank
+    return slice_dim(ctx, a, dim, start, start + length, 1)
+
+
+@register("aten.cat.default", "aten.concat.default")
+def _cat(ctx, node, tensors, dim=0):
+    dtype = ctx.meta_dtype(node)
+    out_dims = ctx.meta_dims(node)
+    dim %= len(out_dims)
+    parts = [ctx.convert(t, dtype) for t in tensors if not (t.type.rank == 1 and t.type.shape[0] == 0 and len(out_dims) != 1)]
+    if len(parts) == 1:
+        return parts[0]
+    return ctx.emit("stablehlo.concatenate", parts, ctx.tt(out_dims, dtype), f"dimension = {dim} : i64",
+                    dims=out_dims)
+
+
+@register("aten.split_with_sizes.default", "aten.split.Tensor", "aten.split_with_sizes_copy.default",
+          "aten.unbind.int", "aten.chunk.default")
+def _split(ctx, node, a, *args, **kwargs):
+    outs = node.meta["val"]
+    target = str(node.target)
+    dim = args[1] if len(args) > 1 else kwargs.get("dim", 0)
+    if target == "aten.unbind.int":
+        dim = args[0] if args else kwargs.get("dim", 0)
+    dim %= a.type.rank
+    results, offset = [], 0
+    for o in outs:
+        odims = ctx.meta_dims_of_val(o)
+        size = odims[dim] if target != "aten.unbind.int" else 1
+        if not is_static_dim(size):
+            raise LoweringError(f"{target} along the dynamic dimension {dim}")
+        part = slice_dim(ctx, a, dim, offset, offset + size, 1)
+        if target == "aten.unbind.int":
+            part = ctx.reshape(part, odims)
+        results.append(part)
+        offset += size
+    return tuple(results)
+
+
+@register("aten.flip.default")
+def _flip(ctx, node, a, dims):
+    dims = [d % a.type.rank for d in dims]
+    return ctx.emit("stablehlo.reverse", [a], a.type, f"dimensions = {i64_array(dims)}", dims=ctx.dims_of(a))
+
+
+@register("aten.constant_pad_nd.default")
+def _pad(ctx, node, a, pad, value=0):
+    rank = a.type.rank
+    lo, hi = [0] * rank, [0] * rank
+    for i in range(len(pad) // 2):
+        d = rank - 1 - i
+        lo[d], hi[d] = pad[2 * i], pad[2 * i + 1]
+    out_dims = ctx.meta_dims(node)
+    pv = ctx.b.constant(value, a.type.dtype)
+    if all(is_static_dim(d) for d in out_dims):
+        return ctx.emit("stablehlo.pad", [a, pv], ctx.tt(out_dims, a.type.dtype),
+                        f"edge_padding_low = {i64_array(lo)}, edge_padding_high = {i64_array(hi)}, "
+                        f"interior_padding = {i64_array([0] * rank)}")
+    return ctx.emit("stablehlo.dynamic_pad", [a, pv, ctx.shape_tensor(lo), ctx.shape_tensor(hi),
+                                              ctx.shape_tensor([0] * rank)],
+                    ctx.tt(out_dims, a.type.dtype), dims=out_dims)
+
+
+@register("aten.repeat.default")
+def _repeat(ctx, node, a, repeats):
+    # x.repeat(r): broadcast to [r0, d0, r1, d1, ...] and reshape to [r0*d0, r1*d1, ...]
+    dims = ctx.dims_of(a)
+    extra = len(repeats) - len(dims)
+    dims = [1] * extra + dims
+    a = ctx.reshape(a, dims)
+    inter = []
+    for r, d in zip(repeats, dims):
+        inter += [r, d]
+    b = ctx.broadcast_in_dim(a, inter, [2 * i + 1 for i in range(len(dims))])
+    return ctx.reshape(b, ctx.meta_dims(node))

@@ -1,0 +1,55 @@
+"""Writes a model package (docs/model-package.md) atomically: everything goes to a temporary
+directory beside the target, which is renamed into place last."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import tempfile
+
+import torch
+from safetensors.torch import save_file
+
+
+def _tensors(d: dict) -> dict:
+    # safetensors refuses tensors that share storage (tied weights): give each its own copy.
+    return {k: v.detach().to("cpu").contiguous().clone() for k, v in d.items()}
+
+
+def write_package(out_dir, manifest: dict, mlir_text: str, weights: dict, inputs: dict, outputs: dict,
+                  activations: dict | None):
+    out_dir = os.path.abspath(os.fspath(out_dir))
+    parent = os.path.dirname(out_dir)
+    os.makedirs(parent, exist_ok=True)
+    tmp = tempfile.mkdtemp(prefix="." + os.path.basename(out_dir) + ".tmp-", dir=parent)
+    try:
+        with open(os.path.join(tmp, "model.mlir"), "w") as f:
+            f.write(mlir_text)
+        save_file(_tensors(weights), os.path.join(tmp, "weights.safetensors"))
+        os.makedirs(os.path.join(tmp, "golden"))
+        save_file(_tensors(inputs), os.path.join(tmp, "golden", "inputs.safetensors"))
+        save_file(_tensors(outputs), os.path.join(tmp, "golden", "outputs.safetensors"))
+        if activations:
+            save_file(_tensors(activations), os.path.join(tmp, "golden", "activations.safetensors"))
+        with open(os.path.join(tmp, "manifest.json"), "w") as f:
+            json.dump(manifest, f, indent=2)
+            f.write("\n")
+        old = None
+        if os.path.lexists(out_dir):
+            old = tempfile.mkdtemp(prefix="." + os.path.basename(out_dir) + ".old-", dir=parent)
+            os.rename(out_dir, os.path.join(old, "pkg"))
+        os.rename(tmp, out_dir)
+        if old:
+            shutil.rmtree(old, ignore_errors=True)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+
+
+def read_manifest(pkg) -> dict:
+    with open(os.path.join(pkg, "manifest.json")) as f:
+        return json.load(f)
+
+
+__all__ = ["write_package", "read_manifest", "torch"]
