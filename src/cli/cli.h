@@ -2,8 +2,10 @@
 //
 // Exit codes, shared by every subcommand:
 //   0  success
-//   1  checks failed or a function raised an error while running (`check`), or execution failed (`run`)
-//   2  usage or input errors: bad flags, unreadable files, malformed MLIR, wrong input tensors
+//   1  checks failed or a function raised an error while running (`check`), execution failed (`run`,
+//      `bench`), or results differ from the golden ones (`validate`)
+//   2  usage or input errors: bad flags, unreadable files, malformed MLIR, a package that is
+//      malformed or does not match its model, wrong input tensors, a device this binary lacks
 // Errors go to stderr as `warpforge: error: <message>`.
 #pragma once
 
@@ -11,6 +13,7 @@
 #include <vector>
 
 #include "ir/ir.h"
+#include "runtime/backend.h"
 #include "support/status.h"
 
 namespace wf::cli {
@@ -28,6 +31,12 @@ int reportStatus(const Status& status);
 // Reads, parses and verifies a whole MLIR file.
 Expected<Module> loadModule(const std::string& path);
 
+// --device: "cpu", "cuda", "cuda:N", checked against the backends this binary has (registering
+// them). A malformed spec or a device kind this binary lacks is an error; callers exit with 2.
+Expected<DeviceSpec> resolveDevice(const std::string& flag);
+// True when `path` is a directory (a model package) rather than an MLIR file.
+bool isPackageDirectory(const std::string& path);
+
 struct CheckOptions {
   std::vector<std::string> files;
   bool json = false;
@@ -43,8 +52,34 @@ struct RunOptions {
   std::vector<std::string> inputs;  // NAME=PATH or PATH.safetensors
   std::string outputDir;
   std::string outputFormat = "npy";  // npy | safetensors
+  std::string device = "cpu";
 };
+// `file` is an MLIR file, or a model package directory (inputs by manifest name, weights from
+// the package; results named after the manifest's outputs).
 int runRun(const RunOptions& options);
+
+struct ValidateOptions {
+  std::string package;
+  std::string device = "cpu";
+  bool activations = false;  // also compare every recorded activation
+  bool json = false;
+};
+// Runs a package on its golden inputs and compares outputs (and activations) under the
+// manifest's tolerances. Exit 0 if all pass, 1 on a mismatch (naming the first diverging
+// activation when the package records them), 2 on input errors.
+int runValidate(const ValidateOptions& options);
+
+struct BenchOptions {
+  std::string package;
+  std::string device = "cpu";
+  int iters = 20;
+  int warmup = 3;
+  int threads = 0;  // 0: the backend's default
+  bool json = false;
+};
+// Times runs of a package (golden inputs, or synthetic ones of the manifest's shapes) after
+// warm-up: median, p10, p90 latency and throughput in samples/s.
+int runBench(const BenchOptions& options);
 
 struct InspectOptions {
   std::string file;

@@ -1,4 +1,6 @@
-// `warpforge`: subcommands check, run, inspect, print. See cli.h for the exit codes.
+// `warpforge`: subcommands check, run, validate, bench, inspect, print. See cli.h for the exit codes.
+#include <algorithm>
+#include <filesystem>
 #include <iostream>
 
 #include <CLI/CLI.hpp>
@@ -34,11 +36,28 @@ Expected<Module> loadModule(const std::string& path) {
   return module;
 }
 
+Expected<DeviceSpec> resolveDevice(const std::string& flag) {
+  auto spec = DeviceSpec::parse(flag);
+  if (!spec) return spec.status().withContext("--device");
+  registerBuiltinBackends();
+  std::vector<std::string> kinds = registeredBackendKinds();
+  if (std::find(kinds.begin(), kinds.end(), spec->kind) == kinds.end()) {
+    auto backend = createBackend(*spec);  // fails, with a message listing the devices this binary has
+    if (!backend) return backend.status().withContext("--device");
+  }
+  return spec;
+}
+
+bool isPackageDirectory(const std::string& path) {
+  std::error_code ec;
+  return std::filesystem::is_directory(path, ec);
+}
+
 }  // namespace wf::cli
 
 int main(int argc, char** argv) {
   using namespace wf::cli;
-  CLI::App app{"WarpForge: run and check StableHLO programs on the CPU.\n"
+  CLI::App app{"WarpForge: run, check, validate and time StableHLO programs and model packages.\n"
                "Exit codes: 0 ok, 1 check failures / execution errors, 2 usage or input errors."};
   app.require_subcommand(1);
   app.set_help_all_flag("--help-all", "Show help for every subcommand");
@@ -64,7 +83,8 @@ int main(int argc, char** argv) {
   RunOptions run;
   CLI::App* runCmd = app.add_subcommand(
       "run",
-      "Run one function on tensors read from .npy / .safetensors files.\n"
+      "Run one function of an MLIR file, or a model package, on tensors read from .npy / .safetensors "
+      "files.\n"
       "Inputs: --input NAME=PATH, where NAME is the argument index (0, 1, ...), argN, or the name in the "
       "argument's jax.arg_info attribute; PATH ends in .npy, or in .safetensors holding a single tensor or one "
       "named NAME. --input FILE.safetensors (no NAME) binds every tensor in it to the argument of that name.\n"
@@ -72,13 +92,46 @@ int main(int argc, char** argv) {
       "Outputs: with --output-dir DIR, result i is written to DIR/out<i>.npy (--output-format npy, the "
       "default) or all results to DIR/outputs.safetensors as tensors out0, out1, ... (--output-format "
       "safetensors); files appear only if every result was written. Without --output-dir results are "
-      "printed.");
-  runCmd->add_option("file", run.file, "MLIR file")->required();
+      "printed.\n"
+      "With a model package directory instead of FILE: NAME is a manifest input name, weights come from the "
+      "package, inputs are checked against the manifest (dtype, shape, dynamic dimensions), and results are "
+      "named after the manifest's outputs (DIR/<name>.npy, or tensors <name> in outputs.safetensors). Without "
+      "--input the package's golden inputs are used.");
+  runCmd->add_option("file", run.file, "MLIR file or model package directory")->required();
   runCmd->add_option("--entry", run.entry, "Function to run (default: main, else the only public function)");
   runCmd->add_option("-i,--input", run.inputs, "NAME=PATH or PATH.safetensors (repeatable)");
   runCmd->add_option("-o,--output-dir", run.outputDir, "Directory for the results");
   runCmd->add_option("--output-format", run.outputFormat, "npy (one file per result) or safetensors")
       ->check(CLI::IsMember({"npy", "safetensors"}));
+  runCmd->add_option("--device", run.device, "Device to run on: cpu (default), cuda, cuda:N");
+
+  ValidateOptions validate;
+  CLI::App* validateCmd = app.add_subcommand(
+      "validate",
+      "Run a model package on its golden inputs and compare each output (and, with --activations, each "
+      "recorded activation, in layer order) with the golden tensors under the manifest's tolerances "
+      "(elementwise |a - e| <= atol + rtol * |e|, or relative L2 error); NaN never passes.\n"
+      "Prints per tensor: shape, dtype, max abs error, max rel error and the verdict, then PASS or FAIL; a "
+      "failure names the first diverging activation when the package records activations.\n"
+      "Exit 0 if everything matches, 1 on a mismatch, 2 if the package or the device is unusable.");
+  validateCmd->add_option("package", validate.package, "Model package directory")->required();
+  validateCmd->add_option("--device", validate.device, "Device to run on: cpu (default), cuda, cuda:N");
+  validateCmd->add_flag("--activations", validate.activations, "Also compare every recorded activation");
+  validateCmd->add_flag("--json", validate.json, "Print one JSON object");
+
+  BenchOptions bench;
+  CLI::App* benchCmd = app.add_subcommand(
+      "bench",
+      "Time a model package: --warmup untimed runs, then --iters timed runs on the golden inputs (or on "
+      "synthetic inputs of the manifest's shapes when the package has none). Prints the median, p10 and "
+      "p90 latency and the throughput (batch size / median latency, in samples/s).");
+  benchCmd->add_option("package", bench.package, "Model package directory")->required();
+  benchCmd->add_option("--device", bench.device, "Device to run on: cpu (default), cuda, cuda:N");
+  benchCmd->add_option("--iters", bench.iters, "Timed runs (default 20)")->check(CLI::Range(1, 1000000));
+  benchCmd->add_option("--warmup", bench.warmup, "Untimed runs first (default 3)")->check(CLI::Range(0, 1000000));
+  benchCmd->add_option("--threads", bench.threads, "Host threads for CPU kernels (default: all cores)")
+      ->check(CLI::Range(1, 1024));
+  benchCmd->add_flag("--json", bench.json, "Print one JSON object");
 
   InspectOptions inspect;
   CLI::App* inspectCmd =
@@ -108,6 +161,8 @@ int main(int argc, char** argv) {
     return runCheck(check);
   }
   if (runCmd->parsed()) return runRun(run);
+  if (validateCmd->parsed()) return runValidate(validate);
+  if (benchCmd->parsed()) return runBench(bench);
   if (inspectCmd->parsed()) return runInspect(inspect);
   if (printCmd->parsed()) return runPrint(print);
   return kExitUsage;

@@ -1,5 +1,6 @@
-// `warpforge run`: runs one function on tensors from .npy / .safetensors files and writes or
-// prints its results. The input and output conventions are described in main.cpp's --help text.
+// `warpforge run`: runs one function of an MLIR file, or a model package, on tensors from .npy /
+// .safetensors files and writes or prints its results. The input and output conventions are
+// described in main.cpp's --help text.
 #include <unistd.h>
 
 #include <filesystem>
@@ -10,7 +11,9 @@
 #include "backends/cpu/interpreter.h"
 #include "cli/cli.h"
 #include "runtime/npy.h"
+#include "runtime/package.h"
 #include "runtime/safetensors.h"
+#include "runtime/session.h"
 
 namespace wf::cli {
 namespace {
@@ -222,7 +225,15 @@ Status writeAllOrNothing(const std::vector<std::pair<std::filesystem::path, std:
   return Status::ok();
 }
 
-Status writeOutputs(const std::vector<Literal>& results, const RunOptions& options) {
+// A result name as a file name: path separators and leading dots replaced.
+std::string fileNameFor(std::string name) {
+  for (char& c : name)
+    if (c == '/' || c == '\\' || c == '\0') c = '_';
+  if (name.empty() || name[0] == '.') name = "_" + name;
+  return name;
+}
+
+Status writeOutputs(const std::vector<NamedLiteral>& results, const RunOptions& options) {
   namespace fs = std::filesystem;
   std::error_code ec;
   fs::create_directories(options.outputDir, ec);
@@ -230,16 +241,16 @@ Status writeOutputs(const std::vector<Literal>& results, const RunOptions& optio
   std::vector<std::pair<fs::path, std::string>> files;
   SafetensorsFile st;
   for (size_t i = 0; i < results.size(); ++i) {
-    const Literal& r = results[i];
-    std::string name = "out" + std::to_string(i);
+    const Literal& r = results[i].value;
+    const std::string& name = results[i].name;
     if (r.isToken()) continue;  // tokens carry no data
-    if (!r.type().isTensor()) return unimplemented("result " + std::to_string(i) + " has type " + r.type().toString() + ", which cannot be written to a file");
+    if (!r.type().isTensor()) return unimplemented("result '" + name + "' has type " + r.type().toString() + ", which cannot be written to a file");
     if (options.outputFormat == "safetensors") {
       st.tensors.push_back({name, r});
     } else {
       auto bytes = encodeNpy(r);
-      if (!bytes) return bytes.status().withContext("result " + std::to_string(i));
-      files.emplace_back(fs::path(options.outputDir) / (name + ".npy"), std::move(*bytes));
+      if (!bytes) return bytes.status().withContext("result '" + name + "'");
+      files.emplace_back(fs::path(options.outputDir) / (fileNameFor(name) + ".npy"), std::move(*bytes));
     }
   }
   if (options.outputFormat == "safetensors") {
@@ -249,9 +260,106 @@ Status writeOutputs(const std::vector<Literal>& results, const RunOptions& optio
   return writeAllOrNothing(files);
 }
 
+// Writes the results to --output-dir, or prints them.
+int emitResults(const std::vector<NamedLiteral>& results, const RunOptions& options) {
+  if (!options.outputDir.empty()) {
+    Status written = writeOutputs(results, options);
+    if (!written.isOk()) return reportStatus(written);
+  } else {
+    for (const NamedLiteral& r : results) std::cout << r.name << " = " << r.value.toString(1000) << "\n";
+  }
+  return kExitOk;
+}
+
+// Reads --input specs for a package: NAME=PATH with NAME a manifest input, or FILE.safetensors
+// whose tensors are inputs by name. The manifest check (Package::checkInputs) comes later.
+Expected<std::vector<NamedLiteral>> readPackageInputs(const Package& pkg, const std::vector<std::string>& specs) {
+  std::vector<NamedLiteral> inputs;
+  for (const std::string& spec : specs) {
+    size_t eq = spec.find('=');
+    if (eq == std::string::npos) {
+      if (!endsWith(spec, ".safetensors"))
+        return invalidArgument("input '" + spec + "': expected NAME=PATH, or a .safetensors file");
+      WF_ASSIGN_OR_RETURN(SafetensorsFile file, readSafetensors(spec));
+      for (NamedLiteral& t : file.tensors) inputs.push_back(std::move(t));
+      continue;
+    }
+    std::string name = spec.substr(0, eq), path = spec.substr(eq + 1);
+    if (name.empty() || path.empty()) return invalidArgument("input '" + spec + "': expected NAME=PATH");
+    const TensorSpec* declared = nullptr;
+    for (const TensorSpec& in : pkg.manifest().inputs)
+      if (in.name == name) declared = &in;
+    if (endsWith(path, ".npy")) {
+      std::optional<ElementType> expected;
+      if (declared) expected = declared->dtype;
+      auto value = readNpy(path, expected);
+      if (!value) return value.status().withContext("input '" + name + "'");
+      inputs.push_back({name, std::move(*value)});
+    } else if (endsWith(path, ".safetensors")) {
+      WF_ASSIGN_OR_RETURN(SafetensorsFile file, readSafetensors(path));
+      const Literal* value = file.tensors.size() == 1 ? &file.tensors[0].value : file.find(name);
+      if (!value)
+        return invalidArgument("input '" + name + "': " + path + " holds " + std::to_string(file.tensors.size()) +
+                               " tensors and none is named '" + name + "'");
+      inputs.push_back({name, *value});
+    } else {
+      return invalidArgument("input '" + spec + "': the file must end in .npy or .safetensors");
+    }
+  }
+  return inputs;
+}
+
+int runPackage(const RunOptions& options, const DeviceSpec& device) {
+  if (!options.entry.empty()) {
+    printError("--entry does not apply to a model package: its manifest names the entry function");
+    return kExitUsage;
+  }
+  auto pkg = Package::open(options.file);
+  if (!pkg) return reportStatus(pkg.status());
+  std::vector<NamedLiteral> inputs;
+  if (options.inputs.empty() && !pkg->manifest().goldenInputs.empty()) {
+    std::cerr << "warpforge: note: no --input given; running on the golden inputs in "
+              << pkg->path(pkg->manifest().goldenInputs) << "\n";
+    auto golden = pkg->loadGoldenInputs();
+    if (!golden) return reportStatus(golden.status());
+    inputs = std::move(*golden);
+  } else {
+    auto read = readPackageInputs(*pkg, options.inputs);
+    if (!read) return reportStatus(read.status());
+    inputs = std::move(*read);
+  }
+  // Inputs are checked before the model is compiled and the weights are read.
+  if (auto checked = pkg->checkInputs(inputs); !checked) return reportStatus(checked.status());
+  SessionOptions sessionOptions;
+  sessionOptions.device = device;
+  auto session = Session::create(std::move(*pkg), sessionOptions);
+  if (!session) return reportStatus(session.status());
+  auto result = (*session)->run(inputs);
+  if (!result) {  // the inputs passed their checks: this is an execution failure
+    printError(result.status().message());
+    return kExitFailure;
+  }
+  return emitResults(result->outputs, options);
+}
+
+// An MLIR file on a device other than the CPU interpreter: through the backend registry.
+Expected<std::vector<Literal>> runOnBackend(const Module& module, const Operation& entry, std::vector<Literal> args,
+                                            const DeviceSpec& device) {
+  WF_ASSIGN_OR_RETURN(std::unique_ptr<Backend> backend, createBackend(device));
+  WF_ASSIGN_OR_RETURN(std::unique_ptr<Executable> executable, backend->compile(module, entry, CompileOptions{}));
+  WF_ASSIGN_OR_RETURN(RunResult result, executable->run(args));
+  return std::move(result.outputs);
+}
+
 }  // namespace
 
 int runRun(const RunOptions& options) {
+  auto device = resolveDevice(options.device);
+  if (!device) {
+    printError(device.status().message());
+    return kExitUsage;
+  }
+  if (isPackageDirectory(options.file)) return runPackage(options, *device);
   auto module = loadModule(options.file);
   if (!module) return reportStatus(module.status());
   auto entry = findEntry(*module, options.entry);
@@ -261,21 +369,24 @@ int runRun(const RunOptions& options) {
   if (!args) return reportStatus(args.status());
 
   StderrChecks checks;
-  EvalContext ctx;
-  ctx.module = &*module;
-  ctx.checks = &checks;
-  auto results = Interpreter::callFunction(**entry, std::move(*args), ctx);
+  Expected<std::vector<Literal>> results = std::vector<Literal>{};
+  if (device->kind == "cpu") {
+    // The interpreter directly, so that check.* ops in the function report to stderr.
+    EvalContext ctx;
+    ctx.module = &*module;
+    ctx.checks = &checks;
+    results = Interpreter::callFunction(**entry, std::move(*args), ctx);
+  } else {
+    results = runOnBackend(*module, **entry, std::move(*args), *device);
+  }
   if (!results) {
     printError(results.status().message());
     return kExitFailure;
   }
-  if (!options.outputDir.empty()) {
-    Status written = writeOutputs(*results, options);
-    if (!written.isOk()) return reportStatus(written);
-  } else {
-    for (size_t i = 0; i < results->size(); ++i)
-      std::cout << "out" << i << " = " << (*results)[i].toString(1000) << "\n";
-  }
+  std::vector<NamedLiteral> named;
+  for (size_t i = 0; i < results->size(); ++i) named.push_back({"out" + std::to_string(i), std::move((*results)[i])});
+  int code = emitResults(named, options);
+  if (code != kExitOk) return code;
   return checks.failures > 0 ? kExitFailure : kExitOk;
 }
 

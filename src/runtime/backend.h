@@ -86,12 +86,21 @@ class Backend {
 
 using BackendFactory = std::function<Expected<std::unique_ptr<Backend>>(const DeviceSpec&)>;
 
-// Registers the factory for a device kind; backends call this from a static initialiser or
-// from registerBuiltinBackends().
+// Registers the factory for a device kind (replacing an earlier one of that kind); backends call
+// this from registerBuiltinBackends(). Safe to call from any thread.
 void registerBackend(std::string kind, BackendFactory factory);
+// Registers every backend this binary was built with: "cpu", and "cuda" when built with CUDA.
+// Idempotent and thread-safe. Registration is explicit because the backends live in a static
+// library, whose unreferenced static initialisers the linker drops. Session::open calls it.
+void registerBuiltinBackends();
 // The backend for a device; an unknown kind, or one whose backend was not built, is an error
 // that lists the kinds this binary has.
 Expected<std::unique_ptr<Backend>> createBackend(const DeviceSpec& device);
 std::vector<std::string> registeredBackendKinds();
+
+// For backends implementing CompileOptions::tapValues: the value of `entry`'s top-level block
+// (an argument or an op result) that an SSA name denotes: "%layer1" (or "layer1"), and
+// "%3#1" for result 1 of an op with several. An error names the missing or ambiguous value.
+Expected<const Value*> findEntryValue(const Operation& entry, std::string_view ssaName);
 
 }  // namespace wf

@@ -1,0 +1,188 @@
+// The CPU Backend/Executable adapter over the interpreter (cpu_backend.h).
+#include "backends/cpu/cpu_backend.h"
+
+#include <cblas.h>
+
+#include <cstdlib>
+#include <optional>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "backends/cpu/interpreter.h"
+#include "support/thread_pool.h"
+
+namespace wf {
+namespace {
+
+// Every op reachable from `fn` (its body, nested regions, and functions it calls) that has no
+// CPU kernel, as "stablehlo.foo at file:line:col", once per op.
+void collectUnsupported(const Module& module, const Operation& fn, std::unordered_set<const Operation*>& visited,
+                        std::vector<std::string>& missing) {
+  if (!visited.insert(&fn).second) return;
+  const KernelRegistry& kernels = KernelRegistry::instance();
+  std::vector<const Region*> regions;
+  for (const auto& r : fn.regions()) regions.push_back(r.get());
+  while (!regions.empty()) {
+    const Region* region = regions.back();
+    regions.pop_back();
+    for (const auto& block : region->blocks()) {
+      for (const auto& op : block->operations()) {
+        if (op->code() == OpCode::Return || op->code() == OpCode::FuncReturn) continue;
+        if (!kernels.find(op->code())) missing.push_back(op->describe());
+        for (const auto& r : op->regions()) regions.push_back(r.get());
+        if (op->code() == OpCode::FuncCall) {
+          const Attribute* callee = op->attr("callee");
+          if (callee && callee->kind() == Attribute::Kind::kSymbolRef)
+            if (const Operation* target = module.lookupFunction(callee->stringValue()))
+              collectUnsupported(module, *target, visited, missing);
+        }
+      }
+    }
+  }
+}
+
+Status configureThreads(int requested) {
+  if (requested <= 0) return Status::ok();
+  // The kernel pool reads WARPFORGE_NUM_THREADS when it starts; OpenBLAS can be told any time.
+  ::setenv("WARPFORGE_NUM_THREADS", std::to_string(requested).c_str(), 1);
+  openblas_set_num_threads(requested);
+  int running = numThreads();
+  if (running != requested)
+    return invalidArgument("cpu: numThreads = " + std::to_string(requested) +
+                           ", but the host thread pool of this process already runs " + std::to_string(running) +
+                           " threads; it is sized once, before the first run (or by WARPFORGE_NUM_THREADS)");
+  return Status::ok();
+}
+
+class CpuExecutable : public Executable {
+ public:
+  CpuExecutable(const Module& module, const Operation& entry, std::vector<const Value*> taps)
+      : module_(module), entry_(entry), taps_(std::move(taps)) {
+    size_t n = FuncOp(&entry).body().numArguments();
+    bound_.resize(n);
+    for (size_t i = 0; i < taps_.size(); ++i) tapIndex_[taps_[i]].push_back(i);
+  }
+
+  Status bindArgument(size_t index, const Literal& value) override {
+    FuncOp fn(&entry_);
+    if (index >= bound_.size())
+      return invalidArgument("bind: @" + std::string(fn.symName()) + " has " + std::to_string(bound_.size()) +
+                             " arguments, got index " + std::to_string(index));
+    WF_RETURN_IF_ERROR(checkArgument(index, value));
+    if (bound_[index]) bytesBound_ -= bound_[index]->sizeBytes();
+    bound_[index] = value.clone();  // the contract copies; the caller may change or free `value`
+    bytesBound_ += value.sizeBytes();
+    return Status::ok();
+  }
+
+  Expected<RunResult> run(std::span<const Literal> args) override {
+    FuncOp fn(&entry_);
+    size_t unbound = 0;
+    for (const auto& b : bound_) unbound += b ? 0 : 1;
+    if (args.size() != unbound)
+      return invalidArgument("@" + std::string(fn.symName()) + ": expected " + std::to_string(unbound) +
+                             " unbound arguments, got " + std::to_string(args.size()));
+    std::vector<Literal> all;
+    all.reserve(bound_.size());
+    size_t next = 0;
+    for (size_t i = 0; i < bound_.size(); ++i) {
+      if (bound_[i]) {
+        all.push_back(*bound_[i]);
+      } else {
+        WF_RETURN_IF_ERROR(checkArgument(i, args[next]));
+        all.push_back(args[next++]);
+      }
+    }
+
+    RunResult result;
+    std::vector<std::optional<Literal>> captured(taps_.size());
+    for (size_t i = 0; i < bound_.size(); ++i)
+      if (auto it = tapIndex_.find(fn.body().argument(i)); it != tapIndex_.end())
+        for (size_t t : it->second) captured[t] = all[i];
+
+    EvalContext ctx;
+    ctx.module = &module_;
+    if (!taps_.empty())
+      ctx.onResult = [&](const Value& value, const Literal& literal) {
+        if (auto it = tapIndex_.find(&value); it != tapIndex_.end())
+          for (size_t t : it->second) captured[t] = literal;
+      };
+    WF_ASSIGN_OR_RETURN(result.outputs, Interpreter::callFunction(entry_, std::move(all), ctx));
+    for (size_t i = 0; i < taps_.size(); ++i) {
+      if (!captured[i])
+        return internalError("tap " + taps_[i]->nameHint() + " of @" + std::string(fn.symName()) +
+                             " was not computed");
+      result.taps.push_back(std::move(*captured[i]));
+    }
+    return result;
+  }
+
+  size_t deviceBytesInUse() const override { return bytesBound_; }
+  std::string deviceName() const override { return "cpu"; }
+
+ private:
+  Status checkArgument(size_t index, const Literal& value) const {
+    FuncOp fn(&entry_);
+    const Type& declared = fn.body().argument(index)->type();
+    const Type& actual = value.type();
+    bool ok = declared.isTensor() ? actual.isTensor() && actual.elementType() == declared.elementType() &&
+                                        actual.rank() == declared.rank()
+                                  : actual == declared;
+    for (int64_t d = 0; ok && declared.isTensor() && d < declared.rank(); ++d)
+      ok = declared.dim(d) == kDynamic || declared.dim(d) == actual.dim(d);
+    if (!ok)
+      return invalidArgument("@" + std::string(fn.symName()) + " argument #" + std::to_string(index) + " expects " +
+                             declared.toString() + ", got " + actual.toString());
+    return Status::ok();
+  }
+
+  const Module& module_;
+  const Operation& entry_;
+  std::vector<const Value*> taps_;
+  std::unordered_map<const Value*, std::vector<size_t>> tapIndex_;  // a value may be tapped twice
+  std::vector<std::optional<Literal>> bound_;
+  size_t bytesBound_ = 0;
+};
+
+class CpuBackend : public Backend {
+ public:
+  std::string name() const override { return "cpu"; }
+
+  Expected<std::unique_ptr<Executable>> compile(const Module& module, const Operation& entry,
+                                                const CompileOptions& options) override {
+    if (entry.code() != OpCode::FuncFunc || entry.numRegions() == 0 || entry.region(0).empty())
+      return invalidArgument("cpu: compile needs a func.func with a body, got " + entry.describe());
+    std::string fnName = "@" + std::string(FuncOp(&entry).symName());
+    std::unordered_set<const Operation*> visited;
+    std::vector<std::string> missing;
+    collectUnsupported(module, entry, visited, missing);
+    if (!missing.empty()) {
+      std::string list;
+      for (size_t i = 0; i < missing.size() && i < 20; ++i) list += "\n  " + missing[i];
+      if (missing.size() > 20) list += "\n  ... and " + std::to_string(missing.size() - 20) + " more";
+      return unimplemented("cpu: " + fnName + " uses " + std::to_string(missing.size()) +
+                           " op(s) without a CPU kernel:" + list);
+    }
+    std::vector<const Value*> taps;
+    for (const std::string& name : options.tapValues) {
+      WF_ASSIGN_OR_RETURN(const Value* v, findEntryValue(entry, name));
+      taps.push_back(v);
+    }
+    WF_RETURN_IF_ERROR(configureThreads(options.numThreads));
+    return std::unique_ptr<Executable>(new CpuExecutable(module, entry, std::move(taps)));
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Backend> makeCpuBackend() { return std::make_unique<CpuBackend>(); }
+
+void registerCpuBackend() {
+  registerBackend("cpu", [](const DeviceSpec& device) -> Expected<std::unique_ptr<Backend>> {
+    if (device.ordinal != 0)
+      return invalidArgument("the cpu device has ordinal 0 only, got " + device.toString());
+    return makeCpuBackend();
+  });
+}
+
+}  // namespace wf

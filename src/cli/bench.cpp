@@ -1,0 +1,149 @@
+// `warpforge bench PKG`: times a model package after warm-up and prints latency percentiles and
+// throughput.
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <iostream>
+
+#include <nlohmann/json.hpp>
+
+#include "cli/cli.h"
+#include "runtime/package.h"
+#include "runtime/session.h"
+#include "support/thread_pool.h"
+
+namespace wf::cli {
+namespace {
+
+// Inputs of the manifest's dtypes and shapes, dynamic dimensions at their minimum (at least 1),
+// filled with small deterministic values (integers 0, so that indices stay in range).
+std::vector<NamedLiteral> syntheticInputs(const Manifest& m) {
+  std::vector<NamedLiteral> inputs;
+  uint32_t state = 12345;
+  for (const TensorSpec& s : m.inputs) {
+    std::vector<int64_t> shape;
+    for (const ManifestDim& d : s.shape) {
+      if (!d.isDynamic()) {
+        shape.push_back(d.size);
+        continue;
+      }
+      auto b = m.dynamicDims.find(d.name);
+      shape.push_back(std::max<int64_t>(1, b == m.dynamicDims.end() ? 1 : b->second.min));
+    }
+    Literal value = Literal::zeros(Type::tensor(shape, s.dtype));
+    if (isFloat(s.dtype))
+      for (int64_t i = 0; i < value.numElements(); ++i) {
+        state = state * 1664525u + 1013904223u;
+        value.setDouble(i, static_cast<double>(state >> 8) / static_cast<double>(1u << 24) * 2.0 - 1.0);
+      }
+    inputs.push_back({s.name, std::move(value)});
+  }
+  return inputs;
+}
+
+// Linear interpolation between closest ranks (numpy's default), on sorted samples.
+double percentile(const std::vector<double>& sorted, double p) {
+  if (sorted.empty()) return 0;
+  double rank = p / 100.0 * static_cast<double>(sorted.size() - 1);
+  size_t lo = static_cast<size_t>(rank);
+  size_t hi = std::min(lo + 1, sorted.size() - 1);
+  return sorted[lo] + (sorted[hi] - sorted[lo]) * (rank - static_cast<double>(lo));
+}
+
+std::string ms(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.4g ms", v);
+  return buf;
+}
+
+}  // namespace
+
+int runBench(const BenchOptions& options) {
+  auto device = resolveDevice(options.device);
+  if (!device) {
+    printError(device.status().message());
+    return kExitUsage;
+  }
+  auto pkg = Package::open(options.package);
+  if (!pkg) return reportStatus(pkg.status());
+  const Manifest manifest = pkg->manifest();
+
+  std::vector<NamedLiteral> inputs;
+  bool synthetic = manifest.goldenInputs.empty();
+  if (!synthetic) {
+    auto golden = pkg->loadGoldenInputs();
+    if (!golden) return reportStatus(golden.status());
+    inputs = std::move(*golden);
+  } else {
+    inputs = syntheticInputs(manifest);
+  }
+  DimBindings bindings;
+  auto args = pkg->checkInputs(inputs, &bindings);
+  if (!args) return reportStatus(args.status());
+  // The batch size: the dynamic dimension named "batch" if there is one, else dimension 0 of the
+  // first input.
+  int64_t batch = 1;
+  if (auto it = bindings.find("batch"); it != bindings.end()) batch = it->second;
+  else if (!inputs.empty() && !inputs[0].value.shape().empty()) batch = inputs[0].value.shape()[0];
+  batch = std::max<int64_t>(batch, 1);
+
+  SessionOptions sessionOptions;
+  sessionOptions.device = *device;
+  sessionOptions.compile.numThreads = options.threads;
+  std::string pkgDir = pkg->dir();
+  auto session = Session::create(std::move(*pkg), sessionOptions);
+  if (!session) return reportStatus(session.status());
+  std::string deviceName = (*session)->deviceName();
+  int threads = device->kind == "cpu" ? numThreads() : options.threads;
+
+  using Clock = std::chrono::steady_clock;
+  std::vector<double> samples;
+  for (int i = 0; i < options.warmup + options.iters; ++i) {
+    auto start = Clock::now();
+    auto result = (*session)->runPrepared(*args);
+    auto end = Clock::now();
+    if (!result) {
+      printError(result.status().message());
+      return kExitFailure;
+    }
+    if (i >= options.warmup) samples.push_back(std::chrono::duration<double, std::milli>(end - start).count());
+  }
+  std::vector<double> sorted = samples;
+  std::sort(sorted.begin(), sorted.end());
+  double median = percentile(sorted, 50), p10 = percentile(sorted, 10), p90 = percentile(sorted, 90);
+  double mean = 0;
+  for (double s : samples) mean += s;
+  mean /= static_cast<double>(samples.size());
+  double throughput = median > 0 ? static_cast<double>(batch) * 1000.0 / median : 0;
+
+  if (options.json) {
+    nlohmann::json j = {
+        {"package", pkgDir},
+        {"name", manifest.name},
+        {"device", deviceName},
+        {"threads", threads},
+        {"batch", batch},
+        {"warmup", options.warmup},
+        {"iters", options.iters},
+        {"synthetic_inputs", synthetic},
+        {"latency_ms",
+         {{"median", median}, {"p10", p10}, {"p90", p90}, {"min", sorted.front()}, {"max", sorted.back()}, {"mean", mean}}},
+        {"throughput_samples_per_s", throughput},
+        {"samples_ms", samples}};
+    std::cout << j.dump(2) << "\n";
+    return kExitOk;
+  }
+  std::cout << "bench " << pkgDir << (manifest.name.empty() ? "" : " (" + manifest.name + ")") << " on "
+            << deviceName;
+  if (threads > 0) std::cout << ", " << threads << " thread(s)";
+  std::cout << ", batch " << batch << (synthetic ? " (synthetic inputs)" : " (golden inputs)") << ": "
+            << options.warmup << " warm-up + " << options.iters << " timed runs\n";
+  std::cout << "latency: median " << ms(median) << "  p10 " << ms(p10) << "  p90 " << ms(p90) << "  min "
+            << ms(sorted.front()) << "  max " << ms(sorted.back()) << "\n";
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.2f", throughput);
+  std::cout << "throughput: " << buf << " samples/s\n";
+  return kExitOk;
+}
+
+}  // namespace wf::cli

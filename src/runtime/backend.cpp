@@ -1,0 +1,146 @@
+// The backend registry and DeviceSpec parsing (backend.h).
+#include "runtime/backend.h"
+
+#include <algorithm>
+#include <map>
+#include <mutex>
+#include <optional>
+
+#include "backends/cpu/cpu_backend.h"
+
+#if defined(WF_HAVE_CUDA) && __has_include("backends/cuda/register.h")
+#include "backends/cuda/register.h"
+#define WF_REGISTER_CUDA 1
+#endif
+
+namespace wf {
+namespace {
+
+// Device kinds WarpForge has a backend for in some build, for a clearer error when this binary
+// lacks one.
+constexpr std::string_view kKnownKinds[] = {"cpu", "cuda"};
+
+struct Registry {
+  std::mutex mu;
+  std::map<std::string, BackendFactory, std::less<>> factories;
+};
+
+Registry& registry() {
+  static Registry r;
+  return r;
+}
+
+bool isKindChar(char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_'; }
+
+}  // namespace
+
+Expected<DeviceSpec> DeviceSpec::parse(std::string_view text) {
+  auto bad = [&](const std::string& why) {
+    return invalidArgument("device '" + std::string(text) + "': " + why +
+                           " (expected KIND or KIND:ORDINAL, e.g. cpu, cuda, cuda:1)");
+  };
+  size_t colon = text.find(':');
+  std::string_view kind = text.substr(0, colon);
+  if (kind.empty()) return bad("no device kind");
+  if (!std::all_of(kind.begin(), kind.end(), isKindChar) || !(kind[0] >= 'a' && kind[0] <= 'z'))
+    return bad("the kind must be lower-case letters, digits and '_'");
+  DeviceSpec spec;
+  spec.kind = std::string(kind);
+  if (colon != std::string_view::npos) {
+    std::string_view digits = text.substr(colon + 1);
+    if (digits.empty() || digits.size() > 6 || digits.find_first_not_of("0123456789") != std::string_view::npos)
+      return bad("the ordinal must be a non-negative integer");
+    spec.ordinal = std::stoi(std::string(digits));
+  }
+  return spec;
+}
+
+std::string DeviceSpec::toString() const {
+  if (kind == "cpu" && ordinal == 0) return kind;
+  return kind + ":" + std::to_string(ordinal);
+}
+
+void registerBackend(std::string kind, BackendFactory factory) {
+  Registry& r = registry();
+  std::lock_guard<std::mutex> lock(r.mu);
+  r.factories[std::move(kind)] = std::move(factory);
+}
+
+std::vector<std::string> registeredBackendKinds() {
+  Registry& r = registry();
+  std::lock_guard<std::mutex> lock(r.mu);
+  std::vector<std::string> kinds;
+  for (const auto& [kind, factory] : r.factories) kinds.push_back(kind);
+  return kinds;
+}
+
+Expected<std::unique_ptr<Backend>> createBackend(const DeviceSpec& device) {
+  BackendFactory factory;
+  std::string available;
+  {
+    Registry& r = registry();
+    std::lock_guard<std::mutex> lock(r.mu);
+    auto it = r.factories.find(device.kind);
+    if (it != r.factories.end()) factory = it->second;
+    for (const auto& [kind, f] : r.factories) available += (available.empty() ? "" : ", ") + kind;
+  }
+  if (available.empty()) available = "none (registerBuiltinBackends() was not called)";
+  if (!factory) {
+    bool known = std::find(std::begin(kKnownKinds), std::end(kKnownKinds), device.kind) != std::end(kKnownKinds);
+    if (known)
+      return unimplemented("device '" + device.toString() + "': this WarpForge was built without the " + device.kind +
+                           " backend; devices available: " + available);
+    return invalidArgument("device '" + device.toString() + "': unknown device kind '" + device.kind +
+                           "'; devices available: " + available);
+  }
+  auto backend = factory(device);
+  if (!backend) return backend.status().withContext("device '" + device.toString() + "'");
+  if (!*backend) return internalError("device '" + device.toString() + "': the backend factory returned nothing");
+  return backend;
+}
+
+Expected<const Value*> findEntryValue(const Operation& entry, std::string_view ssaName) {
+  FuncOp fn(&entry);
+  std::string where = "@" + std::string(fn.symName());
+  if (entry.code() != OpCode::FuncFunc || entry.numRegions() == 0 || entry.region(0).empty())
+    return invalidArgument("value '" + std::string(ssaName) + "': " + where + " is not a function with a body");
+  std::string name(ssaName);
+  if (!name.empty() && name[0] != '%') name = "%" + name;
+  std::optional<size_t> resultIndex;
+  if (size_t hash = name.find('#'); hash != std::string::npos) {
+    std::string digits = name.substr(hash + 1);
+    if (digits.empty() || digits.size() > 6 || digits.find_first_not_of("0123456789") != std::string::npos)
+      return invalidArgument("value '" + std::string(ssaName) + "': expected %NAME or %NAME#INDEX");
+    resultIndex = static_cast<size_t>(std::stoul(digits));
+    name.resize(hash);
+  }
+  if (name.size() < 2) return invalidArgument("value '" + std::string(ssaName) + "': empty SSA name");
+  const Block& body = fn.body();
+  for (size_t i = 0; i < body.numArguments(); ++i)
+    if (body.argument(i)->nameHint() == name && !resultIndex) return static_cast<const Value*>(body.argument(i));
+  for (const auto& op : body.operations()) {
+    if (op->numResults() == 0 || op->result(0)->nameHint() != name) continue;
+    if (!resultIndex) {
+      if (op->numResults() == 1) return static_cast<const Value*>(op->result(0));
+      return invalidArgument("value '" + std::string(ssaName) + "' of " + where + " names the " +
+                             std::to_string(op->numResults()) + " results of " + op->describe() + "; use " + name +
+                             "#INDEX");
+    }
+    if (*resultIndex < op->numResults()) return static_cast<const Value*>(op->result(*resultIndex));
+    return invalidArgument("value '" + std::string(ssaName) + "': " + op->describe() + " has " +
+                           std::to_string(op->numResults()) + " results");
+  }
+  return notFound("no value " + std::string(ssaName) + " in the body of " + where);
+}
+
+void registerBuiltinBackends() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    registerCpuBackend();
+#ifdef WF_REGISTER_CUDA
+    registerCudaBackend();
+#endif
+  });
+}
+
+}  // namespace wf

@@ -1,0 +1,78 @@
+// Session: a model package compiled for one device, weights resident, ready to run by name.
+//
+//   wf::SessionOptions options;
+//   options.device = wf::DeviceSpec{"cuda", 0};           // or DeviceSpec::parse("cuda:0")
+//   options.captureActivations = true;                   // also return the manifest's activations
+//   auto session = wf::Session::open("out/resnet18", options);
+//   if (!session) { std::cerr << session.status().message(); return; }
+//   std::vector<wf::NamedLiteral> inputs = {{"x", image}};
+//   auto result = (*session)->run(inputs);               // checked against the manifest first
+//   const wf::Literal* logits = result->find("output");
+//
+// open(): reads and cross-checks the package (package.h), registers the built-in backends,
+// creates the backend for `device`, compiles the entry function, then reads weights.safetensors,
+// checks every weight and binds it once; only the inputs travel on each run().
+// run(): inputs by manifest name; a missing, unknown, mis-typed or mis-shaped input is an
+// InvalidArgument error naming it, and nothing runs. Outputs come back by manifest name, in
+// manifest order. A Session is not safe to run from several threads at once.
+#pragma once
+
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "runtime/backend.h"
+#include "runtime/package.h"
+#include "runtime/safetensors.h"
+
+namespace wf {
+
+struct SessionOptions {
+  DeviceSpec device;  // cpu by default
+  // Also return the package's activations (Manifest::activations, tapped by SSA name).
+  bool captureActivations = false;
+  // Passed to the backend; tapValues is filled from the manifest when captureActivations is set.
+  CompileOptions compile;
+};
+
+struct SessionResult {
+  std::vector<NamedLiteral> outputs;      // Manifest::outputs order
+  std::vector<NamedLiteral> activations;  // Manifest::activations order; empty unless captured
+  RunReport report;
+
+  const Literal* find(std::string_view name) const;  // an output by name
+};
+
+class Session {
+ public:
+  static Expected<std::unique_ptr<Session>> open(const std::string& packageDir, const SessionOptions& options = {});
+  static Expected<std::unique_ptr<Session>> create(Package package, const SessionOptions& options = {});
+
+  Expected<SessionResult> run(std::span<const NamedLiteral> inputs);
+
+  // The two halves of run(), for callers that run the same inputs many times (bench): check once,
+  // then run the argument list checkInputs returned.
+  Expected<std::vector<Literal>> prepareInputs(std::span<const NamedLiteral> inputs) const;
+  Expected<SessionResult> runPrepared(std::span<const Literal> arguments);
+
+  const Package& package() const { return package_; }
+  const Manifest& manifest() const { return package_.manifest(); }
+  const DeviceSpec& device() const { return device_; }
+  std::string deviceName() const { return executable_->deviceName(); }
+  size_t deviceBytesInUse() const { return executable_->deviceBytesInUse(); }
+  bool capturesActivations() const { return captureActivations_; }
+
+ private:
+  Session(Package package, DeviceSpec device) : package_(std::move(package)), device_(std::move(device)) {}
+  Expected<SessionResult> runChecked(std::span<const Literal> arguments, DimBindings& bindings);
+
+  // Declared in this order so that the executable goes before the backend and the package.
+  Package package_;
+  DeviceSpec device_;
+  bool captureActivations_ = false;
+  std::unique_ptr<Backend> backend_;
+  std::unique_ptr<Executable> executable_;
+};
+
+}  // namespace wf
