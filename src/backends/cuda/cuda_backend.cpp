@@ -1,0 +1,534 @@
+#include "backends/cuda/cuda_backend.h"
+
+#include <algorithm>
+#include <limits>
+#include <mutex>
+#include <set>
+#include <unordered_map>
+
+#include "backends/cpu/interpreter.h"
+#include "backends/cuda/cuda_check.h"
+#include "backends/cuda/device.h"
+#include "backends/cuda/kernel.h"
+
+namespace wf::cuda {
+namespace {
+
+constexpr int kNoUse = -1;
+constexpr int kLiveToEnd = std::numeric_limits<int>::max();
+
+size_t tensorBytes(const Type& t) {
+  return static_cast<size_t>(t.numElements()) * static_cast<size_t>(storageBytes(t.elementType()));
+}
+
+// True if `v` is defined inside `op` (by an op nested in one of its regions, or as an argument
+// of one of its blocks).
+bool definedInside(const Value* v, const Operation* op) {
+  const Operation* p = v->definingOp();
+  if (!p) {
+    const Block* b = v->ownerBlock();
+    const Region* r = b ? b->parent() : nullptr;
+    p = r ? r->parent() : nullptr;
+    if (p == op) return true;
+  }
+  for (; p; p = p->parentOp())
+    if (p == op) return true;
+  return false;
+}
+
+// Values that the regions of `op` use but do not define (implicit captures of while/if bodies).
+void collectCaptures(const Operation& root, const Operation& op, std::vector<const Value*>& out) {
+  for (const auto& region : op.regions())
+    for (const auto& block : region->blocks())
+      for (const auto& inner : block->operations()) {
+        for (const Value* v : inner->operands())
+          if (!definedInside(v, &root) && std::find(out.begin(), out.end(), v) == out.end()) out.push_back(v);
+        collectCaptures(root, *inner, out);
+      }
+}
+
+struct Step {
+  const Operation* op = nullptr;
+  std::unique_ptr<OpKernel> kernel;  // null: a host step
+  std::vector<const Value*> inputs;  // operands, then (host steps) captured values
+  std::vector<int> inputBuffers;
+  std::vector<int> outputBuffers;
+};
+
+class CudaExecutable final : public Executable {
+ public:
+  CudaExecutable(std::shared_ptr<Device> device, const Module& module, const Operation& entry,
+                 const CompileOptions& options)
+      : device_(std::move(device)), module_(module), entry_(entry), options_(options) {}
+
+  ~CudaExecutable() override {
+    if (stream_) {
+      WF_CUDA_WARN(cudaSetDevice(device_->ordinal()));
+      WF_CUDA_WARN(cudaStreamSynchronize(stream_.get()));
+    }
+    // Buffers go back to the allocator before the device handle is released.
+    graphExec_.reset();
+    steps_.clear();
+    buffers_.clear();
+    slots_.clear();
+    workspace_.reset();
+  }
+
+  Status compile();
+  Status bindArgument(size_t index, const Literal& value) override;
+  Expected<RunResult> run(std::span<const Literal> args) override;
+  size_t deviceBytesInUse() const override;
+  std::string deviceName() const override { return device_->describe(); }
+
+  ExecutableInfo info;
+  bool useGraphs = true;
+
+ private:
+  int newBuffer(size_t bytes) {
+    bufferBytes_.push_back(bytes);
+    return static_cast<int>(bufferBytes_.size()) - 1;
+  }
+  Status planOp(const Operation& op, LowerContext& lctx);
+  Status assignSlots();
+  Status allocate();
+  Status launchDeviceSteps();
+  Status runHostStep(const Step& step);
+  Status runSteps();
+  Status captureGraph();
+  Status upload(int buffer, const Literal& value, const Type& expected, const std::string& what);
+  Expected<Literal> download(int buffer, const Type& type);
+
+  std::shared_ptr<Device> device_;
+  const Module& module_;
+  const Operation& entry_;
+  CompileOptions options_;
+  std::mutex runMu_;
+  Stream stream_;
+
+  std::vector<size_t> bufferBytes_;    // by buffer id
+  std::vector<DeviceBuffer> buffers_;  // by buffer id: arguments and constants (slots: empty)
+  std::vector<int> slotOfBuffer_;      // by buffer id; -1 for arguments and constants
+  std::vector<size_t> slotBytesBySlot_;
+  std::vector<DeviceBuffer> slots_;
+  std::vector<void*> ptr_;  // device address by buffer id (after allocate())
+  std::unordered_map<const Value*, int> bufferOf_;
+  std::vector<std::pair<int, Literal>> constants_;  // buffer id, value (uploaded by allocate())
+  std::vector<int> argBuffers_;
+  std::vector<bool> bound_;
+  std::vector<Step> steps_;
+  std::vector<const Value*> outputs_;
+  std::vector<const Value*> taps_;
+  DeviceBuffer workspace_;
+  size_t workspaceBytes_ = 0;
+  GraphExec graphExec_;
+  bool graphFailed_ = false;
+};
+
+Status CudaExecutable::planOp(const Operation& op, LowerContext& lctx) {
+  for (size_t i = 0; i < op.numResults(); ++i) {
+    const Type& t = op.result(i)->type();
+    if (!t.isTensor() || !t.hasStaticShape() || t.elementType() == ElementType::kQuantized)
+      return unsupportedOnCuda(op, "result of type " + t.toString() + " (the CUDA backend takes static-shape tensors)");
+  }
+  if (op.code() == OpCode::Constant) {
+    const Attribute* value = op.attr("value");
+    if (!value || !value->literal())
+      return invalidArgument(op.describe() + ": constant without a value (missing dense_resource blob?)");
+    const int id = newBuffer(tensorBytes(op.result(0)->type()));
+    constants_.emplace_back(id, *value->literal());
+    bufferOf_[op.result(0)] = id;
+    return Status::ok();
+  }
+  if (op.code() == OpCode::Reshape) {
+    bufferOf_[op.result(0)] = bufferOf_.at(op.operand(0));
+    ++info.aliases;
+    return Status::ok();
+  }
+  Step step;
+  step.op = &op;
+  std::string why = "no CUDA kernel for this op";
+  if (const Lowering* lowering = CudaKernelRegistry::instance().find(op.code())) {
+    Expected<std::unique_ptr<OpKernel>> kernel = (*lowering)(op, lctx);
+    if (kernel) {
+      step.kernel = std::move(*kernel);
+    } else if (kernel.status().code() == StatusCode::kUnimplemented) {
+      why = kernel.status().message();
+    } else {
+      return kernel.status();
+    }
+  }
+  for (const Value* v : op.operands()) step.inputs.push_back(v);
+  if (!step.kernel) {
+    if (!options_.allowCpuFallback || !KernelRegistry::instance().find(op.code())) {
+      // `why` from a lowering already names the op.
+      std::string message = why.rfind(op.describe(), 0) == 0 ? why : op.describe() + ": " + why;
+      if (!options_.allowCpuFallback) message += "; CompileOptions::allowCpuFallback runs such ops on the host";
+      return unimplemented(message);
+    }
+    collectCaptures(op, op, step.inputs);
+    ++info.hostSteps;
+  } else {
+    ++info.deviceSteps;
+  }
+  for (const Value* v : step.inputs) {
+    auto it = bufferOf_.find(v);
+    if (it == bufferOf_.end()) return internalError(op.describe() + ": operand has no device buffer");
+    step.inputBuffers.push_back(it->second);
+  }
+  for (size_t i = 0; i < op.numResults(); ++i) {
+    const int id = newBuffer(tensorBytes(op.result(i)->type()));
+    bufferOf_[op.result(i)] = id;
+    step.outputBuffers.push_back(id);
+  }
+  steps_.push_back(std::move(step));
+  return Status::ok();
+}
+
+// Intermediate buffers become slots: a buffer takes a free slot once the last step that reads
+// the slot's previous buffer has run (best fit by size, else the largest free slot grows, else
+// a new slot).
+Status CudaExecutable::assignSlots() {
+  const size_t numBuffers = bufferBytes_.size();
+  std::vector<int> lastUse(numBuffers, kNoUse);
+  std::vector<bool> isIntermediate(numBuffers, false);
+  for (size_t s = 0; s < steps_.size(); ++s) {
+    for (int b : steps_[s].outputBuffers) {
+      isIntermediate[static_cast<size_t>(b)] = true;
+      lastUse[static_cast<size_t>(b)] = std::max(lastUse[static_cast<size_t>(b)], static_cast<int>(s));
+    }
+    for (int b : steps_[s].inputBuffers)
+      lastUse[static_cast<size_t>(b)] = std::max(lastUse[static_cast<size_t>(b)], static_cast<int>(s));
+  }
+  for (const Value* v : outputs_) lastUse[static_cast<size_t>(bufferOf_.at(v))] = kLiveToEnd;
+  for (const Value* v : taps_) lastUse[static_cast<size_t>(bufferOf_.at(v))] = kLiveToEnd;
+
+  std::vector<size_t> slotSize;
+  std::vector<int> freeSlots;
+  std::vector<std::vector<int>> endsAt(steps_.size());
+  slotOfBuffer_.assign(numBuffers, -1);
+  for (size_t s = 0; s < steps_.size(); ++s) {
+    for (int b : steps_[s].outputBuffers) {
+      const size_t bytes = bufferBytes_[static_cast<size_t>(b)];
+      info.intermediateBytes += bytes;
+      int best = -1;
+      for (int f : freeSlots)
+        if (slotSize[static_cast<size_t>(f)] >= bytes &&
+            (best < 0 || slotSize[static_cast<size_t>(f)] < slotSize[static_cast<size_t>(best)]))
+          best = f;
+      if (best < 0)
+        for (int f : freeSlots)
+          if (best < 0 || slotSize[static_cast<size_t>(f)] > slotSize[static_cast<size_t>(best)]) best = f;
+      if (best < 0) {
+        best = static_cast<int>(slotSize.size());
+        slotSize.push_back(0);
+      } else {
+        freeSlots.erase(std::find(freeSlots.begin(), freeSlots.end(), best));
+      }
+      slotSize[static_cast<size_t>(best)] = std::max(slotSize[static_cast<size_t>(best)], bytes);
+      slotOfBuffer_[static_cast<size_t>(b)] = best;
+      const int last = lastUse[static_cast<size_t>(b)];
+      if (last != kLiveToEnd) endsAt[static_cast<size_t>(std::max(last, static_cast<int>(s)))].push_back(best);
+    }
+    for (int slot : endsAt[s]) freeSlots.push_back(slot);
+  }
+  info.slots = static_cast<int>(slotSize.size());
+  for (size_t bytes : slotSize) info.slotBytes += bytes;
+  slotBytesBySlot_ = std::move(slotSize);
+  return Status::ok();
+}
+
+Status CudaExecutable::allocate() {
+  CachingAllocator& alloc = device_->allocator();
+  buffers_.resize(bufferBytes_.size());
+  ptr_.assign(bufferBytes_.size(), nullptr);
+  for (size_t b = 0; b < bufferBytes_.size(); ++b) {
+    if (slotOfBuffer_[b] >= 0) continue;
+    WF_ASSIGN_OR_RETURN(buffers_[b], alloc.allocate(bufferBytes_[b], "an argument or constant of " + deviceName()));
+    ptr_[b] = buffers_[b].data();
+  }
+  for (size_t s = 0; s < slotBytesBySlot_.size(); ++s) {
+    WF_ASSIGN_OR_RETURN(DeviceBuffer buf, alloc.allocate(slotBytesBySlot_[s], "intermediate values"));
+    slots_.push_back(std::move(buf));
+  }
+  for (size_t b = 0; b < bufferBytes_.size(); ++b)
+    if (slotOfBuffer_[b] >= 0) ptr_[b] = slots_[static_cast<size_t>(slotOfBuffer_[b])].data();
+  if (workspaceBytes_ > 0) {
+    WF_ASSIGN_OR_RETURN(workspace_, alloc.allocate(workspaceBytes_, "kernel workspace"));
+  }
+  for (const auto& [id, lit] : constants_) {
+    const size_t bytes = bufferBytes_[static_cast<size_t>(id)];
+    if (lit.sizeBytes() != bytes) return internalError("constant of " + lit.type().toString() + " has the wrong size");
+    if (bytes > 0)
+      WF_CUDA_CHECK(cudaMemcpyAsync(ptr_[static_cast<size_t>(id)], lit.data(), bytes, cudaMemcpyHostToDevice,
+                                    stream_.get()));
+  }
+  WF_CUDA_CHECK(cudaStreamSynchronize(stream_.get()));
+  constants_.clear();
+  return Status::ok();
+}
+
+Status CudaExecutable::compile() {
+  WF_RETURN_IF_ERROR(device_->activate());
+  WF_ASSIGN_OR_RETURN(stream_, createStream());
+  if (entry_.numRegions() == 0 || entry_.region(0).empty())
+    return invalidArgument("function @" + std::string(FuncOp(&entry_).symName()) + " has no body");
+  const Block& body = FuncOp(&entry_).body();
+  for (size_t i = 0; i < body.numArguments(); ++i) {
+    const Type& t = body.argument(i)->type();
+    if (!t.isTensor() || !t.hasStaticShape() || t.elementType() == ElementType::kQuantized)
+      return unimplemented("function @" + std::string(FuncOp(&entry_).symName()) + " argument #" + std::to_string(i) +
+                           " of type " + t.toString() + ": the CUDA backend takes static-shape tensors");
+    const int id = newBuffer(tensorBytes(t));
+    bufferOf_[body.argument(i)] = id;
+    argBuffers_.push_back(id);
+  }
+  bound_.assign(body.numArguments(), false);
+
+  LowerContext lctx{*device_, options_};
+  const Operation* terminator = nullptr;
+  for (const auto& opPtr : body.operations()) {
+    const Operation& op = *opPtr;
+    if (op.code() == OpCode::FuncReturn || op.code() == OpCode::Return) {
+      terminator = &op;
+      break;
+    }
+    WF_RETURN_IF_ERROR(planOp(op, lctx));
+  }
+  if (!terminator) return invalidArgument("function @" + std::string(FuncOp(&entry_).symName()) + " has no return");
+  for (const Value* v : terminator->operands()) {
+    if (!bufferOf_.count(v)) return internalError(terminator->describe() + ": returned value has no buffer");
+    outputs_.push_back(v);
+  }
+  for (const std::string& name : options_.tapValues) {
+    const Value* found = nullptr;
+    auto matches = [&](const Value* v) {
+      return v->nameHint() == name || (!name.empty() && name[0] != '%' && v->nameHint() == "%" + name);
+    };
+    for (const auto& a : body.arguments())
+      if (matches(a.get())) found = a.get();
+    for (const auto& op : body.operations())
+      for (const auto& r : op->results())
+        if (matches(r.get())) found = r.get();
+    if (!found || !bufferOf_.count(found))
+      return invalidArgument("tap value '" + name + "' is not a value of function @" +
+                             std::string(FuncOp(&entry_).symName()));
+    taps_.push_back(found);
+  }
+  workspaceBytes_ = lctx.workspaceBytes;
+  info.workspaceBytes = workspaceBytes_;
+  WF_RETURN_IF_ERROR(assignSlots());
+  return allocate();
+}
+
+Status CudaExecutable::upload(int buffer, const Literal& value, const Type& expected, const std::string& what) {
+  if (!value.type().isTensor() || value.elementType() != expected.elementType() || value.shape() != expected.shape())
+    return invalidArgument(what + " expects " + expected.toString() + ", got " + value.type().toString());
+  const size_t bytes = bufferBytes_[static_cast<size_t>(buffer)];
+  if (bytes > 0)
+    WF_CUDA_CHECK(cudaMemcpyAsync(ptr_[static_cast<size_t>(buffer)], value.data(), bytes, cudaMemcpyHostToDevice,
+                                  stream_.get()));
+  return Status::ok();
+}
+
+Expected<Literal> CudaExecutable::download(int buffer, const Type& type) {
+  Literal out = Literal::zeros(type);
+  const size_t bytes = bufferBytes_[static_cast<size_t>(buffer)];
+  if (bytes > 0)
+    WF_CUDA_CHECK(cudaMemcpyAsync(out.data(), ptr_[static_cast<size_t>(buffer)], bytes, cudaMemcpyDeviceToHost,
+                                  stream_.get()));
+  return out;
+}
+
+Status CudaExecutable::bindArgument(size_t index, const Literal& value) {
+  std::lock_guard<std::mutex> lock(runMu_);
+  const Block& body = FuncOp(&entry_).body();
+  if (index >= body.numArguments())
+    return invalidArgument("bindArgument: function @" + std::string(FuncOp(&entry_).symName()) + " has " +
+                           std::to_string(body.numArguments()) + " arguments, not " + std::to_string(index + 1));
+  WF_RETURN_IF_ERROR(device_->activate());
+  WF_RETURN_IF_ERROR(upload(argBuffers_[index], value, body.argument(index)->type(),
+                            "bound argument #" + std::to_string(index)));
+  WF_CUDA_CHECK(cudaStreamSynchronize(stream_.get()));
+  bound_[index] = true;
+  return Status::ok();
+}
+
+Status CudaExecutable::launchDeviceSteps() {
+  LaunchContext ctx{stream_.get(), device_.get(), workspace_.data(), workspace_.capacity()};
+  std::vector<void*> in, out;
+  for (const Step& step : steps_) {
+    if (!step.kernel) return internalError("host step in a device-only launch");
+    in.clear();
+    out.clear();
+    for (int b : step.inputBuffers) in.push_back(ptr_[static_cast<size_t>(b)]);
+    for (int b : step.outputBuffers) out.push_back(ptr_[static_cast<size_t>(b)]);
+    Status s = step.kernel->launch(ctx, in, out);
+    if (!s.isOk()) return s.message().find(step.op->location().toString()) == std::string::npos
+                              ? s.withContext(step.op->describe())
+                              : s;
+  }
+  return Status::ok();
+}
+
+Status CudaExecutable::runHostStep(const Step& step) {
+  const Operation& op = *step.op;
+  WF_CUDA_CHECK(cudaStreamSynchronize(stream_.get()));
+  std::vector<Literal> operands;
+  ValueScope scope;
+  for (size_t i = 0; i < step.inputs.size(); ++i) {
+    WF_ASSIGN_OR_RETURN(Literal l, download(step.inputBuffers[i], step.inputs[i]->type()));
+    if (i < op.numOperands()) operands.push_back(l);
+    else scope.bind(step.inputs[i], l);
+  }
+  WF_CUDA_CHECK(cudaStreamSynchronize(stream_.get()));
+  EvalContext ctx;
+  ctx.module = &module_;
+  ctx.scope = &scope;
+  const Kernel* kernel = KernelRegistry::instance().find(op.code());
+  if (!kernel) return internalError(op.describe() + ": host step without a CPU kernel");
+  Expected<std::vector<Literal>> results = (*kernel)(op, operands, ctx);
+  if (!results) {
+    const Status& s = results.status();
+    return s.message().find(op.location().toString()) == std::string::npos ? s.withContext(op.describe()) : s;
+  }
+  if (results->size() != op.numResults())
+    return internalError(op.describe() + ": host kernel returned " + std::to_string(results->size()) + " results");
+  for (size_t i = 0; i < results->size(); ++i)
+    WF_RETURN_IF_ERROR(upload(step.outputBuffers[i], (*results)[i], op.result(i)->type(),
+                              op.describe() + " result #" + std::to_string(i)));
+  // The results' host memory must stay alive until the copies are done.
+  WF_CUDA_CHECK(cudaStreamSynchronize(stream_.get()));
+  return Status::ok();
+}
+
+Status CudaExecutable::runSteps() {
+  LaunchContext ctx{stream_.get(), device_.get(), workspace_.data(), workspace_.capacity()};
+  std::vector<void*> in, out;
+  for (const Step& step : steps_) {
+    if (!step.kernel) {
+      WF_RETURN_IF_ERROR(runHostStep(step));
+      continue;
+    }
+    in.clear();
+    out.clear();
+    for (int b : step.inputBuffers) in.push_back(ptr_[static_cast<size_t>(b)]);
+    for (int b : step.outputBuffers) out.push_back(ptr_[static_cast<size_t>(b)]);
+    Status s = step.kernel->launch(ctx, in, out);
+    if (!s.isOk()) return s.message().find(step.op->location().toString()) == std::string::npos
+                              ? s.withContext(step.op->describe())
+                              : s;
+  }
+  return Status::ok();
+}
+
+Status CudaExecutable::captureGraph() {
+  WF_CUDA_CHECK(cudaStreamBeginCapture(stream_.get(), cudaStreamCaptureModeThreadLocal));
+  Status launched = launchDeviceSteps();
+  cudaGraph_t g = nullptr;
+  cudaError_t ended = cudaStreamEndCapture(stream_.get(), &g);
+  Graph graph(g);
+  WF_RETURN_IF_ERROR(launched);
+  WF_CUDA_CHECK(ended);
+  cudaGraphExec_t exec = nullptr;
+  WF_CUDA_CHECK(cudaGraphInstantiate(&exec, graph.get(), 0));
+  graphExec_ = GraphExec(exec);
+  return Status::ok();
+}
+
+Expected<RunResult> CudaExecutable::run(std::span<const Literal> args) {
+  std::lock_guard<std::mutex> lock(runMu_);
+  WF_RETURN_IF_ERROR(device_->activate());
+  const Block& body = FuncOp(&entry_).body();
+  size_t next = 0;
+  for (size_t i = 0; i < body.numArguments(); ++i) {
+    if (bound_[i]) continue;
+    if (next >= args.size())
+      return invalidArgument("function @" + std::string(FuncOp(&entry_).symName()) + " needs " +
+                             std::to_string(std::count(bound_.begin(), bound_.end(), false)) +
+                             " unbound arguments, got " + std::to_string(args.size()));
+    WF_RETURN_IF_ERROR(upload(argBuffers_[i], args[next], body.argument(i)->type(),
+                              "function @" + std::string(FuncOp(&entry_).symName()) + " argument #" +
+                                  std::to_string(i)));
+    ++next;
+  }
+  if (next != args.size())
+    return invalidArgument("function @" + std::string(FuncOp(&entry_).symName()) + " takes " + std::to_string(next) +
+                           " unbound arguments, got " + std::to_string(args.size()));
+
+  RunResult result;
+  const bool graphable = useGraphs && info.hostSteps == 0 && !steps_.empty() && !graphFailed_;
+  if (graphable && !graphExec_) {
+    Status captured = captureGraph();
+    if (!captured.isOk()) {
+      // Launch directly from now on; a real kernel error shows again below.
+      graphFailed_ = true;
+      (void)cudaGetLastError();
+    }
+  }
+  if (graphable && graphExec_) {
+    WF_CUDA_CHECK(cudaGraphLaunch(graphExec_.get(), stream_.get()));
+    info.usesGraph = true;
+    ++info.graphLaunches;
+  } else {
+    WF_RETURN_IF_ERROR(runSteps());
+  }
+  for (const Value* v : outputs_) {
+    WF_ASSIGN_OR_RETURN(Literal l, download(bufferOf_.at(v), v->type()));
+    result.outputs.push_back(std::move(l));
+  }
+  for (const Value* v : taps_) {
+    WF_ASSIGN_OR_RETURN(Literal l, download(bufferOf_.at(v), v->type()));
+    result.taps.push_back(std::move(l));
+  }
+  WF_CUDA_CHECK(cudaStreamSynchronize(stream_.get()));
+  std::set<std::string> seen;
+  for (const Step& step : steps_) {
+    if (step.kernel) continue;
+    std::string name = step.op->name() + " at " + step.op->location().toString();
+    if (seen.insert(name).second) result.report.hostFallbackOps.push_back(std::move(name));
+  }
+  return result;
+}
+
+size_t CudaExecutable::deviceBytesInUse() const {
+  size_t total = workspace_.capacity();
+  for (const DeviceBuffer& b : buffers_) total += b.capacity();
+  for (const DeviceBuffer& b : slots_) total += b.capacity();
+  for (const Step& s : steps_)
+    if (s.kernel) total += s.kernel->deviceBytes();
+  return total;
+}
+
+class CudaBackend final : public Backend {
+ public:
+  explicit CudaBackend(std::shared_ptr<Device> device) : device_(std::move(device)) {}
+  std::string name() const override { return "cuda"; }
+  Expected<std::unique_ptr<Executable>> compile(const Module& module, const Operation& entry,
+                                                const CompileOptions& options) override {
+    if (entry.code() != OpCode::FuncFunc) return invalidArgument("compile: entry is not a func.func");
+    auto exe = std::make_unique<CudaExecutable>(device_, module, entry, options);
+    WF_RETURN_IF_ERROR(exe->compile());
+    return std::unique_ptr<Executable>(std::move(exe));
+  }
+
+ private:
+  std::shared_ptr<Device> device_;
+};
+
+}  // namespace
+
+Expected<std::unique_ptr<Backend>> createCudaBackend(const DeviceSpec& spec) {
+  WF_ASSIGN_OR_RETURN(std::shared_ptr<Device> device, Device::get(spec.ordinal));
+  return std::unique_ptr<Backend>(std::make_unique<CudaBackend>(std::move(device)));
+}
+
+const ExecutableInfo* executableInfo(const Executable& e) {
+  const auto* c = dynamic_cast<const CudaExecutable*>(&e);
+  return c ? &c->info : nullptr;
+}
+
+void setUseGraphs(Executable& e, bool useGraphs) {
+  if (auto* c = dynamic_cast<CudaExecutable*>(&e)) c->useGraphs = useGraphs;
+}
+
+}  // namespace wf::cuda

@@ -1,0 +1,46 @@
+// The CUDA backend: compiles a function of a verified module into a CudaExecutable that runs it
+// on one GPU.
+//
+// compile() walks the entry function once. Each op becomes one step of a launch plan: a device
+// kernel (kernel.h lowerings), an alias (reshape shares its operand's buffer), an uploaded
+// constant, or, only with CompileOptions::allowCpuFallback, a host step that runs the CPU
+// interpreter's kernel on downloaded operands and uploads the results (named in
+// RunReport::hostFallbackOps). An op without a CUDA kernel otherwise fails compile() with an
+// error naming the op and its location.
+//
+// Memory: intermediate values are assigned to buffer slots by liveness (a slot is reused once
+// the last reader of its value has run), so the plan's device footprint is the peak of live
+// values, not their sum; slots, arguments and constants come from the device's caching
+// allocator. Bound arguments (weights) are uploaded once, at bindArgument().
+//
+// Launch: a program with static shapes and no host steps is captured into a CUDA graph on its
+// first run and replayed on every later run.
+#pragma once
+
+#include <memory>
+
+#include "runtime/backend.h"
+
+namespace wf::cuda {
+
+Expected<std::unique_ptr<Backend>> createCudaBackend(const DeviceSpec& device);
+
+// What a compiled CUDA executable holds, for tests and tools.
+struct ExecutableInfo {
+  int deviceSteps = 0;  // kernel launches (ops with a CUDA kernel)
+  int hostSteps = 0;    // ops that run on the host
+  int aliases = 0;      // reshapes that share their operand's buffer
+  int slots = 0;        // buffers for intermediate values
+  size_t slotBytes = 0;          // their total size
+  size_t intermediateBytes = 0;  // sum of every intermediate value's size (what no reuse would take)
+  size_t workspaceBytes = 0;
+  bool usesGraph = false;  // captured into a CUDA graph (after the first run)
+  int graphLaunches = 0;
+};
+
+// Null if `e` is not a CUDA executable.
+const ExecutableInfo* executableInfo(const Executable& e);
+// Tests: turn graph capture off (before the first run) to compare against direct launches.
+void setUseGraphs(Executable& e, bool useGraphs);
+
+}  // namespace wf::cuda

@@ -1,0 +1,127 @@
+// Device-side helpers shared by the .cu kernel files: element traits (how each storage type
+// loads into and stores from its compute type), strided index maps and launch geometry.
+//
+// Storage follows Literal (literal.h): i1 is one byte 0/1, f16/bf16 are 16-bit patterns, ints
+// and f32/f64 are native. Compute types: bool for i1, int64/uint64 for ints (results wrap to the
+// element's width when stored), float for f16/bf16/f32, double for f64. Narrow floats are
+// computed in f32 and rounded once to nearest even, as on the CPU backend.
+#pragma once
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+
+#include <cstdint>
+#include <type_traits>
+
+#include "backends/cuda/kernel.h"
+#include "ir/types.h"
+
+namespace wf::cuda {
+
+enum class Cat : uint8_t { kBool, kSInt, kUInt, kFloat };
+
+struct BoolT {
+  using S = uint8_t;
+  using C = bool;
+  static constexpr Cat kCat = Cat::kBool;
+  static constexpr int kBits = 1;
+  __device__ static C load(S s) { return s != 0; }
+  __device__ static S store(C c) { return c ? 1 : 0; }
+};
+template <typename S_>
+struct SIntT {
+  using S = S_;
+  using C = int64_t;
+  static constexpr Cat kCat = Cat::kSInt;
+  static constexpr int kBits = 8 * sizeof(S_);
+  __device__ static C load(S s) { return static_cast<C>(s); }
+  __device__ static S store(C c) { return static_cast<S>(static_cast<uint64_t>(c)); }
+};
+template <typename S_>
+struct UIntT {
+  using S = S_;
+  using C = uint64_t;
+  static constexpr Cat kCat = Cat::kUInt;
+  static constexpr int kBits = 8 * sizeof(S_);
+  __device__ static C load(S s) { return static_cast<C>(s); }
+  __device__ static S store(C c) { return static_cast<S>(c); }
+};
+struct F16T {
+  using S = uint16_t;
+  using C = float;
+  static constexpr Cat kCat = Cat::kFloat;
+  static constexpr int kBits = 16;
+  __device__ static C load(S s) { return __half2float(__ushort_as_half(s)); }
+  __device__ static S store(C c) { return __half_as_ushort(__float2half_rn(c)); }
+};
+struct BF16T {
+  using S = uint16_t;
+  using C = float;
+  static constexpr Cat kCat = Cat::kFloat;
+  static constexpr int kBits = 16;
+  __device__ static C load(S s) { return __uint_as_float(static_cast<uint32_t>(s) << 16); }
+  __device__ static S store(C c) { return __bfloat16_as_ushort(__float2bfloat16_rn(c)); }
+};
+template <typename S_>
+struct NativeFloatT {
+  using S = S_;
+  using C = S_;
+  static constexpr Cat kCat = Cat::kFloat;
+  static constexpr int kBits = 8 * sizeof(S_);
+  __device__ static C load(S s) { return s; }
+  __device__ static S store(C c) { return c; }
+};
+
+// Calls f(Traits{}) for the GPU compute types; returns `fallback` for the others.
+template <typename R, typename F>
+R dispatchType(ElementType t, R fallback, F&& f) {
+  switch (t) {
+    case ElementType::kI1: return f(BoolT{});
+    case ElementType::kSI8: return f(SIntT<int8_t>{});
+    case ElementType::kSI16: return f(SIntT<int16_t>{});
+    case ElementType::kSI32: return f(SIntT<int32_t>{});
+    case ElementType::kSI64: return f(SIntT<int64_t>{});
+    case ElementType::kIndex: return f(SIntT<int64_t>{});
+    case ElementType::kUI8: return f(UIntT<uint8_t>{});
+    case ElementType::kUI16: return f(UIntT<uint16_t>{});
+    case ElementType::kUI32: return f(UIntT<uint32_t>{});
+    case ElementType::kUI64: return f(UIntT<uint64_t>{});
+    case ElementType::kF16: return f(F16T{});
+    case ElementType::kBF16: return f(BF16T{});
+    case ElementType::kF32: return f(NativeFloatT<float>{});
+    case ElementType::kF64: return f(NativeFloatT<double>{});
+    default: return fallback;
+  }
+}
+
+// Maps a linear index over `dims` (row-major) to element offsets in up to N strided views.
+template <int N>
+struct IndexMap {
+  int rank = 0;
+  int64_t dims[kMaxRank] = {};
+  int64_t strides[N][kMaxRank] = {};
+  __device__ void offsets(int64_t linear, int64_t (&out)[N]) const {
+    for (int k = 0; k < N; ++k) out[k] = 0;
+    for (int d = rank - 1; d >= 0; --d) {
+      const int64_t c = linear % dims[d];
+      linear /= dims[d];
+      for (int k = 0; k < N; ++k) out[k] += c * strides[k][d];
+    }
+  }
+};
+
+constexpr int kThreads = 256;
+// Blocks for a grid-stride loop over n elements.
+inline unsigned gridFor(int64_t n, int perThread = 1) {
+  int64_t blocks = (n + int64_t{kThreads} * perThread - 1) / (int64_t{kThreads} * perThread);
+  if (blocks < 1) blocks = 1;
+  if (blocks > 65535 * 8) blocks = 65535 * 8;
+  return static_cast<unsigned>(blocks);
+}
+
+#define WF_GRID_STRIDE_LOOP(i, n)                                                                  \
+  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < (n);           \
+       i += static_cast<int64_t>(blockDim.x) * gridDim.x)
+
+}  // namespace wf::cuda

@@ -1,0 +1,334 @@
+// dot_general and dot through cuBLASLt.
+//
+// Each operand's dims split into batch, contracting and free groups. When each group collapses
+// to one (size, stride) pair and one of the matrix dims is unit-stride, the operand is passed to
+// cuBLASLt in place, as a (possibly transposed, possibly strided-batched) matrix: transposes are
+// folded into the matrix layout instead of copied. Otherwise the operand is first copied into
+// the canonical row-major [batch, free, contracting] (lhs) or [batch, contracting, free] (rhs)
+// order in the program's workspace.
+//
+// The result [batch..., lhs free..., rhs free...] is row-major, which cuBLASLt (column-major)
+// sees as D = R x L with R the rhs (N x K) and L the lhs (K x M) per batch.
+//
+// Precision: f32 is computed in true f32 (CUBLAS_COMPUTE_32F) unless CompileOptions::allowTf32;
+// f16 and bf16 multiply on tensor cores and accumulate in f32; f64 in f64.
+#include <algorithm>
+#include <string>
+
+#include "backends/cpu/shape_util.h"
+#include "backends/cuda/cuda_check.h"
+#include "backends/cuda/kernel.h"
+
+namespace wf::cuda {
+namespace {
+
+constexpr size_t kCublasWorkspace = size_t{32} << 20;
+
+struct Group {
+  int64_t size = 1;
+  int64_t stride = 0;  // of the innermost dim of the group (0 for an empty group)
+};
+
+// Collapses `dims` (in this order) of a row-major tensor into one dim; false if they are not
+// nested in that order.
+bool collapse(const std::vector<int64_t>& shape, const std::vector<int64_t>& strides, const std::vector<int64_t>& dims,
+              Group* g) {
+  std::vector<int64_t> kept;
+  for (int64_t d : dims)
+    if (shape[static_cast<size_t>(d)] != 1) kept.push_back(d);
+  g->size = 1;
+  for (int64_t d : dims) g->size *= shape[static_cast<size_t>(d)];
+  if (kept.empty()) {
+    g->stride = 0;
+    return true;
+  }
+  for (size_t i = 0; i + 1 < kept.size(); ++i) {
+    const auto a = static_cast<size_t>(kept[i]), b = static_cast<size_t>(kept[i + 1]);
+    if (strides[a] != strides[b] * shape[b]) return false;
+  }
+  g->stride = strides[static_cast<size_t>(kept.back())];
+  return true;
+}
+
+// One operand as cuBLASLt sees it: a column-major matrix, maybe transposed, maybe batched.
+struct MatrixView {
+  bool transpose = false;
+  uint64_t rows = 0, cols = 0;
+  int64_t ld = 0;
+  int64_t batchStride = 0;
+};
+
+// The operand holds, per batch, a matrix X[outer, inner] with element (o, i) at o*so + i*si,
+// and cuBLASLt needs op(X) of shape inner x outer in column-major (i.e. X^T... see callers).
+// Returns false if neither dim is unit-stride (or the leading dimension is too small).
+// `want`: the column-major matrix op(A) has `wantRows` rows indexed by `r` (stride sr) and
+// `wantCols` columns indexed by `c` (stride sc).
+bool viewOf(int64_t wantRows, int64_t sr, int64_t wantCols, int64_t sc, MatrixView* v) {
+  // Unit dims may take any stride.
+  if (wantRows == 1) sr = 1;
+  if (wantCols == 1 && sr != 1) sc = 1;
+  if (sr == 1 && (sc >= std::max<int64_t>(wantRows, 1) || wantCols == 1)) {
+    v->transpose = false;
+    v->rows = static_cast<uint64_t>(wantRows);
+    v->cols = static_cast<uint64_t>(wantCols);
+    v->ld = std::max<int64_t>({sc, wantRows, 1});
+    return true;
+  }
+  if (sc == 1 && sr >= std::max<int64_t>(wantCols, 1)) {
+    v->transpose = true;
+    v->rows = static_cast<uint64_t>(wantCols);
+    v->cols = static_cast<uint64_t>(wantRows);
+    v->ld = std::max<int64_t>({sr, wantCols, 1});
+    return true;
+  }
+  return false;
+}
+
+struct DotDims {
+  std::vector<int64_t> lhsBatch, rhsBatch, lhsContract, rhsContract;
+};
+
+Expected<DotDims> dotDims(const Operation& op, size_t lhsRank, size_t rhsRank) {
+  DotDims d;
+  if (op.code() == OpCode::Dot) {
+    d.lhsContract = {static_cast<int64_t>(lhsRank) - 1};
+    d.rhsContract = {0};
+    return d;
+  }
+  const Attribute* dn = op.attr("dot_dimension_numbers");
+  if (!dn) return invalidArgument(op.describe() + ": missing dot_dimension_numbers");
+  auto list = [&](const char* name) -> std::vector<int64_t> {
+    const Attribute* f = dn->field(name);
+    if (!f) return {};
+    auto v = f->asIntList();
+    return v ? *v : std::vector<int64_t>{};
+  };
+  d.lhsBatch = list("lhs_batching_dimensions");
+  d.rhsBatch = list("rhs_batching_dimensions");
+  d.lhsContract = list("lhs_contracting_dimensions");
+  d.rhsContract = list("rhs_contracting_dimensions");
+  if (d.lhsBatch.size() != d.rhsBatch.size() || d.lhsContract.size() != d.rhsContract.size())
+    return invalidArgument(op.describe() + ": unpaired batching or contracting dimensions");
+  return d;
+}
+
+std::vector<int64_t> freeDims(size_t rank, const std::vector<int64_t>& batch, const std::vector<int64_t>& contract) {
+  std::vector<int64_t> out;
+  for (int64_t d = 0; d < static_cast<int64_t>(rank); ++d)
+    if (std::find(batch.begin(), batch.end(), d) == batch.end() &&
+        std::find(contract.begin(), contract.end(), d) == contract.end())
+      out.push_back(d);
+  return out;
+}
+
+struct TypeConfig {
+  cudaDataType_t in, out, scale;
+  cublasComputeType_t compute;
+};
+
+Expected<TypeConfig> typeConfig(const Operation& op, ElementType in, ElementType out, bool allowTf32) {
+  auto unsupported = [&] {
+    return unsupportedOnCuda(op, "no cuBLASLt kernel for " + std::string(elementTypeName(in)) + " x " +
+                                     std::string(elementTypeName(in)) + " -> " + std::string(elementTypeName(out)));
+  };
+  switch (in) {
+    case ElementType::kF32:
+      if (out != ElementType::kF32) return unsupported();
+      return TypeConfig{CUDA_R_32F, CUDA_R_32F, CUDA_R_32F,
+                        allowTf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F};
+    case ElementType::kF64:
+      if (out != ElementType::kF64) return unsupported();
+      return TypeConfig{CUDA_R_64F, CUDA_R_64F, CUDA_R_64F, CUBLAS_COMPUTE_64F};
+    case ElementType::kF16:
+    case ElementType::kBF16: {
+      const cudaDataType_t t = in == ElementType::kF16 ? CUDA_R_16F : CUDA_R_16BF;
+      if (out == in) return TypeConfig{t, t, CUDA_R_32F, CUBLAS_COMPUTE_32F};
+      if (out == ElementType::kF32) return TypeConfig{t, CUDA_R_32F, CUDA_R_32F, CUBLAS_COMPUTE_32F};
+      return unsupported();
+    }
+    default:
+      return unsupported();
+  }
+}
+
+// An operand prepared for cuBLASLt: either used in place or first copied to canonical order.
+struct OperandPlan {
+  std::shared_ptr<const StridedCopyPlan> copy;  // null: used in place
+  size_t copyOffset = 0;                        // in the workspace
+  size_t copyBytes = 0;
+  MatrixView view;
+};
+
+class DotKernel final : public OpKernel {
+ public:
+  Status launch(const LaunchContext& ctx, std::span<void* const> in, std::span<void* const> out) override {
+    if (outBytes_ == 0) return Status::ok();
+    if (zeroK_) {
+      WF_CUDA_CHECK(cudaMemsetAsync(out[0], 0, outBytes_, ctx.stream));
+      return Status::ok();
+    }
+    const void* ptrs[2] = {in[0], in[1]};
+    for (int k = 0; k < 2; ++k) {
+      const OperandPlan& p = operands_[k];
+      if (!p.copy) continue;
+      void* dst = static_cast<char*>(ctx.workspace) + p.copyOffset;
+      WF_RETURN_IF_ERROR(launchStridedCopy(ctx.stream, elemBytes_, *p.copy, ptrs[k], dst));
+      ptrs[k] = dst;
+    }
+    if (ctx.workspaceBytes < cublasOffset_ + cublasBytes_) return internalError("dot workspace too small");
+    void* ws = static_cast<char*>(ctx.workspace) + cublasOffset_;
+    const void* alpha = useDouble_ ? static_cast<const void*>(&alphaD_) : static_cast<const void*>(&alphaF_);
+    const void* beta = useDouble_ ? static_cast<const void*>(&betaD_) : static_cast<const void*>(&betaF_);
+    // D = R (rhs, "A") x L (lhs, "B").
+    WF_CUBLAS_CHECK(cublasLtMatmul(ctx.device->cublasLt(), desc_.get(), alpha, ptrs[1], a_.get(), ptrs[0], b_.get(),
+                                   beta, out[0], d_.get(), out[0], d_.get(), &algo_, ws, cublasBytes_, ctx.stream));
+    return Status::ok();
+  }
+
+  size_t outBytes_ = 0;
+  bool zeroK_ = false;
+  int elemBytes_ = 0;
+  OperandPlan operands_[2];  // lhs, rhs
+  size_t cublasOffset_ = 0;
+  size_t cublasBytes_ = 0;
+  bool useDouble_ = false;
+  float alphaF_ = 1, betaF_ = 0;
+  double alphaD_ = 1, betaD_ = 0;
+  MatmulDesc desc_;
+  MatrixLayout a_, b_, d_;
+  cublasLtMatmulAlgo_t algo_{};
+};
+
+Status setBatch(cublasLtMatrixLayout_t l, int64_t count, int64_t stride) {
+  const int32_t c = static_cast<int32_t>(count);
+  WF_CUBLAS_CHECK(cublasLtMatrixLayoutSetAttribute(l, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &c, sizeof c));
+  WF_CUBLAS_CHECK(cublasLtMatrixLayoutSetAttribute(l, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, &stride, sizeof stride));
+  return Status::ok();
+}
+
+Expected<MatrixLayout> makeLayout(cudaDataType_t t, const MatrixView& v, int64_t batch, int64_t batchStride) {
+  cublasLtMatrixLayout_t l = nullptr;
+  WF_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&l, t, v.rows, v.cols, v.ld));
+  MatrixLayout layout(l);
+  if (batch > 1) WF_RETURN_IF_ERROR(setBatch(l, batch, batchStride));
+  return layout;
+}
+
+Expected<std::unique_ptr<OpKernel>> lowerDot(const Operation& op, LowerContext& ctx) {
+  WF_ASSIGN_OR_RETURN(std::vector<int64_t> ls, staticShape(op, op.operand(0)->type()));
+  WF_ASSIGN_OR_RETURN(std::vector<int64_t> rs, staticShape(op, op.operand(1)->type()));
+  WF_ASSIGN_OR_RETURN(std::vector<int64_t> os, staticShape(op, op.result(0)->type()));
+  const ElementType inType = op.operand(0)->type().elementType();
+  if (op.operand(1)->type().elementType() != inType)
+    return unsupportedOnCuda(op, "no cuBLASLt kernel for mixed operand types");
+  const ElementType outType = op.result(0)->type().elementType();
+  WF_ASSIGN_OR_RETURN(TypeConfig tc, typeConfig(op, inType, outType, ctx.options.allowTf32));
+  WF_ASSIGN_OR_RETURN(DotDims dd, dotDims(op, ls.size(), rs.size()));
+  const std::vector<int64_t> lf = freeDims(ls.size(), dd.lhsBatch, dd.lhsContract);
+  const std::vector<int64_t> rf = freeDims(rs.size(), dd.rhsBatch, dd.rhsContract);
+
+  auto k = std::make_unique<DotKernel>();
+  k->elemBytes_ = storageBytes(inType);
+  k->outBytes_ = static_cast<size_t>(numElementsOf(os)) * static_cast<size_t>(storageBytes(outType));
+  int64_t batch = 1, m = 1, n = 1, kk = 1;
+  for (int64_t d : dd.lhsBatch) batch *= ls[static_cast<size_t>(d)];
+  for (int64_t d : lf) m *= ls[static_cast<size_t>(d)];
+  for (int64_t d : rf) n *= rs[static_cast<size_t>(d)];
+  for (int64_t d : dd.lhsContract) kk *= ls[static_cast<size_t>(d)];
+  if (k->outBytes_ == 0) return std::unique_ptr<OpKernel>(std::move(k));
+  if (kk == 0) {
+    k->zeroK_ = true;
+    return std::unique_ptr<OpKernel>(std::move(k));
+  }
+
+  size_t wsOffset = 0;
+  auto reserve = [&](size_t bytes) {
+    const size_t at = wsOffset;
+    wsOffset += (bytes + 255) / 256 * 256;
+    return at;
+  };
+
+  // lhs: per batch, op(B) must be K x M: rows indexed by k, columns by m.
+  // rhs: per batch, op(A) must be N x K: rows indexed by n, columns by k.
+  auto plan = [&](int which, const std::vector<int64_t>& shape, const std::vector<int64_t>& bdims,
+                  const std::vector<int64_t>& cdims, const std::vector<int64_t>& fdims, OperandPlan& p,
+                  int64_t* batchStride) -> Status {
+    std::vector<int64_t> strides = rowMajorStridesOf(shape);
+    Group b, c, f;
+    bool ok = collapse(shape, strides, bdims, &b) && collapse(shape, strides, cdims, &c) &&
+              collapse(shape, strides, fdims, &f);
+    if (ok) {
+      ok = which == 0 ? viewOf(kk, c.stride, m, f.stride, &p.view) : viewOf(n, f.stride, kk, c.stride, &p.view);
+    }
+    if (ok) {
+      *batchStride = b.size > 1 ? b.stride : 0;
+      return Status::ok();
+    }
+    // Copy to canonical order: lhs [B, M, K], rhs [B, K, N], row-major.
+    std::vector<int64_t> order = bdims;
+    if (which == 0) {
+      order.insert(order.end(), fdims.begin(), fdims.end());
+      order.insert(order.end(), cdims.begin(), cdims.end());
+    } else {
+      order.insert(order.end(), cdims.begin(), cdims.end());
+      order.insert(order.end(), fdims.begin(), fdims.end());
+    }
+    std::vector<int64_t> boxShape, srcStrides;
+    for (int64_t d : order) {
+      boxShape.push_back(shape[static_cast<size_t>(d)]);
+      srcStrides.push_back(strides[static_cast<size_t>(d)]);
+    }
+    WF_ASSIGN_OR_RETURN(p.copy, planStridedCopy(op, boxShape, rowMajorStridesOf(boxShape), srcStrides, 0, 0));
+    p.copyBytes = static_cast<size_t>(numElementsOf(shape)) * static_cast<size_t>(k->elemBytes_);
+    p.copyOffset = reserve(p.copyBytes);
+    const bool viewOk = which == 0 ? viewOf(kk, 1, m, kk, &p.view) : viewOf(n, 1, kk, n, &p.view);
+    if (!viewOk) return internalError(op.describe() + ": canonical dot layout rejected");
+    *batchStride = which == 0 ? m * kk : kk * n;
+    return Status::ok();
+  };
+  int64_t lhsBatchStride = 0, rhsBatchStride = 0;
+  WF_RETURN_IF_ERROR(plan(0, ls, dd.lhsBatch, dd.lhsContract, lf, k->operands_[0], &lhsBatchStride));
+  WF_RETURN_IF_ERROR(plan(1, rs, dd.rhsBatch, dd.rhsContract, rf, k->operands_[1], &rhsBatchStride));
+
+  k->useDouble_ = tc.scale == CUDA_R_64F;
+  cublasLtMatmulDesc_t desc = nullptr;
+  WF_CUBLAS_CHECK(cublasLtMatmulDescCreate(&desc, tc.compute, tc.scale));
+  k->desc_ = MatmulDesc(desc);
+  const cublasOperation_t ta = k->operands_[1].view.transpose ? CUBLAS_OP_T : CUBLAS_OP_N;
+  const cublasOperation_t tb = k->operands_[0].view.transpose ? CUBLAS_OP_T : CUBLAS_OP_N;
+  WF_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof ta));
+  WF_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof tb));
+  WF_ASSIGN_OR_RETURN(k->a_, makeLayout(tc.in, k->operands_[1].view, batch, rhsBatchStride));
+  WF_ASSIGN_OR_RETURN(k->b_, makeLayout(tc.in, k->operands_[0].view, batch, lhsBatchStride));
+  MatrixView dv;
+  dv.rows = static_cast<uint64_t>(n);
+  dv.cols = static_cast<uint64_t>(m);
+  dv.ld = std::max<int64_t>(n, 1);
+  WF_ASSIGN_OR_RETURN(k->d_, makeLayout(tc.out, dv, batch, m * n));
+
+  k->cublasBytes_ = kCublasWorkspace;
+  k->cublasOffset_ = reserve(k->cublasBytes_);
+  cublasLtMatmulPreference_t pref = nullptr;
+  WF_CUBLAS_CHECK(cublasLtMatmulPreferenceCreate(&pref));
+  MatmulPreference prefHandle(pref);
+  const uint64_t wsBytes = k->cublasBytes_;
+  WF_CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &wsBytes,
+                                                       sizeof wsBytes));
+  cublasLtMatmulHeuristicResult_t result{};
+  int found = 0;
+  WF_CUBLAS_CHECK(cublasLtMatmulAlgoGetHeuristic(ctx.device.cublasLt(), desc, k->a_.get(), k->b_.get(), k->d_.get(),
+                                                 k->d_.get(), pref, 1, &result, &found));
+  if (found == 0) return unsupportedOnCuda(op, "cuBLASLt has no algorithm for this layout");
+  k->algo_ = result.algo;
+  ctx.workspaceBytes = std::max(ctx.workspaceBytes, wsOffset);
+  return std::unique_ptr<OpKernel>(std::move(k));
+}
+
+}  // namespace
+
+void registerDotLowerings(CudaKernelRegistry& r) {
+  r.add(OpCode::DotGeneral, lowerDot);
+  r.add(OpCode::Dot, lowerDot);
+}
+
+}  // namespace wf::cuda

@@ -1,0 +1,124 @@
+// How an op becomes device work: a Lowering, looked up by OpCode in the CudaKernelRegistry,
+// inspects one op (types, attributes, regions) at compile time and returns an OpKernel, the
+// launch plan for that op in this program. At run time the executable calls launch() with the
+// device addresses of the op's operands and results. One family of lowerings per file
+// (elementwise.cu, data_movement.cu, reduce.cu, dot.cpp, ...), each adding itself in its
+// register*Lowerings() function.
+//
+// A lowering that cannot handle an op (an element type or layout it lacks) returns
+// StatusCode::kUnimplemented; the executable then fails compile() naming the op, or runs the
+// op on the host when CompileOptions::allowCpuFallback is set. Any other error fails compile().
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "backends/cuda/device.h"
+#include "ir/ir.h"
+#include "runtime/backend.h"
+#include "support/status.h"
+
+namespace wf::cuda {
+
+struct LaunchContext {
+  cudaStream_t stream = nullptr;
+  Device* device = nullptr;
+  // Scratch memory shared by the program's kernels (they run one after another on `stream`):
+  // at least the largest LowerContext::workspaceBytes any lowering asked for.
+  void* workspace = nullptr;
+  size_t workspaceBytes = 0;
+};
+
+class OpKernel {
+ public:
+  virtual ~OpKernel() = default;
+  // Enqueues the op's work on ctx.stream. inputs/outputs: device addresses of the operands and
+  // results, in order (null for zero-element tensors). Must not synchronise or allocate, so
+  // that it can be captured into a CUDA graph.
+  virtual Status launch(const LaunchContext& ctx, std::span<void* const> inputs, std::span<void* const> outputs) = 0;
+  // Device memory the kernel holds for its workspaces.
+  virtual size_t deviceBytes() const { return 0; }
+};
+
+using LaunchFn = std::function<Status(const LaunchContext&, std::span<void* const>, std::span<void* const>)>;
+
+// An OpKernel from a function (the common case: everything is computed at lowering time and
+// captured by value).
+class FnKernel final : public OpKernel {
+ public:
+  explicit FnKernel(LaunchFn fn, size_t bytes = 0) : fn_(std::move(fn)), bytes_(bytes) {}
+  Status launch(const LaunchContext& ctx, std::span<void* const> in, std::span<void* const> out) override {
+    return fn_(ctx, in, out);
+  }
+  size_t deviceBytes() const override { return bytes_; }
+
+ private:
+  LaunchFn fn_;
+  size_t bytes_;
+};
+
+inline std::unique_ptr<OpKernel> makeKernel(LaunchFn fn) { return std::make_unique<FnKernel>(std::move(fn)); }
+
+struct LowerContext {
+  Device& device;
+  const CompileOptions& options;
+  // A lowering that needs scratch memory at launch raises this to what it needs.
+  size_t workspaceBytes = 0;
+};
+
+using Lowering = std::function<Expected<std::unique_ptr<OpKernel>>(const Operation& op, LowerContext& ctx)>;
+
+class CudaKernelRegistry {
+ public:
+  static const CudaKernelRegistry& instance();
+  void add(OpCode code, Lowering lowering);
+  const Lowering* find(OpCode code) const;
+
+ private:
+  std::vector<Lowering> lowerings_ = std::vector<Lowering>(kNumOpCodes);
+};
+
+void registerElementwiseLowerings(CudaKernelRegistry& registry);   // elementwise.cu
+void registerDataMovementLowerings(CudaKernelRegistry& registry);  // data_movement.cu
+void registerReduceLowerings(CudaKernelRegistry& registry);        // reduce.cu
+void registerDotLowerings(CudaKernelRegistry& registry);           // dot.cpp
+
+// "stablehlo.add" at f.mlir:3:5: no CUDA kernel for element type complex<f32>
+Status unsupportedOnCuda(const Operation& op, const std::string& why);
+
+// The static shape of a tensor value's type, or Unimplemented naming the op.
+Expected<std::vector<int64_t>> staticShape(const Operation& op, const Type& type);
+
+// Element types the CUDA kernels compute on: i1, signed/unsigned 8..64-bit ints, f16, bf16,
+// f32, f64.
+bool isGpuComputeType(ElementType t);
+
+// Maximum tensor rank the strided kernels take.
+inline constexpr int kMaxRank = 8;
+
+// Strides (in elements) of an operand of shape `in` read as the result shape `out`: equal shapes
+// are row-major, a one-element operand has all-zero strides, and dims of size 1 broadcast
+// (numpy rules, ranks aligned at the end). False if `in` does not broadcast to `out` or `out`
+// has more than kMaxRank dims. `strides` has room for kMaxRank entries.
+bool broadcastStrides(const std::vector<int64_t>& in, const std::vector<int64_t>& out, int64_t* strides);
+
+int64_t numElementsOf(const std::vector<int64_t>& shape);
+std::vector<int64_t> rowMajorStridesOf(const std::vector<int64_t>& shape);
+
+// A copy of a box of `shape` between two strided views (element strides and offsets; strides may
+// be zero or negative), planned at lowering time (data_movement.cu). Elements are opaque
+// `elemBytes`-sized words (1, 2, 4, 8 or 16).
+struct StridedCopyPlan;
+Expected<std::shared_ptr<const StridedCopyPlan>> planStridedCopy(const Operation& op, const std::vector<int64_t>& shape,
+                                                                 const std::vector<int64_t>& dstStrides,
+                                                                 const std::vector<int64_t>& srcStrides,
+                                                                 int64_t dstOffset, int64_t srcOffset);
+Status launchStridedCopy(cudaStream_t stream, int elemBytes, const StridedCopyPlan& plan, const void* src, void* dst);
+
+}  // namespace wf::cuda

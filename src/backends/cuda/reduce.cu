@@ -1,0 +1,256 @@
+// CUDA kernels for stablehlo.reduce with a one-op body (sum, product, max, min, and, or) over
+// one operand; other bodies and multi-operand reductions (argmax) are unimplemented here. f16
+// and bf16 accumulate in f32; integers accumulate in 64 bits and wrap to their width.
+// Two shapes of launch: a block per result element (the reduced dims are the innermost, or there
+// are few results), else a thread per result element (coalesced across results).
+#include <string>
+
+#include "backends/cpu/shape_util.h"
+#include "backends/cuda/cuda_check.h"
+#include "backends/cuda/device_util.cuh"
+
+namespace wf::cuda {
+namespace {
+
+enum class RedKind : uint8_t { kSum, kProd, kMax, kMin, kAnd, kOr };
+
+template <typename Tr>
+struct AccOf {
+  using type = typename Tr::C;
+};
+template <>
+struct AccOf<BoolT> {
+  using type = uint32_t;
+};
+
+template <typename Tr>
+__device__ typename AccOf<Tr>::type identity(RedKind k) {
+  using A = typename AccOf<Tr>::type;
+  if constexpr (Tr::kCat == Cat::kBool) {
+    return (k == RedKind::kProd || k == RedKind::kMin || k == RedKind::kAnd) ? 1u : 0u;
+  } else if constexpr (Tr::kCat == Cat::kFloat) {
+    switch (k) {
+      case RedKind::kSum: return A(0);
+      case RedKind::kProd: return A(1);
+      case RedKind::kMax: return -INFINITY;
+      case RedKind::kMin: return INFINITY;
+      default: return A(0);
+    }
+  } else if constexpr (Tr::kCat == Cat::kSInt) {
+    switch (k) {
+      case RedKind::kSum: case RedKind::kOr: return 0;
+      case RedKind::kProd: return 1;
+      case RedKind::kMax: return INT64_MIN;
+      case RedKind::kMin: return INT64_MAX;
+      case RedKind::kAnd: return -1;
+    }
+    return 0;
+  } else {
+    switch (k) {
+      case RedKind::kSum: case RedKind::kOr: case RedKind::kMax: return 0;
+      case RedKind::kProd: return 1;
+      case RedKind::kMin: case RedKind::kAnd: return ~uint64_t{0};
+    }
+    return 0;
+  }
+}
+
+template <typename Tr>
+__device__ typename AccOf<Tr>::type combine(RedKind k, typename AccOf<Tr>::type a, typename AccOf<Tr>::type b) {
+  if constexpr (Tr::kCat == Cat::kBool) {
+    switch (k) {
+      case RedKind::kSum: case RedKind::kMax: case RedKind::kOr: return a | b;
+      default: return a & b;
+    }
+  } else if constexpr (Tr::kCat == Cat::kFloat) {
+    switch (k) {
+      case RedKind::kSum: return a + b;
+      case RedKind::kProd: return a * b;
+      case RedKind::kMax:
+        if (isnan(a) || isnan(b)) return a + b;
+        if (a == b) return signbit(a) ? b : a;
+        return a > b ? a : b;
+      case RedKind::kMin:
+        if (isnan(a) || isnan(b)) return a + b;
+        if (a == b) return signbit(a) ? a : b;
+        return a < b ? a : b;
+      default: return a;
+    }
+  } else {
+    using U = uint64_t;
+    using A = typename AccOf<Tr>::type;
+    switch (k) {
+      case RedKind::kSum: return static_cast<A>(static_cast<U>(a) + static_cast<U>(b));
+      case RedKind::kProd: return static_cast<A>(static_cast<U>(a) * static_cast<U>(b));
+      case RedKind::kMax: return a > b ? a : b;
+      case RedKind::kMin: return a < b ? a : b;
+      case RedKind::kAnd: return a & b;
+      case RedKind::kOr: return a | b;
+    }
+    return a;
+  }
+}
+
+template <typename Tr>
+__device__ typename AccOf<Tr>::type loadAcc(typename Tr::S s) {
+  if constexpr (Tr::kCat == Cat::kBool) return s != 0 ? 1u : 0u;
+  else return Tr::load(s);
+}
+template <typename Tr>
+__device__ typename Tr::S storeAcc(typename AccOf<Tr>::type a) {
+  if constexpr (Tr::kCat == Cat::kBool) return a != 0 ? 1 : 0;
+  else return Tr::store(a);
+}
+
+struct ReducePlan {
+  int64_t numOut = 0;
+  int64_t numRed = 0;
+  bool trailing = false;  // the reduced dims are the innermost: element r of output j is at j*numRed + r
+  IndexMap<1> outMap;     // kept dims -> input offset
+  IndexMap<1> redMap;     // reduced dims -> input offset
+};
+
+__device__ inline int64_t outBase(const ReducePlan& p, int64_t j) {
+  if (p.trailing) return j * p.numRed;
+  int64_t off[1];
+  p.outMap.offsets(j, off);
+  return off[0];
+}
+__device__ inline int64_t redOffset(const ReducePlan& p, int64_t r) {
+  if (p.trailing) return r;
+  int64_t off[1];
+  p.redMap.offsets(r, off);
+  return off[0];
+}
+
+template <typename Tr>
+__global__ void reduceThreadPerOutput(RedKind k, const typename Tr::S* in, const typename Tr::S* init,
+                                      typename Tr::S* out, ReducePlan p) {
+  WF_GRID_STRIDE_LOOP(j, p.numOut) {
+    const int64_t base = outBase(p, j);
+    auto acc = loadAcc<Tr>(*init);
+    for (int64_t r = 0; r < p.numRed; ++r) acc = combine<Tr>(k, acc, loadAcc<Tr>(in[base + redOffset(p, r)]));
+    out[j] = storeAcc<Tr>(acc);
+  }
+}
+
+template <typename Tr>
+__global__ void reduceBlockPerOutput(RedKind k, const typename Tr::S* in, const typename Tr::S* init,
+                                     typename Tr::S* out, ReducePlan p) {
+  using A = typename AccOf<Tr>::type;
+  __shared__ A partial[kThreads / 32];
+  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32, warps = blockDim.x / 32;
+  for (int64_t j = blockIdx.x; j < p.numOut; j += gridDim.x) {
+    const int64_t base = outBase(p, j);
+    A acc = identity<Tr>(k);
+    for (int64_t r = threadIdx.x; r < p.numRed; r += blockDim.x)
+      acc = combine<Tr>(k, acc, loadAcc<Tr>(in[base + redOffset(p, r)]));
+    for (int s = 16; s > 0; s /= 2) acc = combine<Tr>(k, acc, __shfl_down_sync(0xffffffffu, acc, s));
+    if (lane == 0) partial[warp] = acc;
+    __syncthreads();
+    if (warp == 0) {
+      acc = lane < warps ? partial[lane] : identity<Tr>(k);
+      for (int s = 16; s > 0; s /= 2) acc = combine<Tr>(k, acc, __shfl_down_sync(0xffffffffu, acc, s));
+      if (lane == 0) out[j] = storeAcc<Tr>(combine<Tr>(k, loadAcc<Tr>(*init), acc));
+    }
+    __syncthreads();
+  }
+}
+
+using Results = Expected<std::unique_ptr<OpKernel>>;
+
+// The reduction a body computes, if it is one binary op of its two arguments.
+Expected<RedKind> bodyKind(const Operation& op) {
+  auto unsupportedBody = [&] { return unsupportedOnCuda(op, "no CUDA kernel for this reduction body"); };
+  if (op.numRegions() != 1 || op.region(0).empty()) return unsupportedBody();
+  const Block& b = op.region(0).front();
+  if (b.numArguments() != 2 || b.operations().size() != 2) return unsupportedBody();
+  const Operation& f = *b.operations()[0];
+  const Operation& ret = *b.operations()[1];
+  if (f.numOperands() != 2 || f.numResults() != 1) return unsupportedBody();
+  if (ret.numOperands() != 1 || ret.operand(0) != f.result(0)) return unsupportedBody();
+  const Value* x = f.operand(0);
+  const Value* y = f.operand(1);
+  if (!((x == b.argument(0) && y == b.argument(1)) || (x == b.argument(1) && y == b.argument(0))))
+    return unsupportedBody();
+  switch (f.code()) {
+    case OpCode::Add: return RedKind::kSum;
+    case OpCode::Multiply: return RedKind::kProd;
+    case OpCode::Maximum: return RedKind::kMax;
+    case OpCode::Minimum: return RedKind::kMin;
+    case OpCode::And: return RedKind::kAnd;
+    case OpCode::Or: return RedKind::kOr;
+    default: return unsupportedBody();
+  }
+}
+
+Results lowerReduce(const Operation& op, LowerContext& ctx) {
+  if (op.numOperands() != 2 || op.numResults() != 1)
+    return unsupportedOnCuda(op, "no CUDA kernel for a reduction of " + std::to_string(op.numOperands() / 2) +
+                                     " operands");
+  WF_ASSIGN_OR_RETURN(RedKind kind, bodyKind(op));
+  const ElementType et = op.operand(0)->type().elementType();
+  if (op.result(0)->type().elementType() != et || op.operand(1)->type().elementType() != et)
+    return unsupportedOnCuda(op, "no CUDA kernel for a reduction that changes the element type");
+  if (isFloat(et) && (kind == RedKind::kAnd || kind == RedKind::kOr))
+    return invalidArgument(op.describe() + ": and/or reduction of floats");
+  WF_ASSIGN_OR_RETURN(std::vector<int64_t> inShape, staticShape(op, op.operand(0)->type()));
+  WF_ASSIGN_OR_RETURN(std::vector<int64_t> dims, cpu::intListAttr(op, "dimensions"));
+  if (inShape.size() > static_cast<size_t>(kMaxRank))
+    return unsupportedOnCuda(op, "rank " + std::to_string(inShape.size()) + " is over the CUDA kernels' limit");
+  std::vector<bool> reduced(inShape.size(), false);
+  for (int64_t d : dims) {
+    if (d < 0 || static_cast<size_t>(d) >= inShape.size()) return invalidArgument(op.describe() + ": dimension out of range");
+    reduced[static_cast<size_t>(d)] = true;
+  }
+  std::vector<int64_t> strides(inShape.size(), 1);
+  for (size_t i = inShape.size(); i-- > 1;) strides[i - 1] = strides[i] * inShape[i];
+  ReducePlan p;
+  p.numOut = 1;
+  p.numRed = 1;
+  bool seenReduced = false;
+  p.trailing = true;
+  for (size_t d = 0; d < inShape.size(); ++d) {
+    IndexMap<1>& m = reduced[d] ? p.redMap : p.outMap;
+    m.dims[m.rank] = inShape[d];
+    m.strides[0][m.rank] = strides[d];
+    ++m.rank;
+    if (reduced[d]) {
+      p.numRed *= inShape[d];
+      seenReduced = true;
+    } else {
+      p.numOut *= inShape[d];
+      if (seenReduced && inShape[d] != 1) p.trailing = false;
+    }
+  }
+  const bool innermostReduced = !inShape.empty() && reduced.back();
+  const int sms = ctx.device.info().multiprocessors;
+  const bool blockPerOutput = p.numRed >= 32 && (innermostReduced || p.numOut < int64_t{8} * sms);
+  return dispatchType(et, Results(unsupportedOnCuda(op, "no CUDA kernel for element type " + std::string(elementTypeName(et)))),
+                      [&](auto tag) -> Results {
+                        using Tr = decltype(tag);
+                        return makeKernel([kind, p, blockPerOutput](const LaunchContext& ctx, std::span<void* const> in,
+                                                                    std::span<void* const> out) {
+                          if (p.numOut == 0) return Status::ok();
+                          using S = typename Tr::S;
+                          const auto* x = static_cast<const S*>(in[0]);
+                          const auto* init = static_cast<const S*>(in[1]);
+                          auto* o = static_cast<S*>(out[0]);
+                          if (blockPerOutput) {
+                            const unsigned blocks = static_cast<unsigned>(std::min<int64_t>(p.numOut, 65535 * 8));
+                            reduceBlockPerOutput<Tr><<<blocks, kThreads, 0, ctx.stream>>>(kind, x, init, o, p);
+                            WF_CUDA_CHECK_LAUNCH("reduceBlockPerOutput");
+                          } else {
+                            reduceThreadPerOutput<Tr><<<gridFor(p.numOut), kThreads, 0, ctx.stream>>>(kind, x, init, o, p);
+                            WF_CUDA_CHECK_LAUNCH("reduceThreadPerOutput");
+                          }
+                          return Status::ok();
+                        });
+                      });
+}
+
+}  // namespace
+
+void registerReduceLowerings(CudaKernelRegistry& r) { r.add(OpCode::Reduce, lowerReduce); }
+
+}  // namespace wf::cuda
