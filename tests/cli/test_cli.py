@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Integration tests of the `warpforge` binary: output formats, exit codes, .npy/.safetensors I/O.
+"""Integration tests of the `warpforge` binary: output formats, exit codes, .npy/.safetensors I/O,
+and the model-package commands (validate, bench, run PKG) on tests/data/packages.
 
 Usage: test_cli.py --warpforge PATH [--data DIR]   (run by ctest as cli.integration)
 Outputs of `warpforge run` are compared with numpy computing the same function.
@@ -7,6 +8,8 @@ Outputs of `warpforge run` are compared with numpy computing the same function.
 import argparse
 import json
 import os
+import re
+import shutil
 import struct
 import subprocess
 import sys
@@ -22,6 +25,7 @@ except ImportError:  # bf16 cases are skipped without it
 
 WARPFORGE = None
 DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "data", "cli")
+PACKAGES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "data", "packages")
 
 
 def wf(*args):
@@ -238,6 +242,300 @@ class InspectCommand(unittest.TestCase):
         self.assertEqual(info["op_counts"]["stablehlo.multiply"], 1)
         self.assertEqual(info["op_counts"]["func.return"], 2)
         self.assertEqual([f["name"] for f in info["functions"]], ["main", "unused"])
+
+
+def cuda_built():
+    r = wf("validate", os.path.join(PACKAGES, "mlp"), "--device", "cuda")
+    return "built without the cuda backend" not in r.stderr
+
+
+class PackageCommands(unittest.TestCase):
+    """validate, bench and run on the fixture packages (tests/data/packages/make_packages.py)."""
+
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory()
+        self.dir = self.tmp.name
+
+    def tearDown(self):
+        self.tmp.cleanup()
+
+    def path(self, name):
+        return os.path.join(self.dir, name)
+
+    def copy(self, name):
+        dst = self.path(name)
+        shutil.copytree(os.path.join(PACKAGES, name), dst)
+        return dst
+
+    def test_validate_passes(self):
+        pkg = os.path.join(PACKAGES, "mlp")
+        r = wf("validate", pkg)
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        lines = r.stdout.strip().splitlines()
+        self.assertTrue(lines[0].startswith("validate " + pkg + " (mlp) on cpu, tolerances rtol=0.001 atol=1e-05"), lines)
+        row = [l for l in lines if " logits " in l]
+        self.assertEqual(len(row), 1, lines)
+        self.assertRegex(row[0], r"^  output +logits +tensor<2x3xf32>  max_abs \S+  max_rel \S+  ok$")
+        self.assertFalse(any(" fc1 " in l for l in lines), "activations only with --activations")
+        self.assertEqual(lines[-1], "PASS: 2 output(s) within rtol=0.001 atol=1e-05")
+
+        r = wf("validate", pkg, "--activations", "--device", "cpu")
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        lines = r.stdout.strip().splitlines()
+        names = [l.split()[1] for l in lines[1:-1]]
+        self.assertEqual(names, ["logits", "probs", "fc1", "fc2"])
+        self.assertRegex(lines[3], r"^  activation +fc1 +tensor<2x8xf32>  max_abs \S+  max_rel \S+  ok$")
+        self.assertEqual(lines[-1], "PASS: 2 output(s) and 2 activation(s) within rtol=0.001 atol=1e-05")
+
+        r = wf("validate", os.path.join(PACKAGES, "dyn"), "--activations")
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        self.assertIn("records no activations", r.stderr)
+
+    def test_validate_json(self):
+        r = wf("validate", os.path.join(PACKAGES, "mlp"), "--activations", "--json")
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        j = json.loads(r.stdout)
+        self.assertTrue(j["pass"])
+        self.assertEqual(j["device"], "cpu")
+        self.assertEqual(j["tolerances"], {"rtol": 1e-3, "atol": 1e-5})
+        self.assertEqual([o["name"] for o in j["outputs"]], ["logits", "probs"])
+        self.assertEqual([a["name"] for a in j["activations"]], ["fc1", "fc2"])
+        self.assertEqual(j["activations"][0]["value"], "%h1")
+        for row in j["outputs"] + j["activations"]:
+            self.assertTrue(row["pass"])
+            self.assertLess(row["max_abs_err"], 1e-5)
+            self.assertEqual(row["nan_count"], 0)
+        self.assertIsNone(j["first_diverging_activation"])
+
+    def corrupt(self, pkg, file, name, fn):
+        path = os.path.join(pkg, "golden", file)
+        tensors = read_safetensors(path)
+        tensors = {k: np.array(v) for k, v in tensors.items()}
+        tensors[name] = fn(tensors[name]).astype(np.float32)
+        write_safetensors(path, tensors)
+
+    def test_validate_corrupted_golden_names_first_diverging_activation(self):
+        pkg = self.copy("mlp")
+        # As if layer fc2 computed something else: its activation and the outputs differ, fc1 matches.
+        self.corrupt(pkg, "activations.safetensors", "fc2", lambda a: a + 0.5)
+        self.corrupt(pkg, "outputs.safetensors", "logits", lambda a: a + 0.5)
+        r = wf("validate", pkg, "--activations")
+        self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
+        lines = r.stdout.strip().splitlines()
+        fc1 = [l for l in lines if " fc1 " in l]
+        fc2 = [l for l in lines if " fc2 " in l]
+        self.assertTrue(fc1[0].endswith("  ok"), fc1)
+        self.assertTrue(fc2[0].endswith("FAIL"), fc2)
+        self.assertIn("6 of 6 elements outside rtol=0.001 atol=1e-05", fc2[0])
+        self.assertEqual(lines[-1], "FAIL: output 'logits' differs from the golden output; "
+                                    "first diverging activation: 'fc2' (%logits)")
+        # Without --activations the first diverging layer is still named.
+        r = wf("validate", pkg)
+        self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
+        self.assertIn("first diverging activation: 'fc2'", r.stdout.strip().splitlines()[-1])
+        j = json.loads(wf("validate", pkg, "--json").stdout)
+        self.assertFalse(j["pass"])
+        self.assertEqual(j["first_failing_output"], "logits")
+        self.assertEqual(j["first_diverging_activation"], "fc2")
+        self.assertEqual(j["outputs"][0]["mismatches"], 6)
+
+    def test_validate_activation_mismatch_alone_fails(self):
+        pkg = self.copy("mlp")
+        self.corrupt(pkg, "activations.safetensors", "fc1", lambda a: a * 2 + 1)
+        self.assertEqual(wf("validate", pkg).returncode, 0)  # outputs match
+        r = wf("validate", pkg, "--activations")
+        self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
+        self.assertEqual(r.stdout.strip().splitlines()[-1],
+                         "FAIL: the outputs match; first diverging activation: 'fc1' (%h1)")
+
+    def test_validate_nan_never_passes(self):
+        pkg = self.copy("mlp")
+        self.corrupt(pkg, "outputs.safetensors", "probs", lambda a: np.where(np.arange(a.size).reshape(a.shape) == 4, np.nan, a))
+        r = wf("validate", pkg)
+        self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
+        probs = [l for l in r.stdout.splitlines() if " probs " in l][0]
+        self.assertIn("1 NaN element(s)", probs)
+        self.assertIn("worst at [1, 1]", probs)
+        self.assertIn("every recorded activation matches, so the difference arises after 'fc2'", r.stdout)
+
+    def test_validate_rel_l2_tolerance(self):
+        pkg = self.copy("mlp")
+        with open(os.path.join(pkg, "manifest.json")) as f:
+            m = json.load(f)
+        m["tolerances"] = {"rel_l2": 1e-2}
+        with open(os.path.join(pkg, "manifest.json"), "w") as f:
+            json.dump(m, f)
+        self.corrupt(pkg, "outputs.safetensors", "logits", lambda a: a * 1.001)  # rel L2 1e-3: passes
+        r = wf("validate", pkg)
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        self.assertIn("tolerances rel_l2=0.01", r.stdout)
+        self.corrupt(pkg, "outputs.safetensors", "logits", lambda a: a * 1.1)
+        r = wf("validate", pkg)
+        self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
+        self.assertIn("rel_l2 above 0.01", r.stdout)
+
+    def test_bad_packages_name_the_tensor(self):
+        pkg = self.copy("mlp")
+        w = read_safetensors(os.path.join(pkg, "weights.safetensors"))
+        w = {k: np.array(v) for k, v in w.items() if k != "fc2.bias"}
+        write_safetensors(os.path.join(pkg, "weights.safetensors"), w)
+        for cmd in (["validate", pkg], ["bench", pkg, "--iters", "1"], ["run", pkg]):
+            r = wf(*cmd)
+            self.assertEqual(r.returncode, 2, cmd[0] + ": " + r.stdout + r.stderr)
+            self.assertIn("warpforge: error: weight 'fc2.bias' is missing from " + os.path.join(pkg, "weights.safetensors"),
+                          r.stderr)
+        w["fc2.bias"] = np.zeros(4, np.float32)
+        write_safetensors(os.path.join(pkg, "weights.safetensors"), w)
+        r = wf("validate", pkg)
+        self.assertEqual(r.returncode, 2, r.stdout + r.stderr)
+        self.assertIn("weight 'fc2.bias'", r.stderr)
+        self.assertIn("expected shape [3], got tensor<4xf32>", r.stderr)
+
+        pkg2 = self.copy("dyn")
+        with open(os.path.join(pkg2, "manifest.json")) as f:
+            m = json.load(f)
+        m["inputs"][1]["dtype"] = "f64"
+        with open(os.path.join(pkg2, "manifest.json"), "w") as f:
+            json.dump(m, f)
+        r = wf("validate", pkg2)
+        self.assertEqual(r.returncode, 2, r.stdout + r.stderr)
+        self.assertIn("manifest.json does not match " + os.path.join(pkg2, "model.mlir"), r.stderr)
+        self.assertIn("input 'y'", r.stderr)
+        r = wf("validate", self.path("nowhere"))
+        self.assertEqual(r.returncode, 2)
+        self.assertIn("nowhere", r.stderr)
+
+    def test_devices(self):
+        pkg = os.path.join(PACKAGES, "mlp")
+        for cmd in ("validate", "bench", "run"):
+            r = wf(cmd, pkg, "--device", "tpu")
+            self.assertEqual(r.returncode, 2, r.stderr)
+            self.assertIn("unknown device kind 'tpu'", r.stderr)
+            r = wf(cmd, pkg, "--device", "cuda:x")
+            self.assertEqual(r.returncode, 2, r.stderr)
+            self.assertIn("--device: device 'cuda:x'", r.stderr)
+        if not cuda_built():
+            r = wf("bench", pkg, "--device", "cuda:1")
+            self.assertEqual(r.returncode, 2, r.stderr)
+            self.assertIn("built without the cuda backend; devices available: cpu", r.stderr)
+
+    def test_bench_output_format(self):
+        pkg = os.path.join(PACKAGES, "mlp")
+        r = wf("bench", pkg, "--iters", "7", "--warmup", "2", "--threads", "1")
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        lines = r.stdout.strip().splitlines()
+        self.assertEqual(lines[0], "bench " + pkg + " (mlp) on cpu, 1 thread(s), batch 2 (golden inputs): "
+                                   "2 warm-up + 7 timed runs")
+        num = r"([0-9.]+(?:e[-+]?[0-9]+)?)"
+        m = re.fullmatch(r"latency: median {0} ms  p10 {0} ms  p90 {0} ms  min {0} ms  max {0} ms".format(num), lines[1])
+        self.assertIsNotNone(m, lines[1])
+        median, p10, p90, lo, hi = map(float, m.groups())
+        self.assertTrue(lo <= p10 <= median <= p90 <= hi, lines[1])
+        m = re.fullmatch(r"throughput: {0} samples/s".format(num), lines[2])
+        self.assertIsNotNone(m, lines[2])
+
+        r = wf("bench", os.path.join(PACKAGES, "dyn"), "--iters", "5", "--json", "--threads", "1")
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        j = json.loads(r.stdout)
+        self.assertEqual(j["batch"], 3)
+        self.assertEqual(j["iters"], 5)
+        self.assertEqual(j["warmup"], 3)
+        self.assertEqual(j["threads"], 1)
+        self.assertEqual(len(j["samples_ms"]), 5)
+        lat = j["latency_ms"]
+        self.assertEqual(lat["median"], float(np.median(j["samples_ms"])))
+        self.assertAlmostEqual(lat["p10"], float(np.percentile(j["samples_ms"], 10)), places=9)
+        self.assertAlmostEqual(lat["p90"], float(np.percentile(j["samples_ms"], 90)), places=9)
+        self.assertAlmostEqual(j["throughput_samples_per_s"], 3 * 1000.0 / lat["median"], places=6)
+
+        r = wf("bench", pkg, "--iters", "0")
+        self.assertEqual(r.returncode, 2, r.stderr)
+
+    def test_bench_without_golden_uses_synthetic_inputs(self):
+        pkg = self.copy("dyn")
+        with open(os.path.join(pkg, "manifest.json")) as f:
+            m = json.load(f)
+        del m["golden"]
+        with open(os.path.join(pkg, "manifest.json"), "w") as f:
+            json.dump(m, f)
+        r = wf("bench", pkg, "--iters", "2")
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        self.assertIn("batch 1 (synthetic inputs)", r.stdout)
+        r = wf("validate", pkg)
+        self.assertEqual(r.returncode, 2)
+        self.assertIn("no golden inputs and outputs", r.stderr)
+
+    def test_run_package(self):
+        pkg = os.path.join(PACKAGES, "mlp")
+        golden_in = read_safetensors(os.path.join(pkg, "golden", "inputs.safetensors"))
+        golden_out = read_safetensors(os.path.join(pkg, "golden", "outputs.safetensors"))
+        np.save(self.path("x.npy"), golden_in["x"])
+        out = self.path("out")
+        r = wf("run", pkg, "--input", "x=" + self.path("x.npy"), "--output-dir", out)
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        self.assertEqual(sorted(os.listdir(out)), ["logits.npy", "probs.npy"])
+        np.testing.assert_allclose(np.load(os.path.join(out, "logits.npy")), golden_out["logits"], rtol=1e-3, atol=1e-5)
+        np.testing.assert_allclose(np.load(os.path.join(out, "probs.npy")), golden_out["probs"], rtol=1e-3, atol=1e-5)
+
+        r = wf("run", pkg, "-o", self.path("st"), "--output-format", "safetensors")
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        self.assertIn("running on the golden inputs", r.stderr)
+        got = read_safetensors(os.path.join(self.path("st"), "outputs.safetensors"))
+        self.assertEqual(sorted(got), ["logits", "probs"])
+
+        # A dynamic batch of 5, inputs from one safetensors file; checked against numpy.
+        dyn = os.path.join(PACKAGES, "dyn")
+        w = read_safetensors(os.path.join(dyn, "weights.safetensors"))["w"]
+        rng = np.random.default_rng(1)
+        x = rng.standard_normal((5, 4)).astype(np.float32)
+        y = rng.standard_normal((5, 3)).astype(np.float32)
+        write_safetensors(self.path("in.safetensors"), {"x": x, "y": y})
+        r = wf("run", dyn, "-i", self.path("in.safetensors"), "-o", self.path("dyn_out"))
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        got = np.load(os.path.join(self.path("dyn_out"), "out.npy"))
+        self.assertEqual(got.shape, (5, 3))
+        np.testing.assert_allclose(got, x.astype(np.float64) @ w + y, rtol=1e-5, atol=1e-6)
+
+    def test_run_package_input_errors(self):
+        pkg = os.path.join(PACKAGES, "mlp")
+        dyn = os.path.join(PACKAGES, "dyn")
+        rng = np.random.default_rng(2)
+
+        def expect(package, arrays, *needles):
+            args = []
+            for name, arr in arrays.items():
+                np.save(self.path(name + ".npy"), arr)
+                args += ["-i", name + "=" + self.path(name + ".npy")]
+            out = self.path("err_out")
+            r = wf("run", package, *args, "-o", out)
+            self.assertEqual(r.returncode, 2, r.stdout + r.stderr)
+            self.assertTrue(r.stderr.startswith("warpforge: error: "), r.stderr)
+            for n in needles:
+                self.assertIn(n, r.stderr)
+            self.assertFalse(os.path.exists(out), "no output after an error")
+
+        expect(pkg, {"x": rng.standard_normal((2, 4))}, "input 'x'", "f64")
+        expect(pkg, {"x": rng.standard_normal((4, 2)).astype(np.float32)}, "input 'x': expected shape [2, 4], got tensor<4x2xf32>")
+        expect(pkg, {"x": rng.standard_normal((2, 4)).astype(np.float32), "z": np.zeros(1, np.float32)},
+               "input 'z' is not an input", "'x'")
+        expect(dyn, {"x": np.zeros((2, 4), np.float32)}, "missing inputs: 'y' f32[batch, 3]")
+        expect(dyn, {"x": np.zeros((2, 4), np.float32), "y": np.zeros((3, 3), np.float32)},
+               "input 'y': dimension 0 ('batch') is 3, but another tensor already made 'batch' 2")
+        r = wf("run", pkg, "--entry", "main")
+        self.assertEqual(r.returncode, 2)
+        self.assertIn("--entry does not apply to a model package", r.stderr)
+
+    def test_help_lists_package_commands(self):
+        r = wf("--help")
+        self.assertEqual(r.returncode, 0)
+        for cmd in ("validate", "bench"):
+            self.assertIn(cmd, r.stdout)
+        r = wf("validate", "--help")
+        self.assertIn("--activations", r.stdout)
+        self.assertIn("--device", r.stdout)
+        r = wf("bench", "--help")
+        for flag in ("--iters", "--warmup", "--threads", "--json", "--device"):
+            self.assertIn(flag, r.stdout)
 
 
 def main():

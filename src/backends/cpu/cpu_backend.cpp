@@ -153,6 +153,8 @@ class CpuBackend : public Backend {
     if (entry.code() != OpCode::FuncFunc || entry.numRegions() == 0 || entry.region(0).empty())
       return invalidArgument("cpu: compile needs a func.func with a body, got " + entry.describe());
     std::string fnName = "@" + std::string(FuncOp(&entry).symName());
+    // First: looking up kernels below may start the thread pool.
+    WF_RETURN_IF_ERROR(configureThreads(options.numThreads));
     std::unordered_set<const Operation*> visited;
     std::vector<std::string> missing;
     collectUnsupported(module, entry, visited, missing);
@@ -168,7 +170,6 @@ class CpuBackend : public Backend {
       WF_ASSIGN_OR_RETURN(const Value* v, findEntryValue(entry, name));
       taps.push_back(v);
     }
-    WF_RETURN_IF_ERROR(configureThreads(options.numThreads));
     return std::unique_ptr<Executable>(new CpuExecutable(module, entry, std::move(taps)));
   }
 };
