@@ -119,7 +119,7 @@ def output_nodes(graph, recorded: dict) -> dict:
             val = n.meta.get("val")
             if not isinstance(val, torch.Tensor):
                 continue
-            if tuple(val.shape) != tuple(tensor.shape) and not _shape_matches(val.shape, tensor.shape):
+            if not _shape_matches(val.shape, tensor.shape):
                 continue
             if any(u not in inside_set for u in n.users):
                 candidates.append(n)
@@ -129,9 +129,15 @@ def output_nodes(graph, recorded: dict) -> dict:
 
 
 def _shape_matches(sym_shape, shape):
+    """Static sizes equal; symbolic sizes match anything. (Never compares a SymInt with an int:
+    that would add a guard and specialise the dynamic dimension.)"""
     if len(sym_shape) != len(shape):
         return False
     for a, b in zip(sym_shape, shape):
-        if isinstance(a, int) and a != b:
+        if isinstance(a, torch.SymInt):
+            expr = a.node.expr
+            if expr.is_Integer and int(expr) != b:
+                return False
+        elif int(a) != int(b):
             return False
     return True

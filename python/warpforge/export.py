@@ -71,7 +71,8 @@ def export(module: torch.nn.Module, example_inputs, out_dir, *, dynamic_batch: b
         module_sym = re.sub(r"[^A-Za-z0-9_]", "_", name) or "model"
         if module_sym[0].isdigit():
             module_sym = "_" + module_sym
-        lowered = lower_program(ep, input_names, act_nodes, module_sym)
+        low = element_type(dtype) if dtype in (torch.bfloat16, torch.float16) else None
+        lowered = lower_program(ep, input_names, act_nodes, module_sym, low=low)
         if len(lowered.outputs) != len(out_tensors):
             raise RuntimeError(f"the exported program has {len(lowered.outputs)} outputs, the model returns "
                                f"{len(out_tensors)} tensors")
@@ -121,7 +122,7 @@ def export(module: torch.nn.Module, example_inputs, out_dir, *, dynamic_batch: b
                     continue
                 node = act_nodes[path]
                 manifest["activations"].append({
-                    "name": path, "value": lowered.activations[path], "dtype": element_type(node.meta["val"].dtype),
+                    "name": path, "value": lowered.activations[path], "dtype": lowered.activation_types[path],
                     "shape": shape_of(node.meta["val"].shape)})
                 act_tensors[path] = recorder.values[path]
         write_package(out_dir, manifest, lowered.text, weights,

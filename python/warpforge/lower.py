@@ -43,6 +43,7 @@ class Lowered:
     weights: list = field(default_factory=list)  # Argument
     outputs: list = field(default_factory=list)  # Value
     activations: dict = field(default_factory=dict)  # module path -> SSA name (with %)
+    activation_types: dict = field(default_factory=dict)  # module path -> element type
 
 
 _FRAME = re.compile(r'File "([^"]+)", line (\d+)')
@@ -101,7 +102,10 @@ def find_unsupported(graph) -> list:
     return bad
 
 
-def lower_program(ep, input_names: list, activation_nodes: dict, module_name: str = "main") -> Lowered:
+def lower_program(ep, input_names: list, activation_nodes: dict, module_name: str = "main", low: str | None = None
+                  ) -> Lowered:
+    """`low` ("bf16"/"f16"): arguments and results keep that type, matmuls and convolutions take
+    operands of that type, and everything else computes in f32 (as torch.autocast does)."""
     graph = ep.graph
     unsupported = find_unsupported(graph)
     if unsupported:
@@ -109,6 +113,7 @@ def lower_program(ep, input_names: list, activation_nodes: dict, module_name: st
 
     b = Builder()
     ctx = Context(b)
+    ctx.low = low
     by_name = {n.name: n for n in graph.nodes if n.op == "placeholder"}
     activation_names = {path: b.reserve(path) for path in activation_nodes}
 
@@ -132,12 +137,16 @@ def lower_program(ep, input_names: list, activation_nodes: dict, module_name: st
     for arg in inputs + weights:
         node = arg.node
         dims = ctx.meta_dims(node)
-        v = Value(b.reserve(arg.name), ctx.node_type(node))
+        v = Value(b.reserve(arg.name), ctx.tt(dims, ctx.storage_dtype(node)))
         v.dims = dims
         arg.value = v
         ctx.values[node] = v
         if arg.kind == "input":
             ctx.add_symbol_source(v, dims)
+    b.loc = ""
+    for arg in inputs + weights:
+        if low and arg.value.type.dtype == low:
+            ctx.values[arg.node] = ctx.convert(arg.value, "f32")
 
     output_node = next(n for n in graph.nodes if n.op == "output")
     block_args = {id(a.value) for a in inputs + weights}
@@ -178,11 +187,12 @@ def lower_program(ep, input_names: list, activation_nodes: dict, module_name: st
         v = ctx.values.get(arg) if hasattr(arg, "op") else None
         if not isinstance(v, Value):
             raise LoweringError(f"output {getattr(arg, 'name', arg)!r} is not a tensor computed by the graph")
-        outputs.append(v)
+        outputs.append(ctx.convert(v, ctx.storage_dtype(arg)))
 
     text = _render(b, module_name, inputs + weights, outputs)
-    return Lowered(text, inputs, weights, outputs, {p: "%" + n for p, n in activation_names.items()
-                                                       if p in activation_nodes})
+    acts = {p: "%" + n for p, n in activation_names.items() if p in activation_nodes}
+    types = {p: ctx.values[activation_nodes[p]].type.dtype for p in acts}
+    return Lowered(text, inputs, weights, outputs, acts, types)
 
 
 def _check_type(ctx, node, v: Value):

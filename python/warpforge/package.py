@@ -24,6 +24,9 @@ def write_package(out_dir, manifest: dict, mlir_text: str, weights: dict, inputs
     os.makedirs(parent, exist_ok=True)
     tmp = tempfile.mkdtemp(prefix="." + os.path.basename(out_dir) + ".tmp-", dir=parent)
     try:
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o777 & ~umask)
         with open(os.path.join(tmp, "model.mlir"), "w") as f:
             f.write(mlir_text)
         save_file(_tensors(weights), os.path.join(tmp, "weights.safetensors"))

@@ -57,6 +57,7 @@ class Context:
         self.symbol_sources: dict = {}  # sympy.Symbol -> (Value, dim)
         self._sym_cache: dict = {}
         self.node = None  # the node being lowered (for error messages)
+        self.low = None  # "bf16" / "f16" in a low-precision export
 
     # ---- types and dims -------------------------------------------------------------------
     @staticmethod
@@ -72,13 +73,23 @@ class Context:
     def meta_dims_of_val(val) -> Dims:
         return [to_expr(d) for d in val.shape]
 
-    @staticmethod
-    def meta_dtype_of_val(val) -> str:
-        return element_type(val.dtype)
+    def meta_dtype_of_val(self, val) -> str:
+        """The element type a value is computed in: the model's, except that in a low-precision
+        export (`self.low`) values of the low type are computed in f32."""
+        et = element_type(val.dtype)
+        return "f32" if self.low and et == self.low else et
 
-    @staticmethod
-    def meta_dtype(node) -> str:
+    def meta_dtype(self, node) -> str:
+        return self.meta_dtype_of_val(node.meta["val"])
+
+    def storage_dtype(self, node) -> str:
         return element_type(node.meta["val"].dtype)
+
+    def product_dtype(self, node) -> str:
+        """Operand type of a matmul/convolution node: the low type where the model computes it
+        in the low type (accumulation is f32 in every backend), else the node's type."""
+        et = self.storage_dtype(node)
+        return et if self.low and et == self.low else self.meta_dtype(node)
 
     def node_type(self, node) -> TensorType:
         return self.tt(self.meta_dims(node), self.meta_dtype(node))

@@ -9,7 +9,7 @@ from .registry import register
 
 @register("aten.convolution.default")
 def _convolution(ctx: Context, node, x, w, bias, stride, padding, dilation, transposed, output_padding, groups):
-    dtype = ctx.meta_dtype(node)
+    dtype = ctx.product_dtype(node)
     x, w = ctx.convert(x, dtype), ctx.convert(w, dtype)
     nsp = x.type.rank - 2
     if nsp < 1:
@@ -53,6 +53,8 @@ def _convolution(ctx: Context, node, x, w, bias, stride, padding, dilation, tran
                  f"rhs_dilation = {i64_array(dilation)}, feature_group_count = {groups} : i64, "
                  f"batch_group_count = 1 : i64")
     y = ctx.emit("stablehlo.convolution", [x, kernel], ctx.tt(out_dims, dtype), attrs, dims=out_dims)
+    dtype = ctx.meta_dtype(node)
+    y = ctx.convert(y, dtype)
     if bias is not None:
         b = ctx.convert(bias, dtype)
         y = ctx.binary("stablehlo.add", y, ctx.broadcast_in_dim(b, out_dims, [1]))

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .context import Context, result_dtype
+from .context import Context
 from .registry import register
 
 
@@ -20,20 +20,24 @@ def dot_general(ctx: Context, a, c, batch, contract_a, contract_c):
 
 
 def _same_dtype(ctx, node, *vs):
-    dtype = ctx.meta_dtype(node)
+    dtype = ctx.product_dtype(node)
     return [ctx.convert(v, dtype) for v in vs]
+
+
+def _result(ctx, node, v):
+    return ctx.convert(v, ctx.meta_dtype(node))
 
 
 @register("aten.mm.default")
 def _mm(ctx, node, a, c):
     a, c = _same_dtype(ctx, node, a, c)
-    return dot_general(ctx, a, c, [], [1], [0])
+    return _result(ctx, node, dot_general(ctx, a, c, [], [1], [0]))
 
 
 @register("aten.bmm.default")
 def _bmm(ctx, node, a, c):
     a, c = _same_dtype(ctx, node, a, c)
-    return dot_general(ctx, a, c, [(0, 0)], [2], [1])
+    return _result(ctx, node, dot_general(ctx, a, c, [(0, 0)], [2], [1]))
 
 
 def _scaled_add(ctx, node, bias, prod, beta, alpha):
@@ -51,23 +55,23 @@ def _scaled_add(ctx, node, bias, prod, beta, alpha):
 @register("aten.addmm.default")
 def _addmm(ctx, node, bias, a, c, beta=1, alpha=1):
     a, c = _same_dtype(ctx, node, a, c)
-    return _scaled_add(ctx, node, bias, dot_general(ctx, a, c, [], [1], [0]), beta, alpha)
+    return _scaled_add(ctx, node, bias, _result(ctx, node, dot_general(ctx, a, c, [], [1], [0])), beta, alpha)
 
 
 @register("aten.baddbmm.default")
 def _baddbmm(ctx, node, bias, a, c, beta=1, alpha=1):
     a, c = _same_dtype(ctx, node, a, c)
-    return _scaled_add(ctx, node, bias, dot_general(ctx, a, c, [(0, 0)], [2], [1]), beta, alpha)
+    return _scaled_add(ctx, node, bias, _result(ctx, node, dot_general(ctx, a, c, [(0, 0)], [2], [1])), beta,
+                       alpha)
 
 
 @register("aten.dot.default", "aten.vdot.default")
 def _dot(ctx, node, a, c):
-    dtype = result_dtype(a, c)
-    a, c = ctx.convert(a, dtype), ctx.convert(c, dtype)
-    return dot_general(ctx, a, c, [], [0], [0])
+    a, c = _same_dtype(ctx, node, a, c)
+    return _result(ctx, node, dot_general(ctx, a, c, [], [0], [0]))
 
 
 @register("aten.mv.default")
 def _mv(ctx, node, a, c):
     a, c = _same_dtype(ctx, node, a, c)
-    return dot_general(ctx, a, c, [], [1], [0])
+    return _result(ctx, node, dot_general(ctx, a, c, [], [1], [0]))
