@@ -89,6 +89,8 @@ int runBench(const BenchOptions& options) {
 
   SessionOptions sessionOptions;
   sessionOptions.device = *device;
+  sessionOptions.compile.allowCpuFallback = options.allowCpuFallback;
+  sessionOptions.compile.allowTf32 = options.allowTf32;
   sessionOptions.compile.numThreads = options.threads;
   std::string pkgDir = pkg->dir();
   auto session = Session::create(std::move(*pkg), sessionOptions);
@@ -98,6 +100,7 @@ int runBench(const BenchOptions& options) {
 
   using Clock = std::chrono::steady_clock;
   std::vector<double> samples;
+  std::vector<std::string> hostFallbackOps;
   for (int i = 0; i < options.warmup + options.iters; ++i) {
     auto start = Clock::now();
     auto result = (*session)->runPrepared(*args);
@@ -105,6 +108,10 @@ int runBench(const BenchOptions& options) {
     if (!result) {
       printError(result.status().message());
       return kExitFailure;
+    }
+    if (i == 0) {
+      printHostFallback(result->report);
+      hostFallbackOps = result->report.hostFallbackOps;
     }
     if (i >= options.warmup) samples.push_back(std::chrono::duration<double, std::milli>(end - start).count());
   }
@@ -126,6 +133,7 @@ int runBench(const BenchOptions& options) {
         {"warmup", options.warmup},
         {"iters", options.iters},
         {"synthetic_inputs", synthetic},
+        {"host_fallback_ops", hostFallbackOps},
         {"latency_ms",
          {{"median", median}, {"p10", p10}, {"p90", p90}, {"min", sorted.front()}, {"max", sorted.back()}, {"mean", mean}}},
         {"throughput_samples_per_s", throughput},

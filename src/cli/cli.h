@@ -34,6 +34,8 @@ Expected<Module> loadModule(const std::string& path);
 // --device: "cpu", "cuda", "cuda:N", checked against the backends this binary has (registering
 // them). A malformed spec or a device kind this binary lacks is an error; callers exit with 2.
 Expected<DeviceSpec> resolveDevice(const std::string& flag);
+// Prints `warpforge: note: N op(s) ran on the host: ...` to stderr when a run fell back.
+void printHostFallback(const RunReport& report);
 // True when `path` is a directory (a model package) rather than an MLIR file.
 bool isPackageDirectory(const std::string& path);
 
@@ -53,6 +55,8 @@ struct RunOptions {
   std::string outputDir;
   std::string outputFormat = "npy";  // npy | safetensors
   std::string device = "cpu";
+  bool allowCpuFallback = false;  // CompileOptions::allowCpuFallback
+  bool allowTf32 = false;         // CompileOptions::allowTf32
 };
 // `file` is an MLIR file, or a model package directory (inputs by manifest name, weights from
 // the package; results named after the manifest's outputs).
@@ -63,6 +67,8 @@ struct ValidateOptions {
   std::string device = "cpu";
   bool activations = false;  // also compare every recorded activation
   bool json = false;
+  bool allowCpuFallback = false;
+  bool allowTf32 = false;
 };
 // Runs a package on its golden inputs and compares outputs (and activations) under the
 // manifest's tolerances. Exit 0 if all pass, 1 on a mismatch (naming the first diverging
@@ -76,6 +82,8 @@ struct BenchOptions {
   int warmup = 3;
   int threads = 0;  // 0: the backend's default
   bool json = false;
+  bool allowCpuFallback = false;
+  bool allowTf32 = false;
 };
 // Times runs of a package (golden inputs, or synthetic ones of the manifest's shapes) after
 // warm-up: median, p10, p90 latency and throughput in samples/s.

@@ -48,12 +48,30 @@ Expected<DeviceSpec> resolveDevice(const std::string& flag) {
   return spec;
 }
 
+void printHostFallback(const RunReport& report) {
+  if (report.hostFallbackOps.empty()) return;
+  std::cerr << "warpforge: note: " << report.hostFallbackOps.size() << " op(s) ran on the host (--allow-cpu-fallback):";
+  for (const std::string& op : report.hostFallbackOps) std::cerr << "\n  " << op;
+  std::cerr << "\n";
+}
+
 bool isPackageDirectory(const std::string& path) {
   std::error_code ec;
   return std::filesystem::is_directory(path, ec);
 }
 
 }  // namespace wf::cli
+
+namespace {
+
+// The compile options that --device commands share.
+void addCompileFlags(CLI::App* cmd, bool& allowCpuFallback, bool& allowTf32) {
+  cmd->add_flag("--allow-cpu-fallback", allowCpuFallback,
+                "Run ops the device has no kernel for on the host instead of failing (each is reported)");
+  cmd->add_flag("--allow-tf32", allowTf32, "Let fp32 matrix products use TF32 tensor cores (cuda)");
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   using namespace wf::cli;
@@ -104,6 +122,7 @@ int main(int argc, char** argv) {
   runCmd->add_option("--output-format", run.outputFormat, "npy (one file per result) or safetensors")
       ->check(CLI::IsMember({"npy", "safetensors"}));
   runCmd->add_option("--device", run.device, "Device to run on: cpu (default), cuda, cuda:N");
+  addCompileFlags(runCmd, run.allowCpuFallback, run.allowTf32);
 
   ValidateOptions validate;
   CLI::App* validateCmd = app.add_subcommand(
@@ -118,6 +137,7 @@ int main(int argc, char** argv) {
   validateCmd->add_option("--device", validate.device, "Device to run on: cpu (default), cuda, cuda:N");
   validateCmd->add_flag("--activations", validate.activations, "Also compare every recorded activation");
   validateCmd->add_flag("--json", validate.json, "Print one JSON object");
+  addCompileFlags(validateCmd, validate.allowCpuFallback, validate.allowTf32);
 
   BenchOptions bench;
   CLI::App* benchCmd = app.add_subcommand(
@@ -132,6 +152,7 @@ int main(int argc, char** argv) {
   benchCmd->add_option("--threads", bench.threads, "Host threads for CPU kernels (default: all cores)")
       ->check(CLI::Range(1, 1024));
   benchCmd->add_flag("--json", bench.json, "Print one JSON object");
+  addCompileFlags(benchCmd, bench.allowCpuFallback, bench.allowTf32);
 
   InspectOptions inspect;
   CLI::App* inspectCmd =

@@ -332,6 +332,8 @@ int runPackage(const RunOptions& options, const DeviceSpec& device) {
   if (auto checked = pkg->checkInputs(inputs); !checked) return reportStatus(checked.status());
   SessionOptions sessionOptions;
   sessionOptions.device = device;
+  sessionOptions.compile.allowCpuFallback = options.allowCpuFallback;
+  sessionOptions.compile.allowTf32 = options.allowTf32;
   auto session = Session::create(std::move(*pkg), sessionOptions);
   if (!session) return reportStatus(session.status());
   auto result = (*session)->run(inputs);
@@ -339,15 +341,20 @@ int runPackage(const RunOptions& options, const DeviceSpec& device) {
     printError(result.status().message());
     return kExitFailure;
   }
+  printHostFallback(result->report);
   return emitResults(result->outputs, options);
 }
 
 // An MLIR file on a device other than the CPU interpreter: through the backend registry.
 Expected<std::vector<Literal>> runOnBackend(const Module& module, const Operation& entry, std::vector<Literal> args,
-                                            const DeviceSpec& device) {
+                                            const DeviceSpec& device, const RunOptions& options) {
   WF_ASSIGN_OR_RETURN(std::unique_ptr<Backend> backend, createBackend(device));
-  WF_ASSIGN_OR_RETURN(std::unique_ptr<Executable> executable, backend->compile(module, entry, CompileOptions{}));
+  CompileOptions compile;
+  compile.allowCpuFallback = options.allowCpuFallback;
+  compile.allowTf32 = options.allowTf32;
+  WF_ASSIGN_OR_RETURN(std::unique_ptr<Executable> executable, backend->compile(module, entry, compile));
   WF_ASSIGN_OR_RETURN(RunResult result, executable->run(args));
+  printHostFallback(result.report);
   return std::move(result.outputs);
 }
 
@@ -377,7 +384,7 @@ int runRun(const RunOptions& options) {
     ctx.checks = &checks;
     results = Interpreter::callFunction(**entry, std::move(*args), ctx);
   } else {
-    results = runOnBackend(*module, **entry, std::move(*args), *device);
+    results = runOnBackend(*module, **entry, std::move(*args), *device, options);
   }
   if (!results) {
     printError(results.status().message());

@@ -125,6 +125,8 @@ int runValidate(const ValidateOptions& options) {
   bool capture = options.activations && haveActivations;
   SessionOptions sessionOptions;
   sessionOptions.device = *device;
+  sessionOptions.compile.allowCpuFallback = options.allowCpuFallback;
+  sessionOptions.compile.allowTf32 = options.allowTf32;
   sessionOptions.captureActivations = capture;
   std::string pkgDir = pkg->dir();
   auto session = Session::create(std::move(*pkg), sessionOptions);
@@ -135,6 +137,9 @@ int runValidate(const ValidateOptions& options) {
     printError(result.status().message());
     return kExitFailure;
   }
+
+  printHostFallback(result->report);
+  std::vector<std::string> hostFallbackOps = result->report.hostFallbackOps;
 
   std::vector<Row> outputs;
   bool outputsPass = true;
@@ -198,6 +203,7 @@ int runValidate(const ValidateOptions& options) {
     j["activations"] = json::array();
     if (options.activations)
       for (const Row& r : activations) j["activations"].push_back(rowJson(r));
+    j["host_fallback_ops"] = hostFallbackOps;
     j["pass"] = pass;
     j["first_failing_output"] = firstFailingOutput ? json(firstFailingOutput->name) : json(nullptr);
     j["first_diverging_activation"] = firstDiverging ? json(firstDiverging->name) : json(nullptr);
