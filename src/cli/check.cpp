@@ -362,6 +362,16 @@ std::vector<Result> checkFileInProcess(const std::string& path) {
 }  // namespace
 
 int runCheck(const CheckOptions& options) {
+  auto device = resolveDevice(options.device);
+  if (!device) {
+    printError(device.status().message());
+    return kExitUsage;
+  }
+  if (device->kind != "cpu") {
+    printError("--device " + device->toString() + ": check evaluates check.* ops on the cpu only; use run, "
+               "validate or bench on other devices");
+    return kExitUsage;
+  }
   std::vector<Result> all;
   for (const std::string& file : options.files) {
     std::vector<Result> results = options.isolate ? checkFileIsolated(file, options) : checkFileInProcess(file);

@@ -45,6 +45,7 @@ struct CheckOptions {
   bool verbose = false;       // also list passing functions
   bool isolate = true;        // run each file in a child process so a crash is contained
   double timeoutSeconds = 0;  // per function; 0 = no limit (needs isolate)
+  std::string device = "cpu";  // only the cpu evaluates check.* ops
 };
 int runCheck(const CheckOptions& options);
 

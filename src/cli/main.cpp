@@ -95,6 +95,7 @@ int main(int argc, char** argv) {
   checkCmd->add_flag("-v,--verbose", check.verbose, "Also list passing functions");
   checkCmd->add_option("--timeout", check.timeoutSeconds, "Seconds allowed per function (0: no limit)");
   bool noIsolate = false;
+  checkCmd->add_option("--device", check.device, "Device: cpu (the only one that evaluates check.* ops)");
   checkCmd->add_flag("--no-isolate", noIsolate,
                      "Run in this process instead of one child process per file (a crash then ends the run)");
 

@@ -414,6 +414,11 @@ class PackageCommands(unittest.TestCase):
             r = wf(cmd, pkg, "--device", "cuda:x")
             self.assertEqual(r.returncode, 2, r.stderr)
             self.assertIn("--device: device 'cuda:x'", r.stderr)
+        r = wf("check", "--device", "cpu", data("all_pass.mlir"))
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        r = wf("check", "--device", "tpu", data("all_pass.mlir"))
+        self.assertEqual(r.returncode, 2, r.stderr)
+        self.assertIn("unknown device kind 'tpu'", r.stderr)
         if not cuda_built():
             r = wf("bench", pkg, "--device", "cuda:1")
             self.assertEqual(r.returncode, 2, r.stderr)
