@@ -8,6 +8,10 @@
 #include <thread>
 #include <vector>
 
+#if defined(_OPENMP)
+#include <omp.h>
+#endif
+
 namespace wf {
 namespace {
 
@@ -24,6 +28,7 @@ int configuredThreads() {
   return hw == 0 ? 1 : static_cast<int>(hw);
 }
 
+#if !defined(_OPENMP)
 // One job at a time (parallelFor calls from different threads are serialized by jobMutex_).
 // Workers claim chunk indices from an atomic counter; the caller claims chunks too.
 class ThreadPool {
@@ -110,15 +115,60 @@ class ThreadPool {
   int active_ = 0;  // workers inside runChunks for the current job
   std::atomic<int64_t> next_{0};
 };
+#endif
 
+#if !defined(_OPENMP)
 ThreadPool& pool() {
   static ThreadPool p(configuredThreads());
   return p;
 }
+#endif
 
 }  // namespace
 
+#if defined(_OPENMP)
+
+// Built with OpenMP (it comes with oneDNN, whose primitives run on it): parallelFor runs on the
+// same OpenMP team as oneDNN's GEMMs and convolutions, so the process has one set of worker
+// threads. Two runtimes, each with its own workers spinning after a parallel region, would
+// take turns on the same cores between every convolution and the elementwise op after it.
+int numThreads() {
+  static const int n = configuredThreads();
+  return n;
+}
+
+bool insideParallelFor() { return tInsideParallel; }
+
+void parallelFor(int64_t n, int64_t grain, const std::function<void(int64_t, int64_t)>& fn) {
+  if (n <= 0) return;
+  grain = std::max<int64_t>(grain, 1);
+  const int threads = numThreads();
+  if (n <= grain || tInsideParallel || threads <= 1) {
+    fn(0, n);
+    return;
+  }
+  // A few chunks per thread, claimed dynamically, balances uneven chunk costs.
+  const int64_t chunks = std::min<int64_t>((n + grain - 1) / grain, int64_t{threads} * 4);
+  const int team = static_cast<int>(std::min<int64_t>(chunks, threads));
+  std::atomic<int64_t> next{0};
+#pragma omp parallel num_threads(team)
+  {
+    const bool saved = tInsideParallel;
+    tInsideParallel = true;
+    for (;;) {
+      const int64_t c = next.fetch_add(1, std::memory_order_relaxed);
+      if (c >= chunks) break;
+      fn(n * c / chunks, n * (c + 1) / chunks);
+    }
+    tInsideParallel = saved;
+  }
+}
+
+#else
+
 int numThreads() { return pool().threads(); }
+
+bool insideParallelFor() { return tInsideParallel; }
 
 void parallelFor(int64_t n, int64_t grain, const std::function<void(int64_t, int64_t)>& fn) {
   if (n <= 0) return;
@@ -136,5 +186,7 @@ void parallelFor(int64_t n, int64_t grain, const std::function<void(int64_t, int
   int64_t chunks = std::min<int64_t>((n + grain - 1) / grain, int64_t{p.threads()} * 4);
   p.run(n, chunks, fn);
 }
+
+#endif
 
 }  // namespace wf

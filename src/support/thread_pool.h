@@ -21,6 +21,11 @@ namespace wf {
 // Number of threads parallelFor may use (>= 1), including the caller.
 int numThreads();
 
+// True while the calling thread runs a parallelFor chunk (where nested parallelism runs
+// inline). Kernels that call a library with its own threads (oneDNN, OpenBLAS) ask it for one
+// thread there, so the two pools never oversubscribe the cores.
+bool insideParallelFor();
+
 void parallelFor(int64_t n, int64_t grain, const std::function<void(int64_t begin, int64_t end)>& fn);
 
 }  // namespace wf

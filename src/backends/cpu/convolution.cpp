@@ -311,6 +311,36 @@ Expected<Literal> convolution(const Operation& op, const Literal& lhs, const Lit
     q.strides = q.lhsDil = q.rhsDil = {1};
     q.padLo = q.padHi = q.reversal = {0};
   }
+  if (resultType == ElementType::kF32 && lhs.elementType() == ElementType::kF32 &&
+      rhs.elementType() == ElementType::kF32 && r >= 1 && p.batchGroups == 1) {
+    // oneDNN's direct convolution; it declines what it cannot express (then im2col runs).
+    bool plain = true;
+    for (size_t d = 0; d < r; ++d) plain = plain && p.lhsDil[d] == 1 && p.reversal[d] == 0;
+    if (plain) {
+      OneDnnConv c;
+      c.n = s.n;
+      c.c = s.c;
+      c.o = s.o;
+      c.groups = p.featureGroups;
+      c.in = s.in;
+      c.k = s.k;
+      c.out = s.out;
+      c.strides = p.strides;
+      c.padLo = p.padLo;
+      c.padHi = p.padHi;
+      c.rhsDil = p.rhsDil;
+      auto stridesOf = [](const std::vector<int64_t>& shape, int64_t a, int64_t b, const std::vector<int64_t>& sp) {
+        std::vector<int64_t> st = rowMajorStrides(shape);
+        std::vector<int64_t> v{st[static_cast<size_t>(a)], st[static_cast<size_t>(b)]};
+        for (int64_t d : sp) v.push_back(st[static_cast<size_t>(d)]);
+        return v;
+      };
+      c.srcStrides = stridesOf(ls, p.inBatch, p.inFeature, p.inSpatial);
+      c.weiStrides = stridesOf(ks, p.kOut, p.kIn, p.kSpatial);
+      c.dstStrides = stridesOf(resultShape, p.outBatch, p.outFeature, p.outSpatial);
+      if (convOneDnnF32(c, lhs.dataAs<float>(), rhs.dataAs<float>(), out.dataAs<float>())) return out;
+    }
+  }
   switch (chooseDomain(lhs.elementType(), rhs.elementType(), resultType)) {
     case Domain::kFloat: runConv<float>(q, s, lhs, rhs, out); break;
     case Domain::kDouble: runConv<double>(q, s, lhs, rhs, out); break;

@@ -46,6 +46,28 @@ template <typename T>
 void gemm(bool transA, bool transB, int64_t m, int64_t n, int64_t k, const T* a, int64_t lda, const T* b,
           int64_t ldb, T* c, int64_t ldc);
 
+// Before calling oneDNN from a kernel: gives its OpenMP runtime this thread's share of the
+// cores (all of the pool's threads at top level, one inside a parallelFor chunk).
+void useLibraryThreads();
+// Whether the backend was built with oneDNN (WF_HAVE_DNNL) and it is enabled: on by default,
+// off with WARPFORGE_ONEDNN=0 or setOneDnnEnabled(false) (tests compare both paths).
+bool haveOneDnn();
+void setOneDnnEnabled(bool enabled);
+
+// A convolution in canonical dimension order (input [N, C, spatial...], kernel [O, I,
+// spatial...], output [N, O, spatial'...]) with each operand's element strides in that order,
+// so NHWC / HWIO operands are described in place. feature groups only.
+struct OneDnnConv {
+  int64_t n = 0, c = 0, o = 0, groups = 1;
+  std::vector<int64_t> in, k, out;                     // spatial sizes
+  std::vector<int64_t> strides, padLo, padHi, rhsDil;  // per spatial dim
+  std::vector<int64_t> srcStrides, weiStrides, dstStrides;  // rank + 2 each, in canonical order
+};
+
+// Runs the convolution on oneDNN (dot_conv_onednn.cpp). Returns false, having written nothing,
+// when oneDNN is absent or cannot express it; the caller then runs its own path.
+bool convOneDnnF32(const OneDnnConv& conv, const float* in, const float* w, float* out);
+
 bool isIdentity(const std::vector<int64_t>& perm);
 std::vector<int64_t> inversePermutation(const std::vector<int64_t>& perm);
 int64_t product(const std::vector<int64_t>& dims);

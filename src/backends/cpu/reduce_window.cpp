@@ -95,16 +95,91 @@ void reduceWindowFastTyped(const WindowGeometry& g, const Literal& input, const 
   const S* x = input.dataAs<S>();
   S* out = result.dataAs<S>();
   T initV = Traits::load(init.dataAs<S>()[0]);
-  parallelRanges(result.numElements(), std::max<int64_t>(1, 4096 / std::max<int64_t>(1, g.windowSize)),
-                 [&](int64_t o0, int64_t o1) {
-                   std::vector<int64_t> idx, scratch;
-                   for (int64_t o = o0; o < o1; ++o) {
-                     g.windowIndices(o, idx, scratch);
-                     T acc = initV;
-                     for (int64_t i : idx) acc = op(acc, i < 0 ? initV : Traits::load(x[i]));
-                     out[o] = Traits::store(acc);
-                   }
-                 });
+  const size_t rank = g.inShape.size();
+  constexpr size_t kMaxRank = 8;
+  int64_t grain = std::max<int64_t>(1, 4096 / std::max<int64_t>(1, g.windowSize));
+  if (rank == 0 || rank > kMaxRank) {
+    parallelRanges(result.numElements(), grain, [&](int64_t o0, int64_t o1) {
+      std::vector<int64_t> idx, scratch;
+      for (int64_t o = o0; o < o1; ++o) {
+        g.windowIndices(o, idx, scratch);
+        T acc = initV;
+        for (int64_t i : idx) acc = op(acc, i < 0 ? initV : Traits::load(x[i]));
+        out[o] = Traits::store(acc);
+      }
+    });
+    return;
+  }
+  // Dims whose window is wider than one element ("active"), outermost first. A window is
+  // folded in row-major order, which is row-major order over the active dims alone.
+  size_t active[kMaxRank];
+  size_t numActive = 0;
+  for (size_t d = 0; d < rank; ++d)
+    if (g.window[d] > 1) active[numActive++] = d;
+  parallelRanges(result.numElements(), grain, [&](int64_t o0, int64_t o1) {
+    int64_t coord[kMaxRank];
+    for (int64_t rem = o0, d = static_cast<int64_t>(rank) - 1; d >= 0; --d) {
+      auto u = static_cast<size_t>(d);
+      coord[u] = g.outShape[u] == 0 ? 0 : rem % g.outShape[u];
+      rem = g.outShape[u] == 0 ? 0 : rem / g.outShape[u];
+    }
+    const int64_t* tab[kMaxRank];  // per active dim: the window's input coordinates
+    int64_t w[kMaxRank];
+    for (int64_t o = o0; o < o1; ++o) {
+      // Offset of the single-element dims; padding there makes the whole window padding.
+      int64_t base = 0;
+      bool padded = false;
+      for (size_t d = 0; d < rank; ++d) {
+        if (g.window[d] > 1) continue;
+        int64_t t = g.table[d][static_cast<size_t>(coord[d])];
+        if (t < 0) padded = true;
+        base += t * g.inStrides[d];
+      }
+      T acc = initV;
+      if (padded) {
+        for (int64_t i = 0; i < g.windowSize; ++i) acc = op(acc, initV);
+      } else if (numActive == 0) {
+        acc = op(acc, Traits::load(x[base]));
+      } else {
+        for (size_t a = 0; a < numActive; ++a) {
+          size_t d = active[a];
+          tab[a] = g.table[d].data() + coord[d] * g.window[d];
+          w[a] = 0;
+        }
+        const size_t last = numActive - 1;
+        const int64_t lastStride = g.inStrides[active[last]];
+        const int64_t lastWindow = g.window[active[last]];
+        for (;;) {
+          // Offset of the outer active dims (or padding), then a run along the last one.
+          int64_t off = base;
+          bool pad = false;
+          for (size_t a = 0; a < last; ++a) {
+            int64_t t = tab[a][w[a]];
+            if (t < 0) pad = true;
+            off += t * g.inStrides[active[a]];
+          }
+          const int64_t* lt = tab[last];
+          if (pad) {
+            for (int64_t k = 0; k < lastWindow; ++k) acc = op(acc, initV);
+          } else {
+            for (int64_t k = 0; k < lastWindow; ++k)
+              acc = op(acc, lt[k] < 0 ? initV : Traits::load(x[off + lt[k] * lastStride]));
+          }
+          size_t a = last;
+          while (a-- > 0) {
+            if (++w[a] < g.window[active[a]]) break;
+            w[a] = 0;
+          }
+          if (a == static_cast<size_t>(-1)) break;
+        }
+      }
+      out[o] = Traits::store(acc);
+      for (size_t d = rank; d-- > 0;) {
+        if (++coord[d] < g.outShape[d]) break;
+        coord[d] = 0;
+      }
+    }
+  });
 }
 
 bool tryReduceWindowFast(const Operation& op, const WindowGeometry& g, std::span<const Literal> operands,
