@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Sets up WarpForge and runs the whole test suite: unit tests and StableHLO conformance (ctest),
-# the JAX suite (pytest), and a 60 s fuzzing run of the parser under ASan+UBSan.
+# the JAX suite and the PyTorch exporter suite (pytest), and a 60 s fuzzing run of the parser under ASan+UBSan.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -11,6 +11,9 @@ ctest --test-dir build --output-on-failure -j"$(nproc)"
 
 echo "== JAX suite: programs lowered by JAX, run on WarpForge, compared with JAX on CPU"
 WARPFORGE="$PWD/build/warpforge" python3 -m pytest -q -p no:cacheprovider tests/jax
+
+echo "== exporter suite: PyTorch models exported to packages, run on WarpForge, compared with PyTorch"
+WARPFORGE="$PWD/build/warpforge" python3 -m pytest -q -p no:cacheprovider python/tests
 
 echo "== parser fuzzing (libFuzzer, ASan+UBSan, ${FUZZ_SECONDS:-60} s)"
 CC=clang CXX=clang++ cmake -S . -B build-fuzz -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \

@@ -1,6 +1,6 @@
 """`warpforge-export`: exports a model to a package from the command line.
 
-    warpforge-export torchvision:resnet18 out/resnet18 --input-shape 1,3,224,224
+    warpforge-export torchvision.models:resnet18 out/resnet18 --input-shape 1,3,224,224
     warpforge-export mypkg.models:build_model out/pkg --input-shape 2,16 --input-dtype int64 --dynamic-batch
 
 MODEL is `module:attribute`, a callable returning an nn.Module (or an nn.Module). Inputs are
