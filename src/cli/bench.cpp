@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cstdio>
 #include <iostream>
+#include <map>
 
 #include <nlohmann/json.hpp>
 
@@ -56,6 +57,73 @@ std::string ms(double v) {
   return buf;
 }
 
+// Per-op time accumulated over the timed runs.
+struct Profile {
+  struct ByName {
+    int64_t calls = 0;
+    double micros = 0;
+  };
+  std::map<std::string, ByName> byName;
+  std::map<std::pair<std::string, std::string>, double> byOp;  // (name, location) -> microseconds
+  double totalMicros = 0;
+  int runs = 0;
+
+  void add(const RunReport& report) {
+    ++runs;
+    for (const OpTiming& t : report.timings) {
+      ByName& b = byName[t.name];
+      ++b.calls;
+      b.micros += t.microseconds;
+      byOp[{t.name, t.location}] += t.microseconds;
+      totalMicros += t.microseconds;
+    }
+  }
+};
+
+constexpr size_t kProfileRows = 15;
+
+nlohmann::json profileJson(const Profile& p) {
+  nlohmann::json byName = nlohmann::json::array(), slowest = nlohmann::json::array();
+  std::vector<std::pair<std::string, Profile::ByName>> names(p.byName.begin(), p.byName.end());
+  std::sort(names.begin(), names.end(), [](const auto& a, const auto& b) { return a.second.micros > b.second.micros; });
+  for (const auto& [name, b] : names)
+    byName.push_back({{"op", name},
+                      {"calls_per_run", static_cast<double>(b.calls) / p.runs},
+                      {"ms_per_run", b.micros / 1000.0 / p.runs},
+                      {"share", p.totalMicros > 0 ? b.micros / p.totalMicros : 0.0}});
+  std::vector<std::pair<std::pair<std::string, std::string>, double>> ops(p.byOp.begin(), p.byOp.end());
+  std::sort(ops.begin(), ops.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
+  for (size_t i = 0; i < ops.size() && i < kProfileRows; ++i)
+    slowest.push_back({{"op", ops[i].first.first}, {"location", ops[i].first.second},
+                       {"ms_per_run", ops[i].second / 1000.0 / p.runs}});
+  return {{"by_op", byName}, {"slowest", slowest}};
+}
+
+void printProfile(const Profile& p) {
+  if (p.totalMicros <= 0) {
+    std::cout << "profile: the backend recorded no op timings\n";
+    return;
+  }
+  nlohmann::json j = profileJson(p);
+  char line[512];
+  std::cout << "profile, per run (an op's time runs from the end of the previous op of the entry function):\n";
+  std::snprintf(line, sizeof line, "  %-36s %8s %11s %7s\n", "op", "calls", "ms", "share");
+  std::cout << line;
+  size_t shown = 0;
+  for (const auto& row : j["by_op"]) {
+    if (shown++ == kProfileRows) break;
+    std::snprintf(line, sizeof line, "  %-36s %8.0f %11.4f %6.1f%%\n", row["op"].get<std::string>().c_str(),
+                  row["calls_per_run"].get<double>(), row["ms_per_run"].get<double>(), row["share"].get<double>() * 100);
+    std::cout << line;
+  }
+  std::cout << "slowest ops:\n";
+  for (const auto& row : j["slowest"]) {
+    std::snprintf(line, sizeof line, "  %11.4f ms  %s at %s\n", row["ms_per_run"].get<double>(),
+                  row["op"].get<std::string>().c_str(), row["location"].get<std::string>().c_str());
+    std::cout << line;
+  }
+}
+
 }  // namespace
 
 int runBench(const BenchOptions& options) {
@@ -92,6 +160,7 @@ int runBench(const BenchOptions& options) {
   sessionOptions.compile.allowCpuFallback = options.allowCpuFallback;
   sessionOptions.compile.allowTf32 = options.allowTf32;
   sessionOptions.compile.numThreads = options.threads;
+  sessionOptions.compile.recordTimings = options.profile;
   std::string pkgDir = pkg->dir();
   auto session = Session::create(std::move(*pkg), sessionOptions);
   if (!session) return reportStatus(session.status());
@@ -101,6 +170,7 @@ int runBench(const BenchOptions& options) {
   using Clock = std::chrono::steady_clock;
   std::vector<double> samples;
   std::vector<std::string> hostFallbackOps;
+  Profile profile;
   for (int i = 0; i < options.warmup + options.iters; ++i) {
     auto start = Clock::now();
     auto result = (*session)->runPrepared(*args);
@@ -113,6 +183,7 @@ int runBench(const BenchOptions& options) {
       printHostFallback(result->report);
       hostFallbackOps = result->report.hostFallbackOps;
     }
+    if (i >= options.warmup && options.profile) profile.add(result->report);
     if (i >= options.warmup) samples.push_back(std::chrono::duration<double, std::milli>(end - start).count());
   }
   std::vector<double> sorted = samples;
@@ -138,6 +209,7 @@ int runBench(const BenchOptions& options) {
          {{"median", median}, {"p10", p10}, {"p90", p90}, {"min", sorted.front()}, {"max", sorted.back()}, {"mean", mean}}},
         {"throughput_samples_per_s", throughput},
         {"samples_ms", samples}};
+    if (options.profile) j["profile"] = profileJson(profile);
     std::cout << j.dump(2) << "\n";
     return kExitOk;
   }
@@ -151,6 +223,7 @@ int runBench(const BenchOptions& options) {
   char buf[64];
   std::snprintf(buf, sizeof buf, "%.2f", throughput);
   std::cout << "throughput: " << buf << " samples/s\n";
+  if (options.profile) printProfile(profile);
   return kExitOk;
 }
 

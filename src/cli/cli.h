@@ -83,6 +83,7 @@ struct BenchOptions {
   int warmup = 3;
   int threads = 0;  // 0: the backend's default
   bool json = false;
+  bool profile = false;  // per-op times (CompileOptions::recordTimings), aggregated over the timed runs
   bool allowCpuFallback = false;
   bool allowTf32 = false;
 };

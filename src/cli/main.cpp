@@ -153,6 +153,8 @@ int main(int argc, char** argv) {
   benchCmd->add_option("--threads", bench.threads, "Host threads for CPU kernels (default: all cores)")
       ->check(CLI::Range(1, 1024));
   benchCmd->add_flag("--json", bench.json, "Print one JSON object");
+  benchCmd->add_flag("--profile", bench.profile,
+                     "Also time each op (per op name and the slowest ops); adds a little overhead per op");
   addCompileFlags(benchCmd, bench.allowCpuFallback, bench.allowTf32);
 
   InspectOptions inspect;

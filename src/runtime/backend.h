@@ -41,6 +41,10 @@ struct CompileOptions {
   std::vector<std::string> tapValues;
   // Worker threads for host kernels; 0 lets the backend choose.
   int numThreads = 0;
+  // Fill RunReport::timings on each run (one entry per op of the entry function, or per fused
+  // kernel). Off by default, since timing costs a clock read (or a device event) per op. Added
+  // for `warpforge bench --profile`; a backend that cannot time ops leaves timings empty.
+  bool recordTimings = false;
 };
 
 // One span of a run, for traces and per-op timing.

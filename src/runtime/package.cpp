@@ -315,7 +315,8 @@ std::string Package::path(std::string_view relative) const {
 Expected<Package> Package::open(const std::string& dir) {
   namespace fs = std::filesystem;
   std::error_code ec;
-  if (!fs::is_directory(dir, ec)) return notFound(dir + ": not a package directory (no such directory)");
+  if (!fs::exists(dir, ec)) return notFound(dir + ": no such package directory");
+  if (!fs::is_directory(dir, ec)) return invalidArgument(dir + ": a model package is a directory, this is a file");
   Package pkg;
   pkg.dir_ = dir;
   std::string manifestPath = pkg.path(kManifestFile);

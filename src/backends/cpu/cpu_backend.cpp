@@ -3,6 +3,7 @@
 
 #include <cblas.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <optional>
 #include <unordered_map>
@@ -56,8 +57,8 @@ Status configureThreads(int requested) {
 
 class CpuExecutable : public Executable {
  public:
-  CpuExecutable(const Module& module, const Operation& entry, std::vector<const Value*> taps)
-      : module_(module), entry_(entry), taps_(std::move(taps)) {
+  CpuExecutable(const Module& module, const Operation& entry, std::vector<const Value*> taps, bool recordTimings)
+      : module_(module), entry_(entry), taps_(std::move(taps)), recordTimings_(recordTimings) {
     size_t n = FuncOp(&entry).body().numArguments();
     bound_.resize(n);
     for (size_t i = 0; i < taps_.size(); ++i) tapIndex_[taps_[i]].push_back(i);
@@ -102,10 +103,22 @@ class CpuExecutable : public Executable {
 
     EvalContext ctx;
     ctx.module = &module_;
-    if (!taps_.empty())
+    // Timings: the time from the previous op of the entry body finishing to this one finishing,
+    // so an op's nested regions and callees count towards it.
+    using Clock = std::chrono::steady_clock;
+    Clock::time_point last = Clock::now();
+    const Block* body = &fn.body();
+    if (!taps_.empty() || recordTimings_)
       ctx.onResult = [&](const Value& value, const Literal& literal) {
         if (auto it = tapIndex_.find(&value); it != tapIndex_.end())
           for (size_t t : it->second) captured[t] = literal;
+        const Operation* op = value.definingOp();
+        if (recordTimings_ && value.index() == 0 && op && op->parentBlock() == body) {
+          Clock::time_point now = Clock::now();
+          result.report.timings.push_back(
+              {op->name(), op->location().toString(), std::chrono::duration<double, std::micro>(now - last).count()});
+          last = now;
+        }
       };
     WF_ASSIGN_OR_RETURN(result.outputs, Interpreter::callFunction(entry_, std::move(all), ctx));
     for (size_t i = 0; i < taps_.size(); ++i) {
@@ -140,6 +153,7 @@ class CpuExecutable : public Executable {
   const Operation& entry_;
   std::vector<const Value*> taps_;
   std::unordered_map<const Value*, std::vector<size_t>> tapIndex_;  // a value may be tapped twice
+  bool recordTimings_;
   std::vector<std::optional<Literal>> bound_;
   size_t bytesBound_ = 0;
 };
@@ -170,7 +184,7 @@ class CpuBackend : public Backend {
       WF_ASSIGN_OR_RETURN(const Value* v, findEntryValue(entry, name));
       taps.push_back(v);
     }
-    return std::unique_ptr<Executable>(new CpuExecutable(module, entry, std::move(taps)));
+    return std::unique_ptr<Executable>(new CpuExecutable(module, entry, std::move(taps), options.recordTimings));
   }
 };
 

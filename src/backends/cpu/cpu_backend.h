@@ -2,7 +2,9 @@
 // adapter over the interpreter (interpreter.h). compile() checks that every op reachable from
 // the entry function has a CPU kernel and resolves tap names; bound arguments are held as host
 // Literals; run() calls Interpreter::callFunction and captures taps through
-// EvalContext::onResult.
+// EvalContext::onResult. With CompileOptions::recordTimings each run reports one OpTiming per
+// op of the entry function's body: the time from the previous such op finishing to this one
+// finishing (nested regions and callees count towards the op that holds them).
 //
 // Threads: the host kernels share one process-wide pool (support/thread_pool.h) and OpenBLAS's
 // own pool. CompileOptions::numThreads > 0 sets both; the kernel pool is sized when first used,
