@@ -70,10 +70,8 @@ def bert_qa(seq=32):
 def gpt2(seq=32):
     from transformers import GPT2Config, GPT2LMHeadModel
     _seed()
-    # the sdpa attention path hits a torch.export decomposition bug (a view of a non-contiguous
-    # tensor); the eager attention path computes the same function
     cfg = GPT2Config(n_layer=2, n_embd=128, n_head=4, n_positions=128, vocab_size=1000, use_cache=False,
-                     attn_implementation="eager")
+                     bos_token_id=0, eos_token_id=0)
     return GPT2LMHeadModel(cfg).eval(), (_ids(cfg.vocab_size, (1, seq)),)
 
 

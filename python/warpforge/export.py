@@ -65,7 +65,7 @@ def export(module: torch.nn.Module, example_inputs, out_dir, *, dynamic_batch: b
             # A size-1 example batch would be specialised to 1: trace on a batch of 2.
             trace_inputs = tuple(torch.cat([x, x]) if x.dim() > 0 and x.shape[0] == 1 else x for x in inputs)
         ep = torch.export.export(model, trace_inputs, dynamic_shapes=dynamic_shapes, strict=False)
-        ep = ep.run_decompositions()
+        ep = ep.run_decompositions(decomposition_table())
 
         act_nodes = output_nodes(ep.graph, recorder.values)
         module_sym = re.sub(r"[^A-Za-z0-9_]", "_", name) or "model"
@@ -130,6 +130,17 @@ def export(module: torch.nn.Module, example_inputs, out_dir, *, dynamic_batch: b
         return manifest
     finally:
         module.train(was_training)
+
+
+def decomposition_table():
+    """torch.export's core-ATen decompositions, except scaled_dot_product_attention, which the
+    lowering takes whole (its decomposition also trips torch 2.15 on GPT-2: a view of the
+    non-contiguous attention output)."""
+    table = torch.export.default_decompositions()
+    for op in list(table.keys()):
+        if "scaled_dot_product" in str(op):
+            del table[op]
+    return table
 
 
 def _output_vals(ep):
