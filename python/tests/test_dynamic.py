@@ -10,8 +10,34 @@ import warpforge
 from helpers import compare, has_validate, run_package, validate
 from zoo import ZOO, bert_small
 
-MODELS = {"embednet": ZOO["embednet"], "bert_small": bert_small, "convnet": ZOO["convnet"], "lstm": ZOO["lstm"],
-          "mha": ZOO["mha"], "resnet18": ZOO["resnet18"], "llama": lambda: ZOO["llama"](seq=8)}
+class DynamicOps(torch.nn.Module):
+    """Ops whose lowering needs the runtime batch size: dynamic_gather (index_select keeps the
+    batch dimension in its slice), dynamic_pad, dynamic_iota (arange over the batch),
+    real_dynamic_slice, and products of the batch size in reshapes."""
+
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("idx", torch.tensor([3, 0, 2, 2]))
+        self.lin = torch.nn.Linear(5, 5)
+
+    def forward(self, x):
+        b = x.shape[0]
+        y = torch.index_select(x, 2, self.idx)                      # [B, 3, 4]
+        y = torch.nn.functional.pad(y, (1, 0, 2, 1), value=-1.0)    # [B, 6, 5]
+        pos = torch.arange(b, dtype=torch.float32).view(b, 1, 1)    # [B, 1, 1]
+        flat = self.lin(y).reshape(b * 6, 5)                        # [B*6, 5]
+        z = flat[:, 1:4].reshape(b, 6, 3) * pos
+        return z.softmax(-1), torch.gather(x, 1, x.argmax(1, keepdim=True))
+
+
+def dynamic_ops():
+    torch.manual_seed(0)
+    return DynamicOps(), (torch.randn(2, 3, 5),)
+
+
+MODELS = {"dynamic_ops": dynamic_ops, "embednet": ZOO["embednet"], "bert_small": bert_small, "convnet": ZOO["convnet"], "lstm": ZOO["lstm"],
+          "mha": ZOO["mha"], "resnet18": ZOO["resnet18"], "mobilenet_v3_small": ZOO["mobilenet_v3_small"],
+          "gpt2": lambda: ZOO["gpt2"](seq=8), "llama": lambda: ZOO["llama"](seq=8)}
 
 
 def _like(x: torch.Tensor, batch: int, gen: torch.Generator) -> torch.Tensor:

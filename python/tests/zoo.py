@@ -38,7 +38,9 @@ def mobilenet_v3_small():
 def vit_b_16():
     import torchvision
     _seed()
-    return torchvision.models.vit_b_16(), (torch.randn(1, 3, 224, 224),)
+    m = torchvision.models.vit_b_16()
+    nn.init.normal_(m.heads.head.weight, std=0.02)  # torchvision initialises the head to zeros
+    return m, (torch.randn(1, 3, 224, 224),)
 
 
 def _ids(vocab, shape):
