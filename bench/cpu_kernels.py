@@ -185,6 +185,7 @@ def main():
                 f.write(text)
             targs = [torch.from_numpy(rng.uniform(-1, 1, s).astype(np.float32)) for s in shapes]
             t_ms = time_torch(tf, targs, args.iters, args.warmup)
+            time.sleep(0.5)  # let PyTorch's OpenMP workers stop spinning before WarpForge runs
             w_ms = time_wf(bench, path, args.threads, args.iters, args.warmup)
             b_ms = time_wf(args.baseline, path, args.threads, args.iters, args.warmup) if args.baseline else 0.0
             rows.append((group, name, count, t_ms, w_ms, b_ms))

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "backends/cpu/dot_conv_util.h"
 #include "backends/cpu/interpreter.h"
 #include "backends/cpu/shape_util.h"
 
@@ -128,7 +129,7 @@ Results dynamicReshape(const Operation& op, std::span<const Literal> operands, E
 
 // ----- transpose, reverse ------------------------------------------------------------------
 
-Results transpose(const Operation& op, std::span<const Literal> operands, EvalContext&) {
+Results transpose(const Operation& op, std::span<const Literal> operands, EvalContext& ctx) {
   WF_RETURN_IF_ERROR(expectOperands(op, operands, 1));
   const Literal& operand = operands[0];
   WF_ASSIGN_OR_RETURN(auto perm, intListAttr(op, "permutation"));
@@ -141,6 +142,9 @@ Results transpose(const Operation& op, std::span<const Literal> operands, EvalCo
     shape.push_back(operand.shape()[static_cast<size_t>(p)]);
     srcStrides.push_back(inStrides[static_cast<size_t>(p)]);
   }
+  // Only dot_generals read the result, and they read it in the operand's layout (dot.cpp):
+  // hand them the operand's storage instead of a permuted copy.
+  if (operand.type().isTensor() && dotconv::transposeFoldsIntoDots(op, ctx)) return single(operand.reshaped(shape));
   WF_ASSIGN_OR_RETURN(Literal result, makeTensor(op, shape, operand.elementType()));
   copyBox(result.data(), rowMajorStrides(shape), operand.data(), srcStrides, shape, storageBytes(operand.elementType()));
   return single(std::move(result));

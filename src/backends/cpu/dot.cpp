@@ -9,6 +9,7 @@
 //
 // `precision_config` and `algorithm` are ignored: the CPU always computes at full precision.
 #include <algorithm>
+#include <optional>
 
 #include "backends/cpu/dot_conv_util.h"
 #include "support/thread_pool.h"
@@ -194,10 +195,71 @@ Expected<DotDims> readDotDims(const Operation& op, const Attribute* a) {
 
 ElementType resultElementType(const Operation& op) { return op.result(0)->type().elementType(); }
 
+std::optional<std::vector<int64_t>> permutationOf(const Operation& transposeOp) {
+  const Attribute* a = transposeOp.attr("permutation");
+  if (!a) return std::nullopt;
+  return a->asIntList();
+}
+
+// Operand `k` (0: lhs, 1: rhs) of dot_general `dot` is transpose(x, perm): the same dot on x
+// has dims mapped through perm; allowed when x's free dims keep their relative order (the
+// result lists them in operand order).
+bool foldableOperand(const Operation& dot, size_t k, const std::vector<int64_t>& perm) {
+  auto d = readDotDims(dot, dot.attr("dot_dimension_numbers"));
+  if (!d) return false;
+  const std::vector<int64_t>& batch = k == 0 ? d->lhsBatch : d->rhsBatch;
+  const std::vector<int64_t>& contract = k == 0 ? d->lhsContract : d->rhsContract;
+  auto rank = static_cast<int64_t>(perm.size());
+  std::vector<bool> used(perm.size(), false);
+  for (int64_t x : batch) {
+    if (x < 0 || x >= rank) return false;
+    used[static_cast<size_t>(x)] = true;
+  }
+  for (int64_t x : contract) {
+    if (x < 0 || x >= rank) return false;
+    used[static_cast<size_t>(x)] = true;
+  }
+  int64_t last = -1;
+  for (int64_t i = 0; i < rank; ++i) {
+    if (used[static_cast<size_t>(i)]) continue;
+    if (perm[static_cast<size_t>(i)] < last) return false;
+    last = perm[static_cast<size_t>(i)];
+  }
+  return true;
+}
+
+bool usedInRegions(const Operation& op, const Value* v) {
+  for (const auto& region : op.regions())
+    for (const auto& block : region->blocks())
+      for (const auto& inner : block->operations()) {
+        for (const Value* operand : inner->operands())
+          if (operand == v) return true;
+        if (usedInRegions(*inner, v)) return true;
+      }
+  return false;
+}
+
 Expected<std::vector<Literal>> dotGeneralKernel(const Operation& op, std::span<const Literal> operands,
-                                                EvalContext&) {
+                                                EvalContext& ctx) {
   WF_ASSIGN_OR_RETURN(DotDims d, readDotDims(op, op.attr("dot_dimension_numbers")));
-  WF_ASSIGN_OR_RETURN(Literal out, dotGeneral(op, operands[0], operands[1], d, resultElementType(op)));
+  if (operands.size() != 2) return invalidArgument(op.describe() + ": expects lhs and rhs");
+  Literal lhs = operands[0], rhs = operands[1];
+  // An operand whose transpose was folded (see transposeFoldsIntoDots) holds the transpose's
+  // input storage: view it with the input's shape and map the dims through the permutation.
+  for (size_t k = 0; k < 2 && op.numOperands() == 2; ++k) {
+    const Operation* t = op.operand(k)->definingOp();
+    if (!t || t->code() != OpCode::Transpose || !transposeFoldsIntoDots(*t, ctx)) continue;
+    std::optional<std::vector<int64_t>> perm = permutationOf(*t);
+    Literal& l = k == 0 ? lhs : rhs;
+    std::vector<int64_t> srcShape(perm->size());
+    for (size_t j = 0; j < perm->size(); ++j) srcShape[static_cast<size_t>((*perm)[j])] = l.shape()[j];
+    l = l.reshaped(srcShape);
+    std::vector<int64_t>& batch = k == 0 ? d.lhsBatch : d.rhsBatch;
+    std::vector<int64_t>& contract = k == 0 ? d.lhsContract : d.rhsContract;
+    for (int64_t& x : batch) x = (*perm)[static_cast<size_t>(x)];
+    for (int64_t& x : contract) x = (*perm)[static_cast<size_t>(x)];
+  }
+  WF_ASSIGN_OR_RETURN(Literal out, dotGeneral(op, lhs, rhs, d, resultElementType(op)));
   return std::vector<Literal>{std::move(out)};
 }
 
@@ -355,6 +417,30 @@ Expected<std::vector<Literal>> raggedDotKernel(const Operation& op, std::span<co
 }
 
 }  // namespace
+
+bool transposeFoldsIntoDots(const Operation& t, const EvalContext& ctx) {
+  if (t.code() != OpCode::Transpose || t.numResults() != 1 || t.numOperands() != 1 || ctx.onResult) return false;
+  const Block* block = t.parentBlock();
+  std::optional<std::vector<int64_t>> perm = permutationOf(t);
+  if (!block || !perm || static_cast<int64_t>(perm->size()) != t.operand(0)->type().rank()) return false;
+  std::vector<bool> seen(perm->size(), false);
+  for (int64_t p : *perm) {
+    if (p < 0 || p >= static_cast<int64_t>(perm->size()) || seen[static_cast<size_t>(p)]) return false;
+    seen[static_cast<size_t>(p)] = true;
+  }
+  const Value* v = t.result(0);
+  bool used = false;
+  for (const auto& user : block->operations()) {
+    for (size_t k = 0; k < user->numOperands(); ++k) {
+      if (user->operand(k) != v) continue;
+      if (user->code() != OpCode::DotGeneral || user->numOperands() != 2 || !foldableOperand(*user, k, *perm))
+        return false;
+      used = true;
+    }
+    if (user->numRegions() > 0 && usedInRegions(*user, v)) return false;
+  }
+  return used;
+}
 
 void registerDotKernels(KernelRegistry& registry) {
   registry.add(OpCode::DotGeneral, dotGeneralKernel);

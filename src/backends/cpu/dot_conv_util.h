@@ -87,6 +87,15 @@ struct DotDims {
   std::vector<int64_t> lhsBatch, rhsBatch, lhsContract, rhsContract;
 };
 
+// Transposes folded into dot_general: a `stablehlo.transpose` whose result only feeds
+// dot_generals (top-level ops of its own block, none of them needing the free dims reordered,
+// no hook observing results) is not materialized. Its kernel returns the operand's storage
+// with the transposed shape, and each consuming dot_general reads that storage in the
+// operand's own layout, moving the permutation into its dimension numbers, which BLAS then
+// takes as a transpose flag. Exporters write `transpose(weight) -> dot_general` for every
+// linear layer; this saves copying the weights on every run.
+bool transposeFoldsIntoDots(const Operation& transposeOp, const EvalContext& ctx);
+
 // dot_general per the spec: result dims are [batch..., lhs free..., rhs free...], element type
 // `resultType`. `op` names the failing op in errors.
 Expected<Literal> dotGeneral(const Operation& op, const Literal& lhs, const Literal& rhs, const DotDims& dims,
