@@ -72,7 +72,28 @@ CASES = {
                                      torch.full((2, 3), 7, dtype=torch.int32) * 2, x.to(torch.int64), x.to(torch.bool),
                                      torch.ones_like(x) - torch.zeros(4, 6)),
                           (randn(4, 6) * 4,)),
+    "scatter_family": (lambda x, i, v: (x.scatter(1, i, v), x.scatter(1, i, 2.5), x.scatter_add(1, i, v),
+                                        x.index_put((i[:, 0] % 4,), v[:, 0, None].expand(3, 6), accumulate=True),
+                                        x.index_put((torch.tensor([2, 0]), torch.tensor([1, 5])), torch.tensor(9.0))),
+                       (randn(4, 6), randint(0, 6, 3, 2), randn(3, 3, seed=1))),
+    "slice_select_assign": (lambda x: _assign(x), (randn(3, 5, 4),)),
+    "sort_topk": (lambda x: (torch.sort(x, dim=1).values, torch.sort(x, dim=1, descending=True).indices,
+                             torch.topk(x, 3).values, torch.topk(x, 2, dim=0, largest=False).indices, x.argsort(dim=-1)),
+                  (randn(4, 7),)),
+    "interpolate": (lambda x: (F.interpolate(x, scale_factor=2, mode="nearest"), F.interpolate(x, size=(7, 5), mode="nearest"),
+                               F.interpolate(x, size=(7, 5), mode="bilinear", align_corners=False),
+                               F.interpolate(x, scale_factor=1.5, mode="bilinear", align_corners=True),
+                               F.interpolate(x.flatten(2), size=9, mode="linear")),
+                    (randn(2, 3, 4, 4),)),
 }
+
+
+def _assign(x):
+    y = x.clone()
+    y[:, 1] = 0.5
+    y[:, :, 1:3] = x[:, :, :2] * 2
+    y[:, ::2, 0] = -1.0
+    return y
 
 
 @pytest.mark.parametrize("name", list(CASES))

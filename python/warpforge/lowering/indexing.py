@@ -114,3 +114,137 @@ def _gather(ctx, node, x, dim, index, sparse_grad=False):
             parts.append(ctx.iota(idims, d, "i64"))
     idx = _stack_last(ctx, parts, idims)
     return gather(ctx, x, idx, [], list(range(len(xd))), list(range(len(xd))), [1] * len(xd), ctx.meta_dims(node))
+
+
+# ---- scatters -----------------------------------------------------------------------------------
+def scatter(ctx: Context, x, indices, updates, update_window_dims, inserted, to_operand, combine: str):
+    """stablehlo.scatter with index_vector_dim = the last dimension of `indices`; `combine` is
+    "replace" or a binary stablehlo op applied to (old, update)."""
+    ivd = indices.type.rank - 1
+    dn = (f"#stablehlo.scatter<update_window_dims = {list(update_window_dims)}, inserted_window_dims = "
+          f"{list(inserted)}, scatter_dims_to_operand_dims = {list(to_operand)}, index_vector_dim = {ivd}>")
+    dtype = x.type.dtype
+    if combine == "replace":
+        from ..mlir import TensorType, Value
+
+        t = TensorType((), dtype)
+        a, c = Value(ctx.b.fresh("r"), t), Value(ctx.b.fresh("r"), t)
+        region = (f"{{\n    ^bb0({a}: {t}, {c}: {t}):\n      \"stablehlo.return\"({c}) : ({t}) -> ()\n    }}")
+    else:
+        region = ctx.b.scalar_region(combine, dtype)
+    return ctx.emit("stablehlo.scatter", [x, indices, ctx.convert(updates, dtype)], x.type,
+                    f"scatter_dimension_numbers = {dn}, indices_are_sorted = false, unique_indices = false",
+                    region=region, dims=ctx.dims_of(x))
+
+
+def _full_indices(ctx, idx_dims, dim, index, size):
+    parts = []
+    for d in range(len(idx_dims)):
+        parts.append(_wrap_negative(ctx, index, size) if d == dim else ctx.iota(idx_dims, d, "i64"))
+    return _stack_last(ctx, parts, idx_dims)
+
+
+def _scatter_elementwise(ctx, node, x, dim, index, updates, combine):
+    xd = ctx.dims_of(x)
+    dim %= len(xd)
+    idims = ctx.dims_of(index)
+    idx = _full_indices(ctx, idims, dim, index, xd[dim])
+    rank = len(xd)
+    return scatter(ctx, x, idx, updates, [], list(range(rank)), list(range(rank)), combine)
+
+
+def _src_like_index(ctx, src, index):
+    """src[:idx0, :idx1, ...]: scatter reads only the leading block of src that index covers."""
+    from .shape import slice_dim
+
+    sd, idims = ctx.dims_of(src), ctx.dims_of(index)
+    for d, (s, n) in enumerate(zip(sd, idims)):
+        if is_static_dim(s) and is_static_dim(n) and s != n:
+            src = slice_dim(ctx, src, d, 0, n, 1)
+        elif not is_static_dim(s) and s != n:
+            raise LoweringError("scatter with a dynamic source larger than its index")
+    return src
+
+
+@register("aten.scatter.src", "aten.scatter.value", "aten.scatter_add.default", "aten.scatter.reduce",
+          "aten.scatter.value_reduce")
+def _scatter(ctx, node, x, dim, index, src, reduce=None):
+    target = str(node.target)
+    dtype = ctx.meta_dtype(node)
+    x = ctx.convert(x, dtype)
+    if isinstance(src, (int, float)):
+        updates = ctx.full(src, ctx.dims_of(index), dtype)
+    else:
+        updates = _src_like_index(ctx, ctx.convert(src, dtype), index)
+    if target == "aten.scatter_add.default" or reduce == "add":
+        combine = "stablehlo.add"
+    elif reduce in ("multiply", "mul"):
+        combine = "stablehlo.multiply"
+    elif reduce is None:
+        combine = "replace"
+    else:
+        raise LoweringError(f"scatter reduce={reduce!r}")
+    return _scatter_elementwise(ctx, node, x, dim, index, updates, combine)
+
+
+@register("aten.index_put.default")
+def _index_put(ctx, node, x, indices, values, accumulate=False):
+    dtype = ctx.meta_dtype(node)
+    x = ctx.convert(x, dtype)
+    xd = ctx.dims_of(x)
+    indexed = [i for i, t in enumerate(indices) if t is not None]
+    for i in indexed:
+        if indices[i].type.dtype == "i1":
+            raise LoweringError("index_put with a boolean mask (data-dependent shape)")
+    idx_vals = [indices[i] for i in indexed]
+    bdims = _broadcast_dims([ctx.dims_of(v) for v in idx_vals])
+    parts = [ctx.broadcast(_wrap_negative(ctx, v, xd[i]), bdims) for i, v in zip(indexed, idx_vals)]
+    idx = _stack_last(ctx, parts, bdims)
+    rest = [i for i in range(len(xd)) if i not in indexed]
+    adjacent = indexed == list(range(indexed[0], indexed[-1] + 1))
+    nb = len(bdims)
+    if adjacent:
+        pre = [i for i in rest if i < indexed[0]]
+        window = list(range(len(pre))) + [len(pre) + nb + k for k in range(len(rest) - len(pre))]
+        upd_dims = [xd[i] for i in pre] + bdims + [xd[i] for i in rest if i not in pre]
+    else:
+        window = [nb + k for k in range(len(rest))]
+        upd_dims = bdims + [xd[i] for i in rest]
+    # the scatter (index) dimensions of `updates` are those update_window_dims leaves out,
+    # which is where PyTorch puts the broadcast index shape in both layouts
+    updates = ctx.broadcast(ctx.convert(values, dtype), upd_dims)
+    return scatter(ctx, x, idx, updates, window, indexed, indexed, "stablehlo.add" if accumulate else "replace")
+
+
+@register("aten.slice_scatter.default")
+def _slice_scatter(ctx, node, x, src, dim=0, start=None, end=None, step=1):
+    dtype = ctx.meta_dtype(node)
+    x, src = ctx.convert(x, dtype), ctx.convert(src, dtype)
+    xd = ctx.dims_of(x)
+    dim %= len(xd)
+    size = xd[dim]
+    if not is_static_dim(size):
+        raise LoweringError(f"slice_scatter along the dynamic dimension {dim}")
+    s = 0 if start is None else (start + size if start < 0 else start)
+    s = max(0, min(s, size))
+    if step != 1:
+        sd = ctx.dims_of(src)
+        index_dims = list(sd)
+        pos = ctx.binary("stablehlo.add", ctx.binary("stablehlo.multiply", ctx.iota(index_dims, dim, "i64"),
+                                                      ctx.full(step, index_dims, "i64")), ctx.full(s, index_dims, "i64"))
+        return _scatter_elementwise(ctx, node, x, dim, pos, src, "replace")
+    starts = [ctx.b.constant(s if d == dim else 0, "i64") for d in range(len(xd))]
+    return ctx.emit("stablehlo.dynamic_update_slice", [x, src] + starts, x.type, dims=xd)
+
+
+@register("aten.select_scatter.default")
+def _select_scatter(ctx, node, x, src, dim, index):
+    dtype = ctx.meta_dtype(node)
+    xd = ctx.dims_of(x)
+    dim %= len(xd)
+    index = index + xd[dim] if index < 0 else index
+    sd = ctx.dims_of(src)
+    src = ctx.reshape(ctx.convert(src, dtype), sd[:dim] + [1] + sd[dim:])
+    starts = [ctx.b.constant(index if d == dim else 0, "i64") for d in range(len(xd))]
+    return ctx.emit("stablehlo.dynamic_update_slice", [ctx.convert(x, dtype), src] + starts,
+                    ctx.tt(xd, dtype), dims=xd)
