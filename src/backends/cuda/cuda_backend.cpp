@@ -300,18 +300,8 @@ Status CudaExecutable::compile() {
     outputs_.push_back(v);
   }
   for (const std::string& name : options_.tapValues) {
-    const Value* found = nullptr;
-    auto matches = [&](const Value* v) {
-      return v->nameHint() == name || (!name.empty() && name[0] != '%' && v->nameHint() == "%" + name);
-    };
-    for (const auto& a : body.arguments())
-      if (matches(a.get())) found = a.get();
-    for (const auto& op : body.operations())
-      for (const auto& r : op->results())
-        if (matches(r.get())) found = r.get();
-    if (!found || !bufferOf_.count(found))
-      return invalidArgument("tap value '" + name + "' is not a value of function @" +
-                             std::string(FuncOp(&entry_).symName()));
+    WF_ASSIGN_OR_RETURN(const Value* found, findEntryValue(entry_, name));
+    if (!bufferOf_.count(found)) return internalError("tap value '" + name + "' has no device buffer");
     taps_.push_back(found);
   }
   workspaceBytes_ = lctx.workspaceBytes;

@@ -28,6 +28,7 @@ Status checkFailed(cublasStatus_t e, const char* expr, const char* file, int lin
               line);
 }
 
+#ifdef WF_HAVE_CUDNN
 Status checkFailed(cudnnStatus_t e, const char* expr, const char* file, int line) {
   const StatusCode code = e == CUDNN_STATUS_ALLOC_FAILED ? StatusCode::kResourceExhausted
                           : e == CUDNN_STATUS_NOT_SUPPORTED ? StatusCode::kUnimplemented
@@ -36,6 +37,8 @@ Status checkFailed(cudnnStatus_t e, const char* expr, const char* file, int line
                               cudnnGetErrorString(e) + ")",
               file, line);
 }
+
+#endif
 
 Status checkFailed(nvrtcResult e, const char* expr, const char* file, int line) {
   return make(StatusCode::kInternal, expr, nvrtcGetErrorString(e), file, line);

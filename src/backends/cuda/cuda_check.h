@@ -10,8 +10,10 @@
 
 #include <cublasLt.h>
 #include <cuda_runtime.h>
-#include <cudnn.h>
 #include <nvrtc.h>
+#ifdef WF_HAVE_CUDNN
+#include <cudnn.h>
+#endif
 
 #include "support/status.h"
 
@@ -19,12 +21,16 @@ namespace wf::cuda {
 
 inline bool succeeded(cudaError_t e) { return e == cudaSuccess; }
 inline bool succeeded(cublasStatus_t e) { return e == CUBLAS_STATUS_SUCCESS; }
+#ifdef WF_HAVE_CUDNN
 inline bool succeeded(cudnnStatus_t e) { return e == CUDNN_STATUS_SUCCESS; }
+#endif
 inline bool succeeded(nvrtcResult e) { return e == NVRTC_SUCCESS; }
 
 Status checkFailed(cudaError_t e, const char* expr, const char* file, int line);
 Status checkFailed(cublasStatus_t e, const char* expr, const char* file, int line);
+#ifdef WF_HAVE_CUDNN
 Status checkFailed(cudnnStatus_t e, const char* expr, const char* file, int line);
+#endif
 Status checkFailed(nvrtcResult e, const char* expr, const char* file, int line);
 
 // Writes the failure to stderr (for destructors and other places that cannot return).

@@ -16,7 +16,9 @@ void MatrixLayoutDeleter::operator()(cublasLtMatrixLayout_t l) const { WF_CUDA_W
 void MatmulPreferenceDeleter::operator()(cublasLtMatmulPreference_t p) const {
   WF_CUDA_WARN(cublasLtMatmulPreferenceDestroy(p));
 }
+#ifdef WF_HAVE_CUDNN
 void CudnnDeleter::operator()(cudnnHandle_t h) const { WF_CUDA_WARN(cudnnDestroy(h)); }
+#endif
 
 Expected<Stream> createStream() {
   cudaStream_t s = nullptr;
@@ -91,7 +93,9 @@ Expected<std::shared_ptr<Device>> Device::get(int ordinal) {
 
 Device::~Device() {
   WF_CUDA_WARN(cudaSetDevice(info_.ordinal));
+#ifdef WF_HAVE_CUDNN
   cudnn_.reset();
+#endif
   cublasLt_.reset();
   allocator_.reset();
 }
@@ -103,6 +107,7 @@ Status Device::activate() const {
   return Status::ok();
 }
 
+#ifdef WF_HAVE_CUDNN
 Expected<cudnnHandle_t> Device::cudnn() {
   std::lock_guard<std::mutex> lock(cudnnMu_);
   if (!cudnn_) {
@@ -113,5 +118,6 @@ Expected<cudnnHandle_t> Device::cudnn() {
   }
   return cudnn_.get();
 }
+#endif
 
 }  // namespace wf::cuda

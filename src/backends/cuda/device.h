@@ -6,7 +6,9 @@
 
 #include <cublasLt.h>
 #include <cuda_runtime.h>
+#ifdef WF_HAVE_CUDNN
 #include <cudnn.h>
+#endif
 
 #include <memory>
 #include <mutex>
@@ -54,7 +56,9 @@ struct CublasLtDeleter { void operator()(cublasLtHandle_t h) const; };
 struct MatmulDescDeleter { void operator()(cublasLtMatmulDesc_t d) const; };
 struct MatrixLayoutDeleter { void operator()(cublasLtMatrixLayout_t l) const; };
 struct MatmulPreferenceDeleter { void operator()(cublasLtMatmulPreference_t p) const; };
+#ifdef WF_HAVE_CUDNN
 struct CudnnDeleter { void operator()(cudnnHandle_t h) const; };
+#endif
 
 using Stream = Handle<cudaStream_t, StreamDeleter>;
 using Event = Handle<cudaEvent_t, EventDeleter>;
@@ -64,7 +68,9 @@ using CublasLtHandle = Handle<cublasLtHandle_t, CublasLtDeleter>;
 using MatmulDesc = Handle<cublasLtMatmulDesc_t, MatmulDescDeleter>;
 using MatrixLayout = Handle<cublasLtMatrixLayout_t, MatrixLayoutDeleter>;
 using MatmulPreference = Handle<cublasLtMatmulPreference_t, MatmulPreferenceDeleter>;
+#ifdef WF_HAVE_CUDNN
 using CudnnHandle = Handle<cudnnHandle_t, CudnnDeleter>;
+#endif
 
 // A non-blocking stream (no implicit synchronisation with the legacy default stream, as graph
 // capture needs).
@@ -98,16 +104,20 @@ class Device {
   Status activate() const;
   CachingAllocator& allocator() { return *allocator_; }
   cublasLtHandle_t cublasLt() const { return cublasLt_.get(); }
+#ifdef WF_HAVE_CUDNN
   // cuDNN's handle is created on first use (loading cuDNN takes a while).
   Expected<cudnnHandle_t> cudnn();
+#endif
 
  private:
   Device() = default;
   DeviceInfo info_;
   std::unique_ptr<CachingAllocator> allocator_;
   CublasLtHandle cublasLt_;
+#ifdef WF_HAVE_CUDNN
   std::mutex cudnnMu_;
   CudnnHandle cudnn_;
+#endif
 };
 
 }  // namespace wf::cuda

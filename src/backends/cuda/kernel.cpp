@@ -8,6 +8,7 @@ const CudaKernelRegistry& CudaKernelRegistry::instance() {
     registerElementwiseLowerings(r);
     registerDataMovementLowerings(r);
     registerReduceLowerings(r);
+    registerIndexingLowerings(r);
     registerDotLowerings(r);
     return r;
   }();

@@ -87,6 +87,7 @@ class CudaKernelRegistry {
 void registerElementwiseLowerings(CudaKernelRegistry& registry);   // elementwise.cu
 void registerDataMovementLowerings(CudaKernelRegistry& registry);  // data_movement.cu
 void registerReduceLowerings(CudaKernelRegistry& registry);        // reduce.cu
+void registerIndexingLowerings(CudaKernelRegistry& registry);      // indexing.cu
 void registerDotLowerings(CudaKernelRegistry& registry);           // dot.cpp
 
 // "stablehlo.add" at f.mlir:3:5: no CUDA kernel for element type complex<f32>

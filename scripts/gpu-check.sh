@@ -1,0 +1,140 @@
+#!/usr/bin/env bash
+# The GPU suite, on a machine with an NVIDIA GPU: builds WarpForge with CUDA (or uses a build
+# made elsewhere), runs the GPU unit tests (every CUDA kernel against the CPU interpreter), the
+# CLI on `--device cuda` (model packages; the conformance files when `warpforge check` takes
+# --device), and prints a summary table last. Meant to finish in a few minutes on one H100.
+#
+#   scripts/gpu-check.sh                 # configure + build into build-gpu/, then run
+#   WF_GPU_BUILD=build-cuda scripts/gpu-check.sh   # reuse a build (or its carry/ folder of
+#                                        # stripped binaries plus hostlibs.tar.xz, made by
+#                                        # WF_GPU_PACK=1 scripts/gpu-check.sh on a build machine)
+#
+# Logs go to $WF_GPU_LOGS (default $OUT when set, else /tmp/wf-gpu-check).
+set -uo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$(pwd)
+BUILD=${WF_GPU_BUILD:-build-gpu}
+LOGS=${WF_GPU_LOGS:-${OUT:-/tmp/wf-gpu-check}}
+mkdir -p "$LOGS"
+START=$(date +%s)
+declare -a ROWS=()
+row() { ROWS+=("$(printf '%-34s %-8s %s' "$1" "$2" "$3")"); }
+elapsed() { echo "$(( $(date +%s) - $1 ))s"; }
+
+# --- packing mode (on a build machine without a GPU) ---------------------------------------
+if [[ "${WF_GPU_PACK:-0}" == 1 ]]; then
+  CARRY="$BUILD/carry"
+  rm -rf "$CARRY" && mkdir -p "$CARRY/libs"
+  for b in warpforge tests/cuda/warpforge_cuda_tests; do
+    cp "$BUILD/$b" "$CARRY/" && strip "$CARRY/$(basename "$b")"
+  done
+  # Host libraries the GPU machine may lack (not glibc, libstdc++ or the CUDA libraries).
+  for l in $(ldd "$CARRY/warpforge" | awk '$3 ~ /^\// {print $3}'); do
+    case "$l" in */libc.so*|*/libm.so*|*/libstdc++*|*/libgcc_s*|*/librt*|*/libpthread*|*/libdl*|*/ld-linux*|*cuda*|*cudnn*|*cublas*|*nvrtc*) ;;
+      *) cp -L "$l" "$CARRY/libs/" ;;
+    esac
+  done
+  tar -C "$CARRY" -cJf "$CARRY/hostlibs.tar.xz" libs && rm -rf "$CARRY/libs"
+  du -sh "$CARRY"
+  exit 0
+fi
+
+# --- the GPU ---------------------------------------------------------------------------------
+if command -v nvidia-smi >/dev/null; then
+  GPU=$(nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | head -1)
+else
+  GPU="none (no nvidia-smi)"
+fi
+echo "GPU: $GPU"
+
+# --- binaries ----------------------------------------------------------------------------------
+T0=$(date +%s)
+if [[ -x "$BUILD/carry/warpforge_cuda_tests" ]]; then
+  BIN="$BUILD/carry"
+  TESTS="$BIN/warpforge_cuda_tests"
+  if [[ -f "$BIN/hostlibs.tar.xz" ]]; then
+    mkdir -p /tmp/wf-hostlibs && tar -xJf "$BIN/hostlibs.tar.xz" -C /tmp/wf-hostlibs --strip-components=1
+    # System libraries first; the carried ones only fill gaps.
+    export LD_LIBRARY_PATH="${LD_LIBRARY_PATH:+$LD_LIBRARY_PATH:}/tmp/wf-hostlibs"
+  fi
+  row "binaries" "carried" "$BIN ($(elapsed "$T0"))"
+elif [[ -x "$BUILD/tests/cuda/warpforge_cuda_tests" ]]; then
+  BIN="$BUILD"
+  TESTS="$BUILD/tests/cuda/warpforge_cuda_tests"
+  row "binaries" "reused" "$BUILD"
+else
+  if cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DWF_BUILD_BENCH=OFF >"$LOGS/configure.log" 2>&1 &&
+     ninja -C "$BUILD" warpforge warpforge_cuda_tests >"$LOGS/build.log" 2>&1; then
+    row "build" "ok" "$BUILD ($(elapsed "$T0"))"
+  else
+    row "build" "FAIL" "see $LOGS/configure.log, build.log"
+    tail -30 "$LOGS/build.log" "$LOGS/configure.log" 2>/dev/null
+  fi
+  BIN="$BUILD"
+  TESTS="$BUILD/tests/cuda/warpforge_cuda_tests"
+fi
+WF="$BIN/warpforge"
+if ldd "$WF" 2>/dev/null | grep -q "not found"; then
+  echo "missing libraries:"; ldd "$WF" | grep "not found"
+fi
+
+# --- GPU unit tests ------------------------------------------------------------------------------
+T0=$(date +%s)
+if [[ -x "$TESTS" ]]; then
+  timeout 420 "$TESTS" --gtest_brief=1 --gtest_output="xml:$LOGS/cuda_tests.xml" >"$LOGS/cuda_tests.log" 2>&1
+  RC=$?
+  grep -E "^\[  FAILED  \]|Failure|error" "$LOGS/cuda_tests.log" | head -40
+  if [[ -f "$LOGS/cuda_tests.xml" ]]; then
+    read -r TOTAL FAILS SKIPS < <(python3 - "$LOGS/cuda_tests.xml" <<'PY'
+import sys, xml.etree.ElementTree as ET
+r = ET.parse(sys.argv[1]).getroot()
+total = int(r.get("tests", 0)); fails = int(r.get("failures", 0)) + int(r.get("errors", 0))
+skips = sum(1 for t in r.iter("testcase") if t.find("skipped") is not None)
+print(total, fails, skips)
+PY
+)
+    PASSED=$((TOTAL - FAILS - SKIPS))
+    STATUS=$([[ $RC == 0 && $FAILS == 0 ]] && echo ok || echo FAIL)
+    row "GPU unit tests" "$STATUS" "$PASSED passed, $FAILS failed, $SKIPS skipped of $TOTAL ($(elapsed "$T0"))"
+  else
+    row "GPU unit tests" "FAIL" "exit $RC, no report (see $LOGS/cuda_tests.log)"
+    tail -20 "$LOGS/cuda_tests.log"
+  fi
+else
+  row "GPU unit tests" "FAIL" "no test binary"
+fi
+
+# --- CLI on the GPU: model packages ----------------------------------------------------------------
+for pkg in tests/data/packages/* ${WF_MODEL_ZOO:-}; do
+  [[ -f "$pkg/manifest.json" ]] || continue
+  T0=$(date +%s)
+  name="validate $(basename "$pkg")"
+  if timeout 120 "$WF" validate "$pkg" --device cuda >"$LOGS/validate_$(basename "$pkg").log" 2>&1; then
+    row "$name" "ok" "$(grep -cE 'PASS' "$LOGS/validate_$(basename "$pkg").log") PASS lines ($(elapsed "$T0"))"
+  else
+    row "$name" "FAIL" "$(grep -m1 -E 'error|FAIL' "$LOGS/validate_$(basename "$pkg").log" | cut -c1-110)"
+  fi
+done
+
+# --- conformance files on cuda ------------------------------------------------------------------
+INTERPRET=""
+for d in ../shared/stablehlo/interpret shared/stablehlo/interpret; do [[ -d "$d" ]] && INTERPRET=$d && break; done
+if "$WF" check --help 2>/dev/null | grep -q -- "--device"; then
+  if [[ -n "$INTERPRET" ]]; then
+    T0=$(date +%s)
+    timeout 240 "$WF" check --device cuda "$INTERPRET"/*.mlir >"$LOGS/conformance.log" 2>&1
+    row "check --device cuda (interpret)" "ran" "$(tail -1 "$LOGS/conformance.log") ($(elapsed "$T0"))"
+  else
+    row "check --device cuda (interpret)" "skipped" "no stablehlo/interpret folder here"
+  fi
+else
+  row "check --device cuda (interpret)" "skipped" "this warpforge's check has no --device yet"
+fi
+
+# --- summary -------------------------------------------------------------------------------------
+echo
+echo "== WarpForge GPU check: $GPU, $(elapsed "$START") =="
+printf '%-34s %-8s %s\n' "step" "result" "details"
+for r in "${ROWS[@]}"; do echo "$r"; done
+for r in "${ROWS[@]}"; do [[ "$r" == *" FAIL "* ]] && exit 1; done
+exit 0

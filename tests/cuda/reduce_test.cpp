@@ -1,0 +1,129 @@
+// CUDA reduce kernels against the CPU interpreter: sum, product, max, min, and, or over inner,
+// outer, middle and all dims, on every element type they take.
+#include "cuda_test_util.h"
+
+namespace wf::cudatest {
+namespace {
+
+std::string reduceProgram(const std::string& body, const Type& in, const std::vector<int64_t>& dims, const Type& out) {
+  const std::string s = Type::tensor({}, in.elementType()).toString();
+  std::string dimList;
+  for (size_t i = 0; i < dims.size(); ++i) dimList += (i ? ", " : "") + std::to_string(dims[i]);
+  return "func.func @main(%x: " + in.toString() + ", %init: " + s + ") -> " + out.toString() + " {\n" +
+         "  %r = \"stablehlo.reduce\"(%x, %init) ({\n" +
+         "  ^bb0(%a: " + s + ", %b: " + s + "):\n" +
+         "    %c = \"stablehlo." + body + "\"(%a, %b) : (" + s + ", " + s + ") -> " + s + "\n" +
+         "    \"stablehlo.return\"(%c) : (" + s + ") -> ()\n" +
+         "  }) {dimensions = array<i64" + (dims.empty() ? "" : ": " + dimList) + ">} : (" + in.toString() + ", " + s + ") -> " + out.toString() +
+         "\n  func.return %r : " + out.toString() + "\n}\n";
+}
+
+struct Layout {
+  std::vector<int64_t> shape;
+  std::vector<int64_t> dims;
+};
+
+std::vector<Layout> layouts() {
+  return {{{7, 300}, {1}},          {{300, 7}, {0}},    {{5, 33, 9}, {1}},  {{5, 33, 9}, {0, 2}},
+          {{4, 6, 10}, {0, 1, 2}},  {{100003}, {0}},    {{3, 5}, {}},       {{9, 5}, {1}},
+          {{2, 0, 3}, {1}},         {{65, 2, 129}, {2, 0}}};
+}
+
+class CudaReduce : public testing::TestWithParam<std::tuple<ElementType, std::string>> {};
+
+TEST_P(CudaReduce, MatchesCpu) {
+  WF_REQUIRE_GPU();
+  const auto& [et, body] = GetParam();
+  for (const Layout& l : layouts()) {
+    std::vector<int64_t> outShape;
+    for (size_t d = 0; d < l.shape.size(); ++d)
+      if (std::find(l.dims.begin(), l.dims.end(), static_cast<int64_t>(d)) == l.dims.end()) outShape.push_back(l.shape[d]);
+    const Type in = Type::tensor(l.shape, et), out = Type::tensor(outShape, et);
+    SCOPED_TRACE(in.toString());
+    const bool product = body == "multiply";
+    // Products of values near 1 stay finite; sums of small integers stay exact.
+    Literal x = isFloat(et) ? randomLiteral(in, product ? 0.995 : -2, product ? 1.005 : 2)
+                            : randomLiteral(in, product ? -1 : -9, product ? 2 : 9);
+    Literal init = randomLiteral(Type::tensor({}, et), -2, 2);
+    const bool arithmetic = body == "add" || product;
+    if (et == ElementType::kF16 || et == ElementType::kBF16) {
+      if (arithmetic) {
+        // The CPU rounds narrow floats after every step; the GPU accumulates in f32. Compare
+        // with the f32 computation on the same (exactly widened) values.
+        const Type in32 = Type::tensor(l.shape, ElementType::kF32), out32 = Type::tensor(outShape, ElementType::kF32);
+        Literal x32 = Literal::zeros(in32), init32 = Literal::zeros(Type::tensor({}, ElementType::kF32));
+        for (int64_t i = 0; i < x.numElements(); ++i) x32.setDouble(i, x.getDouble(i));
+        init32.setDouble(0, init.getDouble(0));
+        Module ref = parse(reduceProgram(body, in32, l.dims, out32));
+        auto want = runCpu(ref, {x32, init32});
+        ASSERT_TRUE(want) << want.status().toString();
+        Module m = parse(reduceProgram(body, in, l.dims, out));
+        std::vector<Literal> args = {x, init};
+        auto got = runCuda(m, args);
+        ASSERT_TRUE(got) << got.status().toString();
+        Literal got32 = Literal::zeros(out32);
+        for (int64_t i = 0; i < got32.numElements(); ++i) got32.setDouble(i, got->outputs[0].getDouble(i));
+        EXPECT_EQ(compareLiterals(got32, (*want)[0], Tolerance{0, 0, et == ElementType::kBF16 ? 1e-2 : 2e-3}), "");
+        continue;
+      }
+    }
+    Tolerance tol = defaultTolerance(et);
+    if (arithmetic && et == ElementType::kF32) tol = Tolerance{0, 0, 1e-4};
+    if (arithmetic && et == ElementType::kF64) tol = Tolerance{0, 0, 1e-12};
+    expectMatchesCpu(reduceProgram(body, in, l.dims, out), {x, init}, tol);
+  }
+}
+
+std::vector<std::tuple<ElementType, std::string>> reduceCases() {
+  std::vector<std::tuple<ElementType, std::string>> cases;
+  for (ElementType t : gpuTypes()) {
+    for (const char* body : {"add", "maximum", "minimum", "multiply"}) cases.emplace_back(t, body);
+    if (!isFloat(t)) {
+      cases.emplace_back(t, "and");
+      cases.emplace_back(t, "or");
+    }
+  }
+  return cases;
+}
+
+INSTANTIATE_TEST_SUITE_P(Bodies, CudaReduce, testing::ValuesIn(reduceCases()), [](const auto& info) {
+  return typeName(std::get<0>(info.param)) + "_" + std::get<1>(info.param);
+});
+
+TEST(CudaReduce, MaxPropagatesNaN) {
+  WF_REQUIRE_GPU();
+  const Type in = Type::tensor({4, 64}, ElementType::kF32), out = Type::tensor({4}, ElementType::kF32);
+  Literal x = randomLiteral(in);
+  x.setDouble(70, std::nan(""));
+  expectMatchesCpu(reduceProgram("maximum", in, {1}, out), {x, Literal::scalarDouble(ElementType::kF32, -INFINITY)});
+}
+
+TEST(CudaReduce, ArgmaxStyleTwoOperandReduceIsUnimplemented) {
+  WF_REQUIRE_GPU();
+  const std::string text = R"(
+func.func @main(%x: tensor<4x8xf32>, %i: tensor<4x8xi32>) -> tensor<4xf32> {
+  %init = stablehlo.constant dense<0xFF800000> : tensor<f32>
+  %zero = stablehlo.constant dense<0> : tensor<i32>
+  %r:2 = "stablehlo.reduce"(%x, %i, %init, %zero) ({
+  ^bb0(%a: tensor<f32>, %ai: tensor<i32>, %b: tensor<f32>, %bi: tensor<i32>):
+    %gt = "stablehlo.compare"(%a, %b) {comparison_direction = #stablehlo<comparison_direction GT>} : (tensor<f32>, tensor<f32>) -> tensor<i1>
+    %m = "stablehlo.select"(%gt, %a, %b) : (tensor<i1>, tensor<f32>, tensor<f32>) -> tensor<f32>
+    %mi = "stablehlo.select"(%gt, %ai, %bi) : (tensor<i1>, tensor<i32>, tensor<i32>) -> tensor<i32>
+    "stablehlo.return"(%m, %mi) : (tensor<f32>, tensor<i32>) -> ()
+  }) {dimensions = array<i64: 1>} : (tensor<4x8xf32>, tensor<4x8xi32>, tensor<f32>, tensor<i32>) -> (tensor<4xf32>, tensor<4xi32>)
+  func.return %r#0 : tensor<4xf32>
+}
+)";
+  Module m = parse(text);
+  auto exe = cudaBackend().compile(m, *mainOf(m), {});
+  ASSERT_FALSE(exe);
+  EXPECT_NE(exe.status().message().find("stablehlo.reduce"), std::string::npos) << exe.status().message();
+  // With the fallback it runs on the host and matches.
+  CompileOptions options;
+  options.allowCpuFallback = true;
+  const Type x = Type::tensor({4, 8}, ElementType::kF32), i = Type::tensor({4, 8}, ElementType::kSI32);
+  expectMatchesCpu(text, {randomLiteral(x), randomLiteral(i, 0, 7)}, Tolerance{}, options);
+}
+
+}  // namespace
+}  // namespace wf::cudatest
