@@ -58,6 +58,32 @@ Status checkResultTypes(const Operation& op, const std::vector<Literal>& results
   return Status::ok();
 }
 
+void collectUses(const Operation& op, std::vector<const Value*>& uses) {
+  uses.insert(uses.end(), op.operands().begin(), op.operands().end());
+  for (const auto& region : op.regions())
+    for (const auto& b : region->blocks())
+      for (const auto& inner : b->operations()) collectUses(*inner, uses);
+}
+
+// For each op of `block`: the results of the block's ops that are not used after it (uses in
+// nested regions count as uses by the op holding them).
+std::vector<std::vector<const Value*>> lastUses(const Block& block) {
+  const auto& ops = block.operations();
+  std::unordered_map<const Value*, size_t> last;
+  for (size_t i = 0; i < ops.size(); ++i)
+    for (const auto& r : ops[i]->results()) last[r.get()] = i;  // unused: dead right away
+  std::vector<const Value*> uses;
+  for (size_t i = 0; i < ops.size(); ++i) {
+    uses.clear();
+    collectUses(*ops[i], uses);
+    for (const Value* v : uses)
+      if (auto it = last.find(v); it != last.end()) it->second = i;
+  }
+  std::vector<std::vector<const Value*>> dead(ops.size());
+  for (const auto& [v, i] : last) dead[i].push_back(v);
+  return dead;
+}
+
 }  // namespace
 
 Expected<std::vector<Literal>> Interpreter::runRegion(const Region& region, std::span<const Literal> args,
@@ -74,6 +100,12 @@ Expected<std::vector<Literal>> Interpreter::runRegion(const Region& region, std:
   const ValueScope* savedScope = ctx.scope;
   const KernelRegistry& registry = KernelRegistry::instance();
   std::vector<Literal> operands;
+  // Frees each op result after its last use, so that memory stays at the live set and the
+  // allocator hands the next op recently used (cache-warm) blocks. Small bodies (reduce or
+  // comparator regions run per element) skip the bookkeeping.
+  std::vector<std::vector<const Value*>> dead;
+  if (block.operations().size() >= 16) dead = lastUses(block);
+  size_t index = 0;
   for (const auto& opPtr : block.operations()) {
     const Operation& op = *opPtr;
     operands.clear();
@@ -107,6 +139,9 @@ Expected<std::vector<Literal>> Interpreter::runRegion(const Region& region, std:
     if (ctx.onResult)
       for (size_t i = 0; i < results->size(); ++i) ctx.onResult(*op.result(i), (*results)[i]);
     for (size_t i = 0; i < results->size(); ++i) scope.bind(op.result(i), std::move((*results)[i]));
+    if (!dead.empty())
+      for (const Value* v : dead[index]) scope.bind(v, Literal());
+    ++index;
   }
   return internalError("region of " + (region.parent() ? region.parent()->describe() : std::string("?")) +
                        " has no terminator");
