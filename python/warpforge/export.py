@@ -6,6 +6,7 @@ import copy
 import inspect
 import re
 
+import sympy
 import torch
 from torch.export import Dim
 
@@ -90,7 +91,11 @@ def export(module: torch.nn.Module, example_inputs, out_dir, *, dynamic_batch: b
                     out.append(d)
                 else:
                     expr = d.node.expr if isinstance(d, torch.SymInt) else d
-                    out.append("batch" if expr == batch_sym else str(expr))
+                    if expr == batch_sym:
+                        out.append("batch")
+                    else:
+                        out.append(str(expr.subs(batch_sym, sympy.Symbol("batch"))) if batch_sym is not None
+                                   else str(expr))
             return out
 
         manifest = {
