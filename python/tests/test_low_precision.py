@@ -36,3 +36,18 @@ def test_low_precision(name, dtype, tmp_path):
     assert manifest(pkg)["tolerances"]["rel_l2"] == 1e-2
     if has_validate():
         validate(pkg)
+
+
+def test_bf16_with_dynamic_batch(tmp_path):
+    from zoo import llama
+
+    model, inputs = llama(seq=8, batch=2)
+    pkg = tmp_path / "llama"
+    man = warpforge.export(model, inputs, pkg, dtype=torch.bfloat16, dynamic_batch=True)
+    assert man["inputs"][0]["shape"] == ["batch", 8]
+    # activations are computed (and named) in f32 inside a bf16 export
+    assert [a["dtype"] for a in man["activations"]] == ["f32", "f32"]
+    stats = check_package(pkg, tmp_path / "work")
+    assert stats["rel_l2"] <= 1e-2
+    if has_validate():
+        validate(pkg)
