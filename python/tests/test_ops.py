@@ -85,6 +85,16 @@ CASES = {
                                F.interpolate(x, scale_factor=1.5, mode="bilinear", align_corners=True),
                                F.interpolate(x.flatten(2), size=9, mode="linear")),
                     (randn(2, 3, 4, 4),)),
+    "more_unary": (lambda x: (torch.trunc(x * 3), torch.log2(x.abs() + 0.1), torch.log10(x.abs() + 0.1),
+                              torch.asin(x.clamp(-0.9, 0.9)), torch.acos(x.clamp(-0.9, 0.9)), torch.atan(x),
+                              torch.sinh(x), torch.cosh(x), torch.asinh(x), torch.acosh(x.abs() + 1.5),
+                              torch.atanh(x.clamp(-0.9, 0.9)), torch.erfinv(x.clamp(-0.9, 0.9)), torch.lgamma(x.abs() + 0.5),
+                              torch.isinf(x / (x > 0).float()), torch.nan_to_num(x / (x > 0).float()),
+                              torch.nan_to_num(-x / (x > 0).float(), nan=1.5, posinf=7.0), torch.nan_to_num(torch.log(x))),
+                   (randn(4, 6),)),
+    "edge_padding": (lambda x: (F.pad(x, (2, 1, 1, 3), mode="reflect"), F.pad(x, (3, 0, 0, 2), mode="replicate"),
+                                F.pad(x.flatten(2), (2, 2), mode="reflect")),
+                     (randn(2, 3, 5, 4),)),
 }
 
 

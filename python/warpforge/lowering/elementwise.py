@@ -140,12 +140,49 @@ for _name, _op in [("exp", "stablehlo.exponential"), ("log", "stablehlo.log"), (
                    ("sin", "stablehlo.sine"), ("cos", "stablehlo.cosine"), ("tan", "stablehlo.tan"),
                    ("log1p", "stablehlo.log_plus_one"), ("expm1", "stablehlo.exponential_minus_one"),
                    ("floor", "stablehlo.floor"), ("ceil", "stablehlo.ceil"),
-                   ("round", "stablehlo.round_nearest_even"), ("erf", "chlo.erf")]:
+                   ("round", "stablehlo.round_nearest_even"), ("erf", "chlo.erf"), ("asin", "chlo.asin"),
+                   ("acos", "chlo.acos"), ("atan", "chlo.atan"), ("sinh", "chlo.sinh"), ("cosh", "chlo.cosh"),
+                   ("asinh", "chlo.asinh"), ("acosh", "chlo.acosh"), ("atanh", "chlo.atanh"),
+                   ("erfinv", "chlo.erf_inv"), ("lgamma", "chlo.lgamma"), ("digamma", "chlo.digamma")]:
     register(f"aten.{_name}.default")(_unary(_op))
 
 for _name, _op in [("neg", "stablehlo.negate"), ("abs", "stablehlo.abs"), ("sign", "stablehlo.sign"),
                    ("bitwise_not", "stablehlo.not")]:
     register(f"aten.{_name}.default")(_unary(_op, float_only=False))
+
+
+@register("aten.trunc.default")
+def _trunc_op(ctx, node, a):
+    (x,) = _operands(ctx, node, ctx.meta_dtype(node), a)
+    return _trunc(ctx, x) if is_float(x.type.dtype) else x
+
+
+@register("aten.log2.default", "aten.log10.default")
+def _log_base(ctx, node, a):
+    (x,) = _operands(ctx, node, ctx.meta_dtype(node), a)
+    base = 2.0 if "log2" in str(node.target) else 10.0
+    return ctx.binary("stablehlo.divide", ctx.unary("stablehlo.log", x), ctx.scalar_like(math.log(base), x))
+
+
+@register("aten.isinf.default")
+def _isinf(ctx, node, a):
+    if not is_float(a.type.dtype):
+        return ctx.full(False, ctx.dims_of(a), "i1")
+    return ctx.compare(ctx.unary("stablehlo.abs", a), ctx.scalar_like(float("inf"), a), "EQ")
+
+
+@register("aten.nan_to_num.default")
+def _nan_to_num(ctx, node, a, nan=0.0, posinf=None, neginf=None):
+    (x,) = _operands(ctx, node, ctx.meta_dtype(node), a)
+    import torch
+
+    finfo = torch.finfo({"f32": torch.float32, "f64": torch.float64, "f16": torch.float16,
+                         "bf16": torch.bfloat16}[ctx.storage_dtype(node)])
+    posinf = finfo.max if posinf is None else posinf
+    neginf = finfo.min if neginf is None else neginf
+    x = ctx.select(ctx.compare(x, x, "NE"), ctx.scalar_like(nan, x), x)
+    x = ctx.select(ctx.compare(x, ctx.scalar_like(float("inf"), x), "EQ"), ctx.scalar_like(posinf, x), x)
+    return ctx.select(ctx.compare(x, ctx.scalar_like(float("-inf"), x), "EQ"), ctx.scalar_like(neginf, x), x)
 
 
 @register("aten.logical_not.default")

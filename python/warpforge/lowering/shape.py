@@ -176,3 +176,31 @@ def _repeat(ctx, node, a, repeats):
         inter += [r, d]
     b = ctx.broadcast_in_dim(a, inter, [2 * i + 1 for i in range(len(dims))])
     return ctx.reshape(b, ctx.meta_dims(node))
+
+
+@register("aten.reflection_pad1d.default", "aten.reflection_pad2d.default", "aten.reflection_pad3d.default",
+          "aten.replication_pad1d.default", "aten.replication_pad2d.default", "aten.replication_pad3d.default")
+def _edge_pad(ctx, node, a, pad):
+    """Reflection / replication padding as a gather of source positions along each padded dim."""
+    from .resize import _take
+
+    reflect = "reflection" in str(node.target)
+    rank = a.type.rank
+    for i in range(len(pad) // 2):
+        d = rank - 1 - i
+        lo, hi = pad[2 * i], pad[2 * i + 1]
+        if lo == 0 and hi == 0:
+            continue
+        n = ctx.dims_of(a)[d]
+        if not is_static_dim(n):
+            raise LoweringError(f"padding the dynamic dimension {d}")
+        pos = []
+        for j in range(-lo, n + hi):
+            if reflect:
+                k = abs(j)
+                k = 2 * (n - 1) - k if k > n - 1 else k
+            else:
+                k = min(max(j, 0), n - 1)
+            pos.append(k)
+        a = _take(ctx, a, d, pos)
+    return a
