@@ -35,7 +35,15 @@ def dynamic_ops():
     return DynamicOps(), (torch.randn(2, 3, 5),)
 
 
-MODELS = {"dynamic_ops": dynamic_ops, "embednet": ZOO["embednet"], "bert_small": bert_small, "convnet": ZOO["convnet"], "lstm": ZOO["lstm"],
+def bert_masked():
+    model, (ids,) = bert_small(seq=16, batch=2)
+    mask = torch.ones_like(ids)
+    mask[0, 10:] = 0
+    mask[1, 5:] = 0
+    return model, (ids, mask, torch.randint(0, 2, ids.shape, generator=torch.Generator().manual_seed(3)))
+
+
+MODELS = {"dynamic_ops": dynamic_ops, "bert_masked": bert_masked, "embednet": ZOO["embednet"], "bert_small": bert_small, "convnet": ZOO["convnet"], "lstm": ZOO["lstm"],
           "mha": ZOO["mha"], "resnet18": ZOO["resnet18"], "mobilenet_v3_small": ZOO["mobilenet_v3_small"],
           "gpt2": lambda: ZOO["gpt2"](seq=8), "llama": lambda: ZOO["llama"](seq=8)}
 
