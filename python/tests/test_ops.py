@@ -95,6 +95,14 @@ CASES = {
     "edge_padding": (lambda x: (F.pad(x, (2, 1, 1, 3), mode="reflect"), F.pad(x, (3, 0, 0, 2), mode="replicate"),
                                 F.pad(x.flatten(2), (2, 2), mode="reflect")),
                      (randn(2, 3, 5, 4),)),
+    "scatter_reduce_diagonal_var": (lambda x, i, v: (x.scatter_reduce(1, i, v, "sum"), x.scatter_reduce(1, i, v, "amax"),
+                                                     x.scatter_reduce(1, i, v, "amin", include_self=False),
+                                                     x.scatter_reduce(1, i, v, "prod"),
+                                                     x.scatter_reduce(1, i, v, "mean", include_self=False),
+                                                     x.scatter_reduce(1, i, v, "mean"),
+                                                     torch.diagonal(x), torch.diagonal(x, 2), torch.diagonal(x, -1),
+                                                     torch.ops.aten.var.dim(x, [1], True, True)),
+                                    (randn(4, 6), randint(0, 6, 4, 3), randn(4, 3, seed=1))),
 }
 
 

@@ -361,7 +361,8 @@ def _full_like(ctx, node, a, fill_value, **kwargs):
 
 
 @register("aten.zeros.default", "aten.zeros_like.default", "aten.new_zeros.default",
-          "aten.empty.memory_format", "aten.empty_like.default", "aten.new_empty.default")
+          "aten.empty.memory_format", "aten.empty_like.default", "aten.new_empty.default",
+          "aten.empty_strided.default", "aten.new_empty_strided.default")
 def _zeros(ctx, node, *args, **kwargs):
     return _fill_node(ctx, node, 0)
 

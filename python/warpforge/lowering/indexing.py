@@ -248,3 +248,50 @@ def _select_scatter(ctx, node, x, src, dim, index):
     starts = [ctx.b.constant(index if d == dim else 0, "i64") for d in range(len(xd))]
     return ctx.emit("stablehlo.dynamic_update_slice", [ctx.convert(x, dtype), src] + starts,
                     ctx.tt(xd, dtype), dims=xd)
+
+
+@register("aten.scatter_reduce.two")
+def _scatter_reduce(ctx, node, x, dim, index, src, reduce, include_self=True):
+    from .reduce import _minmax_init
+
+    dtype = ctx.meta_dtype(node)
+    x = ctx.convert(x, dtype)
+    updates = _src_like_index(ctx, ctx.convert(src, dtype), index)
+    ops = {"sum": ("stablehlo.add", 0), "mean": ("stablehlo.add", 0), "prod": ("stablehlo.multiply", 1),
+           "amax": ("stablehlo.maximum", _minmax_init(dtype, True)),
+           "amin": ("stablehlo.minimum", _minmax_init(dtype, False))}
+    if reduce not in ops:
+        raise LoweringError(f"scatter_reduce reduce={reduce!r}")
+    op, identity = ops[reduce]
+    base = x
+    if not include_self:
+        # positions that receive an update start from the reduction's identity
+        base = _scatter_elementwise(ctx, node, x, dim, index, ctx.full(identity, ctx.dims_of(index), dtype), "replace")
+    out = _scatter_elementwise(ctx, node, base, dim, index, updates, op)
+    if reduce == "mean":
+        ones = ctx.full(1, ctx.dims_of(index), dtype)
+        start = ctx.full(1 if include_self else 0, ctx.dims_of(x), dtype)
+        count = _scatter_elementwise(ctx, node, start, dim, index, ones, "stablehlo.add")
+        count = ctx.binary("stablehlo.maximum", count, ctx.scalar_like(1, count))
+        out = ctx.binary("stablehlo.divide", out, count)
+    return out
+
+
+@register("aten.diagonal.default")
+def _diagonal(ctx, node, x, offset=0, dim1=0, dim2=1):
+    xd = ctx.dims_of(x)
+    r = len(xd)
+    d1, d2 = dim1 % r, dim2 % r
+    out_dims = ctx.meta_dims(node)
+    n = out_dims[-1]
+    if not is_static_dim(n):
+        raise LoweringError("diagonal of a dynamic dimension")
+    rows = [i + max(-offset, 0) for i in range(n)]
+    cols = [i + max(offset, 0) for i in range(n)]
+    # move d1, d2 last, then gather pairs (row, col)
+    rest = [i for i in range(r) if i not in (d1, d2)]
+    t = ctx.transpose(x, rest + [d1, d2])
+    idx = ctx.reshape(ctx.b.constant_list([v for pair in zip(rows, cols) for v in pair], "i64"), [n, 2])
+    td = ctx.dims_of(t)
+    nr = len(rest)
+    return gather(ctx, t, idx, list(range(nr)), [nr, nr + 1], [nr, nr + 1], td[:nr] + [1, 1], out_dims)

@@ -151,6 +151,11 @@ def _var(ctx, x, axes, correction):
     return ctx.binary("stablehlo.divide", ss, denom), mean
 
 
+@register("aten.var.dim")
+def _var_dim(ctx, node, x, dim=None, unbiased=True, keepdim=False):
+    return _var_correction(ctx, node, x, dim, correction=1 if unbiased else 0, keepdim=keepdim)
+
+
 @register("aten.var.correction", "aten.var_mean.correction")
 def _var_correction(ctx, node, x, dim=None, correction=None, keepdim=False):
     out_val = node.meta["val"]
