@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstring>
 #include <iostream>
 #include <map>
 
@@ -40,6 +41,33 @@ std::vector<NamedLiteral> syntheticInputs(const Manifest& m) {
     inputs.push_back({s.name, std::move(value)});
   }
   return inputs;
+}
+
+// `value` with every dimension named `dim` in `spec` resized to `size`, rows repeated cyclically
+// (so token ids and the like stay valid).
+Literal resizeDynamicDim(const Literal& value, const TensorSpec& spec, const std::string& dim, int64_t size) {
+  std::vector<int64_t> shape = value.shape();
+  bool changed = false;
+  for (size_t d = 0; d < spec.shape.size() && d < shape.size(); ++d)
+    if (spec.shape[d].name == dim && shape[d] != size) {
+      shape[d] = size;
+      changed = true;
+    }
+  if (!changed) return value;
+  Literal out = Literal::zeros(Type::tensor(shape, value.elementType()));
+  std::vector<int64_t> inStrides = rowMajorStrides(value.shape());
+  size_t bytes = static_cast<size_t>(storageBytes(value.elementType()));
+  std::vector<int64_t> index(shape.size(), 0);
+  for (int64_t i = 0; i < out.numElements(); ++i) {
+    int64_t rest = i, src = 0;
+    for (size_t d = shape.size(); d-- > 0;) {
+      int64_t coord = rest % shape[d];
+      rest /= shape[d];
+      src += (coord % value.shape()[d]) * inStrides[d];
+    }
+    std::memcpy(out.data() + static_cast<size_t>(i) * bytes, value.data() + static_cast<size_t>(src) * bytes, bytes);
+  }
+  return out;
 }
 
 // Linear interpolation between closest ranks (numpy's default), on sorted samples.
@@ -145,6 +173,16 @@ int runBench(const BenchOptions& options) {
   } else {
     inputs = syntheticInputs(manifest);
   }
+  if (options.batch > 0) {
+    if (!manifest.dynamicDims.count("batch")) {
+      printError("--batch: " + options.package + " has no dynamic dimension named 'batch' (export it with a dynamic batch)");
+      return kExitUsage;
+    }
+    for (NamedLiteral& in : inputs)
+      for (const TensorSpec& spec : manifest.inputs)
+        if (spec.name == in.name && in.value.numElements() > 0)
+          in.value = resizeDynamicDim(in.value, spec, "batch", options.batch);
+  }
   DimBindings bindings;
   auto args = pkg->checkInputs(inputs, &bindings);
   if (!args) return reportStatus(args.status());
@@ -216,7 +254,7 @@ int runBench(const BenchOptions& options) {
   std::cout << "bench " << pkgDir << (manifest.name.empty() ? "" : " (" + manifest.name + ")") << " on "
             << deviceName;
   if (threads > 0) std::cout << ", " << threads << " thread(s)";
-  std::cout << ", batch " << batch << (synthetic ? " (synthetic inputs)" : " (golden inputs)") << ": "
+  std::cout << ", batch " << batch << (synthetic ? " (synthetic inputs)" : options.batch > 0 ? " (golden inputs, rows repeated)" : " (golden inputs)") << ": "
             << options.warmup << " warm-up + " << options.iters << " timed runs\n";
   std::cout << "latency: median " << ms(median) << "  p10 " << ms(p10) << "  p90 " << ms(p90) << "  min "
             << ms(sorted.front()) << "  max " << ms(sorted.back()) << "\n";

@@ -16,6 +16,10 @@
 #include "runtime/backend.h"
 #include "support/status.h"
 
+namespace CLI {
+class App;
+}  // namespace CLI
+
 namespace wf::cli {
 
 inline constexpr int kExitOk = 0;
@@ -82,6 +86,7 @@ struct BenchOptions {
   int iters = 20;
   int warmup = 3;
   int threads = 0;  // 0: the backend's default
+  int batch = 0;    // > 0: resize the dynamic dimension 'batch' of the inputs to this (rows repeated)
   bool json = false;
   bool profile = false;  // per-op times (CompileOptions::recordTimings), aggregated over the timed runs
   bool allowCpuFallback = false;
@@ -102,5 +107,10 @@ struct PrintCommandOptions {
   bool locations = false;
 };
 int runPrint(const PrintCommandOptions& options);
+
+// `warpforge serve` (serve.cpp): adds the subcommand and its flags to `app`; runServe() runs it
+// once the subcommand was parsed.
+CLI::App* addServeCommand(CLI::App& app);
+int runServe();
 
 }  // namespace wf::cli

@@ -1,4 +1,4 @@
-// `warpforge`: subcommands check, run, validate, bench, inspect, print. See cli.h for the exit codes.
+// `warpforge`: subcommands check, run, validate, bench, inspect, print, serve. See cli.h for the exit codes.
 #include <algorithm>
 #include <filesystem>
 #include <iostream>
@@ -152,6 +152,10 @@ int main(int argc, char** argv) {
   benchCmd->add_option("--warmup", bench.warmup, "Untimed runs first (default 3)")->check(CLI::Range(0, 1000000));
   benchCmd->add_option("--threads", bench.threads, "Host threads for CPU kernels (default: all cores)")
       ->check(CLI::Range(1, 1024));
+  benchCmd->add_option("--batch", bench.batch,
+                       "For a package with a dynamic 'batch' dimension: run that batch size (the inputs' rows "
+                       "repeated or cut)")
+      ->check(CLI::Range(1, 1 << 20));
   benchCmd->add_flag("--json", bench.json, "Print one JSON object");
   benchCmd->add_flag("--profile", bench.profile,
                      "Also time each op (per op name and the slowest ops); adds a little overhead per op");
@@ -167,6 +171,8 @@ int main(int argc, char** argv) {
   CLI::App* printCmd = app.add_subcommand("print", "Parse, verify and print a module in generic form");
   printCmd->add_option("file", print.file, "MLIR file")->required();
   printCmd->add_flag("--locations", print.locations, "Print loc(...) after each op");
+
+  CLI::App* serveCmd = addServeCommand(app);
 
   try {
     app.parse(argc, argv);
@@ -189,5 +195,6 @@ int main(int argc, char** argv) {
   if (benchCmd->parsed()) return runBench(bench);
   if (inspectCmd->parsed()) return runInspect(inspect);
   if (printCmd->parsed()) return runPrint(print);
+  if (serveCmd->parsed()) return runServe();
   return kExitUsage;
 }

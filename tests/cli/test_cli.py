@@ -456,6 +456,20 @@ class PackageCommands(unittest.TestCase):
         r = wf("bench", pkg, "--iters", "0")
         self.assertEqual(r.returncode, 2, r.stderr)
 
+    def test_bench_batch(self):
+        dyn = os.path.join(PACKAGES, "dyn")
+        r = wf("bench", dyn, "--batch", "5", "--iters", "2")
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        self.assertIn(", batch 5 (golden inputs, rows repeated): 3 warm-up + 2 timed runs", r.stdout.splitlines()[0])
+        j = json.loads(wf("bench", dyn, "--batch", "64", "--iters", "2", "--json").stdout)
+        self.assertEqual(j["batch"], 64)
+        r = wf("bench", dyn, "--batch", "65", "--iters", "1")
+        self.assertEqual(r.returncode, 2, r.stdout + r.stderr)
+        self.assertIn("dimension 0 ('batch') is 65, above its maximum 64", r.stderr)
+        r = wf("bench", os.path.join(PACKAGES, "mlp"), "--batch", "4", "--iters", "1")
+        self.assertEqual(r.returncode, 2, r.stdout + r.stderr)
+        self.assertIn("has no dynamic dimension named 'batch'", r.stderr)
+
     def test_bench_profile(self):
         pkg = os.path.join(PACKAGES, "mlp")
         r = wf("bench", pkg, "--iters", "3", "--profile")
