@@ -82,6 +82,7 @@ class CudaExecutable final : public Executable {
 
   ExecutableInfo info;
   bool useGraphs = true;
+  CheckSink* checks = nullptr;
 
  private:
   int newBuffer(size_t bytes) {
@@ -374,6 +375,7 @@ Status CudaExecutable::runHostStep(const Step& step) {
   EvalContext ctx;
   ctx.module = &module_;
   ctx.scope = &scope;
+  ctx.checks = checks;
   const Kernel* kernel = KernelRegistry::instance().find(op.code());
   if (!kernel) return internalError(op.describe() + ": host step without a CPU kernel");
   Expected<std::vector<Literal>> results = (*kernel)(op, operands, ctx);
@@ -519,6 +521,10 @@ const ExecutableInfo* executableInfo(const Executable& e) {
 
 void setUseGraphs(Executable& e, bool useGraphs) {
   if (auto* c = dynamic_cast<CudaExecutable*>(&e)) c->useGraphs = useGraphs;
+}
+
+void setCheckSink(Executable& e, CheckSink* sink) {
+  if (auto* c = dynamic_cast<CudaExecutable*>(&e)) c->checks = sink;
 }
 
 }  // namespace wf::cuda

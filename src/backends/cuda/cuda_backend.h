@@ -21,6 +21,10 @@
 
 #include "runtime/backend.h"
 
+namespace wf {
+class CheckSink;
+}
+
 namespace wf::cuda {
 
 Expected<std::unique_ptr<Backend>> createCudaBackend(const DeviceSpec& device);
@@ -42,5 +46,7 @@ struct ExecutableInfo {
 const ExecutableInfo* executableInfo(const Executable& e);
 // Tests: turn graph capture off (before the first run) to compare against direct launches.
 void setUseGraphs(Executable& e, bool useGraphs);
+// Where host steps of `check.*` ops report (the conformance runner); null makes them errors.
+void setCheckSink(Executable& e, CheckSink* sink);
 
 }  // namespace wf::cuda
