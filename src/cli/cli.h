@@ -97,7 +97,7 @@ struct BenchOptions {
 int runBench(const BenchOptions& options);
 
 struct InspectOptions {
-  std::string file;
+  std::string file;  // an MLIR file, or a model package directory (its manifest, then model.mlir)
   bool json = false;
 };
 int runInspect(const InspectOptions& options);

@@ -1,4 +1,5 @@
-// `warpforge inspect`: functions with their signatures, and how often each op occurs.
+// `warpforge inspect`: functions with their signatures, and how often each op occurs; for a model
+// package, first what its manifest declares.
 #include <iomanip>
 #include <iostream>
 #include <map>
@@ -8,6 +9,7 @@
 #include "cli/cli.h"
 #include "ir/verifier.h"
 #include "runtime/file_io.h"
+#include "runtime/package.h"
 #include "stablehlo/parser.h"
 
 namespace wf::cli {
@@ -27,9 +29,118 @@ int64_t countNested(const Operation& op, std::map<std::string, int64_t>& counts)
   return total;
 }
 
+json dimsJson(const std::vector<ManifestDim>& shape) {
+  json dims = json::array();
+  for (const ManifestDim& d : shape) dims.push_back(d.isDynamic() ? json(d.name) : json(d.size));
+  return dims;
+}
+
+json tensorsJson(const std::vector<TensorSpec>& specs, const char* indexKey) {
+  json list = json::array();
+  for (const TensorSpec& s : specs) {
+    json t = {{"name", s.name}, {indexKey, s.index}, {"dtype", elementTypeName(s.dtype)}, {"shape", dimsJson(s.shape)}};
+    if (!s.kind.empty()) t["kind"] = s.kind;
+    list.push_back(std::move(t));
+  }
+  return list;
+}
+
+// What the manifest of a (checked) package declares; weights are counted from the manifest, not read.
+json packageSummary(const Package& pkg) {
+  const Manifest& m = pkg.manifest();
+  int64_t elements = 0, bytes = 0;
+  std::map<std::string, int64_t> kinds;
+  for (const TensorSpec& w : m.weights) {
+    int64_t n = 1;
+    for (const ManifestDim& d : w.shape) n *= d.isDynamic() ? 0 : d.size;
+    elements += n;
+    bytes += n * storageBytes(w.dtype);
+    ++kinds[w.kind];
+  }
+  json dyn = json::object();
+  for (const auto& [name, b] : m.dynamicDims) dyn[name] = {{"min", b.min}, {"max", b.max ? json(*b.max) : json(nullptr)}};
+  json activations = json::array();
+  for (const ActivationSpec& a : m.activations)
+    activations.push_back({{"name", a.name}, {"value", a.value}, {"dtype", elementTypeName(a.dtype)}, {"shape", dimsJson(a.shape)}});
+  return {{"dir", pkg.dir()},
+          {"name", m.name},
+          {"producer", m.producer},
+          {"entry", m.entry},
+          {"dtype", m.dtype},
+          {"tolerances", m.tolerances.toString()},
+          {"inputs", tensorsJson(m.inputs, "argument")},
+          {"outputs", tensorsJson(m.outputs, "result")},
+          {"weights", {{"count", m.weights.size()}, {"elements", elements}, {"bytes", bytes}, {"kinds", kinds}}},
+          {"dynamic_dims", dyn},
+          {"activations", activations},
+          {"golden", {{"inputs", m.goldenInputs}, {"outputs", m.goldenOutputs}, {"activations", m.goldenActivations}}}};
+}
+
+std::string describeTensor(const json& t) {
+  std::string s = t["name"].get<std::string>() + " " + t["dtype"].get<std::string>() + "[";
+  bool first = true;
+  for (const json& d : t["shape"]) {
+    s += (first ? "" : ", ") + (d.is_string() ? d.get<std::string>() : std::to_string(d.get<int64_t>()));
+    first = false;
+  }
+  return s + "]";
+}
+
+void printPackageSummary(const json& p) {
+  std::cout << p["dir"].get<std::string>() << ": model package";
+  if (!p["name"].get<std::string>().empty()) std::cout << " '" << p["name"].get<std::string>() << "'";
+  if (!p["producer"].get<std::string>().empty()) std::cout << " from " << p["producer"].get<std::string>();
+  std::cout << ", entry @" << p["entry"].get<std::string>() << ", dtype " << p["dtype"].get<std::string>()
+            << ", tolerances " << p["tolerances"].get<std::string>() << "\n";
+  for (const char* key : {"inputs", "outputs"}) {
+    std::cout << "  " << key << ":";
+    bool firstTensor = true;
+    for (const json& t : p[key]) {
+      std::cout << (firstTensor ? " " : ", ") << describeTensor(t);
+      firstTensor = false;
+    }
+    std::cout << (firstTensor ? " none\n" : "\n");
+  }
+  const json& w = p["weights"];
+  std::cout << "  weights: " << w["count"].get<size_t>() << " tensors, " << w["elements"].get<int64_t>() << " elements, "
+            << w["bytes"].get<int64_t>() << " bytes (";
+  bool first = true;
+  for (const auto& [kind, n] : w["kinds"].items()) {
+    std::cout << (first ? "" : ", ") << n.get<int64_t>() << " " << kind;
+    first = false;
+  }
+  std::cout << ")\n";
+  if (!p["dynamic_dims"].empty()) {
+    std::cout << "  dynamic dims:";
+    for (const auto& [name, b] : p["dynamic_dims"].items())
+      std::cout << " " << name << " [" << b["min"].get<int64_t>() << ", "
+                << (b["max"].is_null() ? std::string("unbounded") : std::to_string(b["max"].get<int64_t>())) << "]";
+    std::cout << "\n";
+  }
+  std::cout << "  activations: " << p["activations"].size();
+  for (const json& a : p["activations"]) std::cout << "\n    " << describeTensor(a) << " = " << a["value"].get<std::string>();
+  std::cout << "\n  golden:";
+  bool any = false;
+  for (const auto& [key, path] : p["golden"].items())
+    if (!path.get<std::string>().empty()) {
+      std::cout << " " << key;
+      any = true;
+    }
+  std::cout << (any ? "" : " none") << "\n";
+}
+
 }  // namespace
 
-int runInspect(const InspectOptions& options) {
+int runInspect(const InspectOptions& inspectOptions) {
+  InspectOptions options = inspectOptions;
+  json package;
+  if (isPackageDirectory(options.file)) {
+    auto pkg = Package::open(options.file);
+    if (!pkg) return reportStatus(pkg.status());
+    package = packageSummary(*pkg);
+    options.file = pkg->path(Package::kModelFile);
+    if (!options.json) printPackageSummary(package);
+  }
   auto text = readFileBytes(options.file);
   if (!text) return reportStatus(text.status());
 
@@ -70,6 +181,7 @@ int runInspect(const InspectOptions& options) {
              {"op_counts", counts},
              {"total_ops", total},
              {"verify", verifyMessages.empty() ? json("ok") : json(verifyMessages)}};
+    if (!package.is_null()) out["package"] = package;
     std::cout << out.dump(2) << "\n";
     return kExitOk;
   }

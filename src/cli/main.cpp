@@ -164,7 +164,8 @@ int main(int argc, char** argv) {
   InspectOptions inspect;
   CLI::App* inspectCmd =
       app.add_subcommand("inspect", "List functions with their signatures, and op counts per op name");
-  inspectCmd->add_option("file", inspect.file, "MLIR file")->required();
+  inspectCmd->add_option("file", inspect.file, "MLIR file, or a model package directory (its manifest first)")
+      ->required();
   inspectCmd->add_flag("--json", inspect.json, "Print JSON");
 
   PrintCommandOptions print;

@@ -563,6 +563,27 @@ class PackageCommands(unittest.TestCase):
         self.assertEqual(r.returncode, 2)
         self.assertIn("--entry does not apply to a model package", r.stderr)
 
+    def test_inspect_package(self):
+        pkg = os.path.join(PACKAGES, "dyn")
+        r = wf("inspect", pkg)
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        lines = r.stdout.splitlines()
+        self.assertTrue(lines[0].startswith(pkg + ": model package 'dyn' from "), lines[0])
+        self.assertIn("  inputs: x f32[batch, 4], y f32[batch, 3]", lines)
+        self.assertIn("  outputs: out f32[batch, 3]", lines)
+        self.assertIn("  weights: 1 tensors, 12 elements, 48 bytes (1 parameter)", lines)
+        self.assertIn("  dynamic dims: batch [1, 64]", lines)
+        self.assertIn(os.path.join(pkg, "model.mlir") + ": 1 function", lines)
+        j = json.loads(wf("inspect", "--json", os.path.join(PACKAGES, "mlp")).stdout)
+        self.assertEqual([a["value"] for a in j["package"]["activations"]], ["%h1", "%logits"])
+        self.assertEqual(j["op_counts"]["stablehlo.dot_general"], 2)
+        bad = self.copy("mlp")
+        with open(os.path.join(bad, "manifest.json"), "w") as f:
+            f.write("{}")
+        r = wf("inspect", bad)
+        self.assertEqual(r.returncode, 2)
+        self.assertIn(os.path.join(bad, "manifest.json") + ": format: missing", r.stderr)
+
     def test_help_lists_package_commands(self):
         r = wf("--help")
         self.assertEqual(r.returncode, 0)
