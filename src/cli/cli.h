@@ -20,6 +20,10 @@ namespace CLI {
 class App;
 }  // namespace CLI
 
+namespace CLI {
+class App;
+}  // namespace CLI
+
 namespace wf::cli {
 
 inline constexpr int kExitOk = 0;
