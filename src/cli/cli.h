@@ -20,10 +20,6 @@ namespace CLI {
 class App;
 }  // namespace CLI
 
-namespace CLI {
-class App;
-}  // namespace CLI
-
 namespace wf::cli {
 
 inline constexpr int kExitOk = 0;
