@@ -10,6 +10,7 @@ const CudaKernelRegistry& CudaKernelRegistry::instance() {
     registerReduceLowerings(r);
     registerIndexingLowerings(r);
     registerDotLowerings(r);
+    registerConvolutionLowerings(r);
     return r;
   }();
   return registry;

@@ -89,6 +89,7 @@ void registerDataMovementLowerings(CudaKernelRegistry& registry);  // data_movem
 void registerReduceLowerings(CudaKernelRegistry& registry);        // reduce.cu
 void registerIndexingLowerings(CudaKernelRegistry& registry);      // indexing.cu
 void registerDotLowerings(CudaKernelRegistry& registry);           // dot.cpp
+void registerConvolutionLowerings(CudaKernelRegistry& registry);   // convolution.cpp (cuDNN)
 
 // "stablehlo.add" at f.mlir:3:5: no CUDA kernel for element type complex<f32>
 Status unsupportedOnCuda(const Operation& op, const std::string& why);

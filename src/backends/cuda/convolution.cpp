@@ -1,0 +1,273 @@
+// stablehlo.convolution through cuDNN 9's convolution API (the descriptor-based one that cuDNN 9
+// marks deprecated in favour of its graph API; it still ships and is what this file needs).
+//
+// The input and output keep their layouts: cuDNN takes an Nd tensor descriptor with the real
+// strides of [N, C, spatial...] in whatever order the dimension numbers put them. The kernel must
+// be packed [O, I, spatial...] (PyTorch's OIHW); other kernel layouts (JAX's HWIO) are first
+// copied into that order in the workspace. 1-d convolutions get a unit spatial dim (cuDNN wants
+// at least two). Supported: feature groups, strides, rhs dilation, symmetric padding, f32 (true
+// f32 unless TF32 is allowed), f16 and bf16 (tensor cores, f32 accumulation), f64. Unsupported
+// here (unimplemented, so the op can run on the host): lhs dilation (transposed convolution),
+// asymmetric or negative padding, window reversal, batch groups, mixed result types.
+#ifdef WF_HAVE_CUDNN
+
+#include <algorithm>
+#include <string>
+
+#include "backends/cuda/cuda_check.h"
+#include "backends/cuda/kernel.h"
+
+// The descriptor API is deprecated in cuDNN 9 (it warns on every use); it is the supported way to
+// run a plain convolution without the graph API, so the warnings are silenced for this file.
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+
+namespace wf::cuda {
+namespace {
+
+struct TensorDescDeleter {
+  void operator()(cudnnTensorDescriptor_t d) const { WF_CUDA_WARN(cudnnDestroyTensorDescriptor(d)); }
+};
+struct FilterDescDeleter {
+  void operator()(cudnnFilterDescriptor_t d) const { WF_CUDA_WARN(cudnnDestroyFilterDescriptor(d)); }
+};
+struct ConvDescDeleter {
+  void operator()(cudnnConvolutionDescriptor_t d) const { WF_CUDA_WARN(cudnnDestroyConvolutionDescriptor(d)); }
+};
+using TensorDesc = Handle<cudnnTensorDescriptor_t, TensorDescDeleter>;
+using FilterDesc = Handle<cudnnFilterDescriptor_t, FilterDescDeleter>;
+using ConvDesc = Handle<cudnnConvolutionDescriptor_t, ConvDescDeleter>;
+
+class ConvKernel final : public OpKernel {
+ public:
+  Status launch(const LaunchContext& ctx, std::span<void* const> in, std::span<void* const> out) override {
+    if (empty_) return Status::ok();
+    const void* w = in[1];
+    if (kernelCopy_) {
+      void* dst = static_cast<char*>(ctx.workspace) + kernelOffset_;
+      WF_RETURN_IF_ERROR(launchStridedCopy(ctx.stream, elemBytes_, *kernelCopy_, in[1], dst));
+      w = dst;
+    }
+    if (ctx.workspaceBytes < cudnnOffset_ + cudnnBytes_) return internalError("convolution workspace too small");
+    WF_CUDNN_CHECK(cudnnSetStream(handle_, ctx.stream));
+    const void* alpha = useDouble_ ? static_cast<const void*>(&alphaD_) : static_cast<const void*>(&alphaF_);
+    const void* beta = useDouble_ ? static_cast<const void*>(&betaD_) : static_cast<const void*>(&betaF_);
+    WF_CUDNN_CHECK(cudnnConvolutionForward(handle_, alpha, x_.get(), in[0], w_.get(), w, conv_.get(), algo_,
+                                           static_cast<char*>(ctx.workspace) + cudnnOffset_, cudnnBytes_, beta,
+                                           y_.get(), out[0]));
+    return Status::ok();
+  }
+
+  bool empty_ = false;
+  cudnnHandle_t handle_ = nullptr;
+  int elemBytes_ = 0;
+  std::shared_ptr<const StridedCopyPlan> kernelCopy_;
+  size_t kernelOffset_ = 0;
+  size_t cudnnOffset_ = 0;
+  size_t cudnnBytes_ = 0;
+  bool useDouble_ = false;
+  float alphaF_ = 1, betaF_ = 0;
+  double alphaD_ = 1, betaD_ = 0;
+  TensorDesc x_, y_;
+  FilterDesc w_;
+  ConvDesc conv_;
+  cudnnConvolutionFwdAlgo_t algo_{};
+};
+
+Expected<int64_t> field(const Operation& op, const Attribute& dn, const char* name) {
+  const Attribute* f = dn.field(name);
+  std::optional<int64_t> v = f ? f->asInt() : std::nullopt;
+  if (!v) return invalidArgument(op.describe() + ": dimension_numbers lacks " + name);
+  return *v;
+}
+
+std::vector<int64_t> listOr(const Attribute* a, size_t n, int64_t fill) {
+  if (a)
+    if (auto v = a->asIntList()) return *v;
+  return std::vector<int64_t>(n, fill);
+}
+
+Expected<TensorDesc> tensorDesc(cudnnDataType_t t, const std::vector<int>& dims, const std::vector<int>& strides) {
+  cudnnTensorDescriptor_t d = nullptr;
+  WF_CUDNN_CHECK(cudnnCreateTensorDescriptor(&d));
+  TensorDesc desc(d);
+  WF_CUDNN_CHECK(cudnnSetTensorNdDescriptor(d, t, static_cast<int>(dims.size()), dims.data(), strides.data()));
+  return desc;
+}
+
+Expected<std::unique_ptr<OpKernel>> lowerConvolution(const Operation& op, LowerContext& ctx) {
+  WF_ASSIGN_OR_RETURN(std::vector<int64_t> xs, staticShape(op, op.operand(0)->type()));
+  WF_ASSIGN_OR_RETURN(std::vector<int64_t> ws, staticShape(op, op.operand(1)->type()));
+  WF_ASSIGN_OR_RETURN(std::vector<int64_t> ys, staticShape(op, op.result(0)->type()));
+  const ElementType et = op.operand(0)->type().elementType();
+  if (op.operand(1)->type().elementType() != et || op.result(0)->type().elementType() != et)
+    return unsupportedOnCuda(op, "no cuDNN convolution with mixed element types");
+  cudnnDataType_t dt;
+  cudnnDataType_t computeType = CUDNN_DATA_FLOAT;
+  switch (et) {
+    case ElementType::kF32: dt = CUDNN_DATA_FLOAT; break;
+    case ElementType::kF16: dt = CUDNN_DATA_HALF; break;
+    case ElementType::kBF16: dt = CUDNN_DATA_BFLOAT16; break;
+    case ElementType::kF64: dt = computeType = CUDNN_DATA_DOUBLE; break;
+    default: return unsupportedOnCuda(op, "no cuDNN convolution for element type " + std::string(elementTypeName(et)));
+  }
+  const Attribute* dn = op.attr("dimension_numbers");
+  if (!dn) return invalidArgument(op.describe() + ": missing dimension_numbers");
+  WF_ASSIGN_OR_RETURN(int64_t inBatch, field(op, *dn, "input_batch_dimension"));
+  WF_ASSIGN_OR_RETURN(int64_t inFeature, field(op, *dn, "input_feature_dimension"));
+  WF_ASSIGN_OR_RETURN(int64_t kIn, field(op, *dn, "kernel_input_feature_dimension"));
+  WF_ASSIGN_OR_RETURN(int64_t kOut, field(op, *dn, "kernel_output_feature_dimension"));
+  WF_ASSIGN_OR_RETURN(int64_t outBatch, field(op, *dn, "output_batch_dimension"));
+  WF_ASSIGN_OR_RETURN(int64_t outFeature, field(op, *dn, "output_feature_dimension"));
+  auto list = [&](const char* name) {
+    const Attribute* f = dn->field(name);
+    return f ? f->asIntList().value_or(std::vector<int64_t>{}) : std::vector<int64_t>{};
+  };
+  const std::vector<int64_t> inSp = list("input_spatial_dimensions"), kSp = list("kernel_spatial_dimensions"),
+                             outSp = list("output_spatial_dimensions");
+  const size_t r = inSp.size();
+  if (kSp.size() != r || outSp.size() != r || r == 0 || r > 3)
+    return unsupportedOnCuda(op, "no cuDNN convolution with " + std::to_string(r) + " spatial dims");
+  const std::vector<int64_t> strides = listOr(op.attr("window_strides"), r, 1);
+  const std::vector<int64_t> lhsDil = listOr(op.attr("lhs_dilation"), r, 1);
+  const std::vector<int64_t> rhsDil = listOr(op.attr("rhs_dilation"), r, 1);
+  const std::vector<int64_t> reversal = listOr(op.attr("window_reversal"), r, 0);
+  const std::vector<int64_t> pad = listOr(op.attr("padding"), 2 * r, 0);
+  int64_t groups = 1, batchGroups = 1;
+  if (const Attribute* a = op.attr("feature_group_count")) groups = a->asInt().value_or(1);
+  if (const Attribute* a = op.attr("batch_group_count")) batchGroups = a->asInt().value_or(1);
+  if (strides.size() != r || lhsDil.size() != r || rhsDil.size() != r || pad.size() != 2 * r)
+    return invalidArgument(op.describe() + ": window attributes must have one entry per spatial dimension");
+  for (size_t d = 0; d < r; ++d) {
+    if (lhsDil[d] != 1) return unsupportedOnCuda(op, "no cuDNN convolution with lhs_dilation (transposed convolution)");
+    if (reversal.size() == r && reversal[d] != 0) return unsupportedOnCuda(op, "no cuDNN convolution with window_reversal");
+    if (pad[2 * d] != pad[2 * d + 1] || pad[2 * d] < 0)
+      return unsupportedOnCuda(op, "no cuDNN convolution with asymmetric or negative padding");
+  }
+  if (batchGroups != 1) return unsupportedOnCuda(op, "no cuDNN convolution with batch_group_count");
+
+  auto k = std::make_unique<ConvKernel>();
+  k->elemBytes_ = storageBytes(et);
+  if (numElementsOf(ys) == 0) {
+    k->empty_ = true;
+    return std::unique_ptr<OpKernel>(std::move(k));
+  }
+  if (numElementsOf(xs) == 0 || numElementsOf(ws) == 0)
+    return unsupportedOnCuda(op, "no cuDNN convolution over an empty input or kernel");
+  WF_ASSIGN_OR_RETURN(k->handle_, ctx.device.cudnn());
+  const bool pad1d = r == 1;  // cuDNN takes at least 2 spatial dims
+
+  // Input and output: dims [N, C, spatial...] with their real strides.
+  auto nc = [&](const std::vector<int64_t>& shape, int64_t b, int64_t f, const std::vector<int64_t>& sp,
+                std::vector<int>& dims, std::vector<int>& strd) {
+    const std::vector<int64_t> s = rowMajorStridesOf(shape);
+    dims = {static_cast<int>(shape[static_cast<size_t>(b)]), static_cast<int>(shape[static_cast<size_t>(f)])};
+    strd = {static_cast<int>(s[static_cast<size_t>(b)]), static_cast<int>(s[static_cast<size_t>(f)])};
+    for (int64_t d : sp) {
+      dims.push_back(static_cast<int>(shape[static_cast<size_t>(d)]));
+      strd.push_back(static_cast<int>(s[static_cast<size_t>(d)]));
+    }
+    if (pad1d) {
+      dims.push_back(1);
+      strd.push_back(1);
+    }
+  };
+  std::vector<int> xd, xstr, yd, ystr;
+  nc(xs, inBatch, inFeature, inSp, xd, xstr);
+  nc(ys, outBatch, outFeature, outSp, yd, ystr);
+  WF_ASSIGN_OR_RETURN(k->x_, tensorDesc(dt, xd, xstr));
+  WF_ASSIGN_OR_RETURN(k->y_, tensorDesc(dt, yd, ystr));
+
+  // Kernel: packed [O, I, spatial...]; copied there unless it already is.
+  std::vector<int64_t> order = {kOut, kIn};
+  order.insert(order.end(), kSp.begin(), kSp.end());
+  bool packed = true;
+  for (size_t i = 0; i < order.size(); ++i) packed = packed && order[i] == static_cast<int64_t>(i);
+  std::vector<int> wd;
+  for (int64_t d : order) wd.push_back(static_cast<int>(ws[static_cast<size_t>(d)]));
+  if (pad1d) wd.push_back(1);
+  size_t wsOffset = 0;
+  if (!packed) {
+    const std::vector<int64_t> s = rowMajorStridesOf(ws);
+    std::vector<int64_t> box, src;
+    for (int64_t d : order) {
+      box.push_back(ws[static_cast<size_t>(d)]);
+      src.push_back(s[static_cast<size_t>(d)]);
+    }
+    WF_ASSIGN_OR_RETURN(k->kernelCopy_, planStridedCopy(op, box, rowMajorStridesOf(box), src, 0, 0));
+    k->kernelOffset_ = 0;
+    wsOffset = (static_cast<size_t>(numElementsOf(ws)) * static_cast<size_t>(k->elemBytes_) + 255) / 256 * 256;
+  }
+  cudnnFilterDescriptor_t fd = nullptr;
+  WF_CUDNN_CHECK(cudnnCreateFilterDescriptor(&fd));
+  k->w_ = FilterDesc(fd);
+  WF_CUDNN_CHECK(cudnnSetFilterNdDescriptor(fd, dt, CUDNN_TENSOR_NCHW, static_cast<int>(wd.size()), wd.data()));
+
+  std::vector<int> padA, strideA, dilA;
+  for (size_t d = 0; d < r; ++d) {
+    padA.push_back(static_cast<int>(pad[2 * d]));
+    strideA.push_back(static_cast<int>(strides[d]));
+    dilA.push_back(static_cast<int>(rhsDil[d]));
+  }
+  if (pad1d) {
+    padA.push_back(0);
+    strideA.push_back(1);
+    dilA.push_back(1);
+  }
+  cudnnConvolutionDescriptor_t cd = nullptr;
+  WF_CUDNN_CHECK(cudnnCreateConvolutionDescriptor(&cd));
+  k->conv_ = ConvDesc(cd);
+  WF_CUDNN_CHECK(cudnnSetConvolutionNdDescriptor(cd, static_cast<int>(padA.size()), padA.data(), strideA.data(),
+                                                 dilA.data(), CUDNN_CROSS_CORRELATION, computeType));
+  WF_CUDNN_CHECK(cudnnSetConvolutionGroupCount(cd, static_cast<int>(groups)));
+  // f32 stays true f32 (FMA math: no TF32) unless allowed; f16/bf16 use tensor cores.
+  const cudnnMathType_t math = et == ElementType::kF32 ? (ctx.options.allowTf32 ? CUDNN_DEFAULT_MATH : CUDNN_FMA_MATH)
+                               : et == ElementType::kF64 ? CUDNN_DEFAULT_MATH
+                                                         : CUDNN_TENSOR_OP_MATH;
+  WF_CUDNN_CHECK(cudnnSetConvolutionMathType(cd, math));
+
+  // The output shape cuDNN derives must be the declared one.
+  std::vector<int> derived(yd.size());
+  WF_CUDNN_CHECK(cudnnGetConvolutionNdForwardOutputDim(cd, k->x_.get(), fd, static_cast<int>(derived.size()),
+                                                       derived.data()));
+  if (derived != yd) return unsupportedOnCuda(op, "cuDNN derives another output shape for this convolution");
+
+  constexpr size_t kMaxWorkspace = size_t{256} << 20;
+  cudnnConvolutionFwdAlgoPerf_t perf[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
+  int found = 0;
+  WF_CUDNN_CHECK(cudnnGetConvolutionForwardAlgorithm_v7(k->handle_, k->x_.get(), fd, cd, k->y_.get(),
+                                                        CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &found, perf));
+  bool chosen = false;
+  for (int i = 0; i < found && !chosen; ++i) {
+    if (perf[i].status != CUDNN_STATUS_SUCCESS || perf[i].memory > kMaxWorkspace) continue;
+    // A TF32 algorithm is a different precision: take only algorithms of the math type set.
+    if (et == ElementType::kF32 && !ctx.options.allowTf32 &&
+        (perf[i].mathType == CUDNN_TENSOR_OP_MATH || perf[i].mathType == CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION))
+      continue;
+    k->algo_ = perf[i].algo;
+    k->cudnnBytes_ = perf[i].memory;
+    chosen = true;
+  }
+  if (!chosen) return unsupportedOnCuda(op, "cuDNN has no algorithm for this convolution");
+  k->cudnnOffset_ = wsOffset;
+  k->useDouble_ = et == ElementType::kF64;
+  ctx.workspaceBytes = std::max(ctx.workspaceBytes, wsOffset + k->cudnnBytes_ + 256);
+  return std::unique_ptr<OpKernel>(std::move(k));
+}
+
+}  // namespace
+
+void registerConvolutionLowerings(CudaKernelRegistry& r) { r.add(OpCode::Convolution, lowerConvolution); }
+
+}  // namespace wf::cuda
+
+#else  // !WF_HAVE_CUDNN
+
+#include "backends/cuda/kernel.h"
+
+namespace wf::cuda {
+// Without cuDNN, convolution has no CUDA kernel (it fails compile, or runs on the host with
+// CompileOptions::allowCpuFallback).
+void registerConvolutionLowerings(CudaKernelRegistry&) {}
+}  // namespace wf::cuda
+
+#endif

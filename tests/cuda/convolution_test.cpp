@@ -1,0 +1,125 @@
+// stablehlo.convolution through cuDNN against the CPU backend: PyTorch (NCHW/OIHW) and JAX
+// (NHWC/HWIO) layouts, strides, dilation, padding, feature groups (depthwise too), 1-d; f32 is
+// true f32 unless TF32 is allowed; forms cuDNN does not take here fail compile or fall back.
+#include "cuda_test_util.h"
+
+namespace wf::cudatest {
+namespace {
+
+std::string ints(const std::vector<int64_t>& v) {
+  std::string s;
+  for (size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + std::to_string(v[i]);
+  return s;
+}
+
+struct ConvCase {
+  std::vector<int64_t> x, w, y;
+  // input batch, feature, spatial...; kernel in, out, spatial...; output batch, feature, spatial...
+  std::vector<int64_t> in, kernel, out;
+  std::vector<int64_t> strides, dilation, padding;  // padding: lo, hi per spatial dim
+  int64_t groups = 1;
+};
+
+std::string convProgram(const ConvCase& c, ElementType et) {
+  const size_t r = c.in.size() - 2;
+  std::vector<int64_t> inSp(c.in.begin() + 2, c.in.end()), kSp(c.kernel.begin() + 2, c.kernel.end()),
+      outSp(c.out.begin() + 2, c.out.end());
+  std::string pad = "dense<[";
+  for (size_t d = 0; d < r; ++d)
+    pad += (d ? ", [" : "[") + std::to_string(c.padding[2 * d]) + ", " + std::to_string(c.padding[2 * d + 1]) + "]";
+  pad += "]> : tensor<" + std::to_string(r) + "x2xi64>";
+  const std::string attrs =
+      "batch_group_count = 1 : i64, feature_group_count = " + std::to_string(c.groups) +
+      " : i64, dimension_numbers = #stablehlo.conv<raw input_batch_dimension = " + std::to_string(c.in[0]) +
+      ", input_feature_dimension = " + std::to_string(c.in[1]) + ", input_spatial_dimensions = [" + ints(inSp) +
+      "], kernel_input_feature_dimension = " + std::to_string(c.kernel[0]) + ", kernel_output_feature_dimension = " +
+      std::to_string(c.kernel[1]) + ", kernel_spatial_dimensions = [" + ints(kSp) +
+      "], output_batch_dimension = " + std::to_string(c.out[0]) + ", output_feature_dimension = " +
+      std::to_string(c.out[1]) + ", output_spatial_dimensions = [" + ints(outSp) + "]>, window_strides = array<i64: " +
+      ints(c.strides) + ">, rhs_dilation = array<i64: " + ints(c.dilation) + ">, padding = " + pad;
+  return oneOp("stablehlo.convolution", {Type::tensor(c.x, et), Type::tensor(c.w, et)}, Type::tensor(c.y, et), attrs);
+}
+
+const std::vector<ConvCase>& convCases() {
+  static const std::vector<ConvCase> all = {
+      // PyTorch: NCHW x OIHW, 3x3 same padding.
+      {{2, 3, 9, 11}, {4, 3, 3, 3}, {2, 4, 9, 11}, {0, 1, 2, 3}, {1, 0, 2, 3}, {0, 1, 2, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}},
+      // Stride 2, dilation 2, padding 2.
+      {{2, 4, 13, 12}, {6, 4, 3, 3}, {2, 6, 7, 6}, {0, 1, 2, 3}, {1, 0, 2, 3}, {0, 1, 2, 3}, {2, 2}, {2, 2}, {2, 2, 2, 2}},
+      // Feature groups.
+      {{2, 6, 8, 8}, {9, 2, 3, 3}, {2, 9, 8, 8}, {0, 1, 2, 3}, {1, 0, 2, 3}, {0, 1, 2, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}, 3},
+      // Depthwise.
+      {{1, 8, 10, 10}, {8, 1, 3, 3}, {1, 8, 8, 8}, {0, 1, 2, 3}, {1, 0, 2, 3}, {0, 1, 2, 3}, {1, 1}, {1, 1}, {0, 0, 0, 0}, 8},
+      // JAX: NHWC x HWIO -> NHWC (the kernel is copied to OIHW first).
+      {{2, 9, 10, 3}, {3, 3, 3, 5}, {2, 9, 10, 5}, {0, 3, 1, 2}, {2, 3, 0, 1}, {0, 3, 1, 2}, {1, 1}, {1, 1}, {1, 1, 1, 1}},
+      // 1-d.
+      {{2, 4, 17}, {5, 4, 3}, {2, 5, 15}, {0, 1, 2}, {1, 0, 2}, {0, 1, 2}, {1}, {1}, {0, 0}},
+      // 1x1 convolution, stride 2 (ResNet's downsampling shortcut).
+      {{2, 16, 14, 14}, {32, 16, 1, 1}, {2, 32, 7, 7}, {0, 1, 2, 3}, {1, 0, 2, 3}, {0, 1, 2, 3}, {2, 2}, {1, 1}, {0, 0, 0, 0}},
+  };
+  return all;
+}
+
+struct ConvType {
+  ElementType et;
+  double relL2;
+};
+const std::vector<ConvType>& convTypes() {
+  static const std::vector<ConvType> all = {
+      {ElementType::kF32, 1e-5}, {ElementType::kF16, 2e-3}, {ElementType::kBF16, 1e-2}, {ElementType::kF64, 1e-12}};
+  return all;
+}
+
+class CudaConvolution : public testing::TestWithParam<std::tuple<int, int>> {};
+
+TEST_P(CudaConvolution, MatchesCpu) {
+  WF_REQUIRE_GPU();
+  const ConvCase& c = convCases()[static_cast<size_t>(std::get<0>(GetParam()))];
+  const ConvType& t = convTypes()[static_cast<size_t>(std::get<1>(GetParam()))];
+  const std::string text = convProgram(c, t.et);
+  Module m = parse(text);
+  auto exe = cudaBackend().compile(m, *mainOf(m), {});
+  ASSERT_TRUE(exe) << exe.status().toString();  // on the GPU, not the host
+  expectMatchesCpu(text, {randomLiteral(Type::tensor(c.x, t.et), -1, 1), randomLiteral(Type::tensor(c.w, t.et), -1, 1)},
+                   Tolerance{0, 0, t.relL2});
+}
+
+INSTANTIATE_TEST_SUITE_P(Cases, CudaConvolution,
+                         testing::Combine(testing::Range(0, static_cast<int>(convCases().size())),
+                                          testing::Range(0, static_cast<int>(convTypes().size()))),
+                         [](const auto& info) {
+                           return "case" + std::to_string(std::get<0>(info.param)) + "_" +
+                                  typeName(convTypes()[static_cast<size_t>(std::get<1>(info.param))].et);
+                         });
+
+TEST(CudaConvolution, F32IsTrueF32UnlessTf32IsAllowed) {
+  WF_REQUIRE_GPU();
+  // 256 input channels x 3x3: a TF32 result would be off by ~1e-4 relative.
+  const ConvCase c{{1, 256, 12, 12}, {32, 256, 3, 3}, {1, 32, 12, 12}, {0, 1, 2, 3}, {1, 0, 2, 3}, {0, 1, 2, 3},
+                   {1, 1},         {1, 1},          {1, 1, 1, 1}};
+  const std::string text = convProgram(c, ElementType::kF32);
+  const std::vector<Literal> args = {randomLiteral(Type::tensor(c.x, ElementType::kF32), -1, 1),
+                                     randomLiteral(Type::tensor(c.w, ElementType::kF32), -1, 1)};
+  expectMatchesCpu(text, args, Tolerance{0, 0, 1e-5});
+  CompileOptions tf32;
+  tf32.allowTf32 = true;
+  expectMatchesCpu(text, args, Tolerance{0, 0, 5e-3}, tf32);
+}
+
+TEST(CudaConvolution, AsymmetricPaddingRunsOnTheHostOnlyWhenAllowed) {
+  WF_REQUIRE_GPU();
+  const ConvCase c{{1, 2, 8, 8}, {3, 2, 3, 3}, {1, 3, 4, 4}, {0, 1, 2, 3}, {1, 0, 2, 3}, {0, 1, 2, 3},
+                   {2, 2},       {1, 1},       {0, 1, 0, 1}};
+  const std::string text = convProgram(c, ElementType::kF32);
+  Module m = parse(text);
+  auto exe = cudaBackend().compile(m, *mainOf(m), {});
+  ASSERT_FALSE(exe);
+  EXPECT_NE(exe.status().message().find("asymmetric"), std::string::npos) << exe.status().message();
+  CompileOptions fallback;
+  fallback.allowCpuFallback = true;
+  expectMatchesCpu(text, {randomLiteral(Type::tensor(c.x, ElementType::kF32)), randomLiteral(Type::tensor(c.w, ElementType::kF32))},
+                   Tolerance{0, 0, 1e-6}, fallback);
+}
+
+}  // namespace
+}  // namespace wf::cudatest
