@@ -8,9 +8,7 @@ import pathlib
 import re
 import subprocess
 
-import numpy as np
 import torch
-from safetensors.numpy import load_file as load_np
 from safetensors.torch import load_file, save_file
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
@@ -169,4 +167,4 @@ def validate(pkg, activations=True):
     return proc.stdout
 
 
-__all__ = ["run_package", "check_package", "compare", "manifest", "validate", "has_validate", "load_np"]
+__all__ = ["run_package", "check_package", "compare", "manifest", "validate", "has_validate", "float64_reference"]

@@ -15,7 +15,7 @@ from torch.export.graph_signature import InputKind, OutputKind
 from .activations import module_paths
 from .lowering import LOWERINGS, Context, LoweringError, SymArg, Unavailable
 from .lowering.context import to_expr
-from .mlir import Builder, TensorType, Value, element_type
+from .mlir import Builder, Value
 
 
 class UnsupportedOpsError(Exception):
@@ -234,7 +234,3 @@ def _render(b: Builder, module_name: str, args: list, outputs: list) -> str:
     lines.append("  }")
     lines.append("}")
     return "\n".join(lines) + "\n"
-
-
-def tensor_type_of(t: torch.Tensor) -> TensorType:
-    return TensorType(tuple(t.shape), element_type(t.dtype))

@@ -4,8 +4,6 @@ dynamic (`?`), computing dynamic sizes from the symbolic sizes torch.export reco
 
 from __future__ import annotations
 
-import math
-
 import sympy
 import torch
 
@@ -251,11 +249,6 @@ class Context:
         region = self.b.scalar_region(body_op, dtype)
         return self.emit("stablehlo.reduce", [v, init_v], self.tt(dims, dtype),
                          f"dimensions = {i64_array(axes)}", region=region, dims=dims)
-
-    def num_elements(self, dims) -> Value | int:
-        if all(is_static_dim(d) for d in dims):
-            return math.prod(dims)
-        return self.sym_value(sympy.Mul(*[sympy.Integer(d) if is_static_dim(d) else d for d in dims]))
 
     def as_tensor(self, x, dtype: str, dims) -> Value:
         """`x` (a Value, a Python number or a SymArg) as a tensor of `dtype` broadcast to `dims`."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import math
 
-from ..mlir import Value, element_type, is_float
+from ..mlir import Value, is_float
 from .context import Context, LoweringError, SymArg, result_dtype
 from .registry import register
 

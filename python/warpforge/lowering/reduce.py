@@ -6,7 +6,7 @@ from __future__ import annotations
 import sympy
 
 from ..mlir import Value, i64_array, is_float
-from .context import Context, LoweringError, dense_i64_matrix, is_static_dim
+from .context import LoweringError, dense_i64_matrix, is_static_dim
 from .registry import register
 
 
