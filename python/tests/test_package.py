@@ -105,3 +105,21 @@ def test_console_script_entry(tmp_path):
     man = json.loads((tmp_path / "cli" / "manifest.json").read_text())
     assert man["inputs"][0]["shape"] == ["batch", 3, 8, 8]
     check_package(tmp_path / "cli", tmp_path / "work")
+
+
+def test_keyword_inputs(tmp_path):
+    from zoo import bert_small
+
+    model, (ids,) = bert_small(seq=8, batch=2)
+    mask = torch.ones_like(ids)
+    mask[1, 5:] = 0
+    # given out of forward's order: the package keeps the order and names of the dict
+    inputs = {"attention_mask": mask, "input_ids": ids}
+    man = warpforge.export(model, inputs, tmp_path / "kw", dynamic_batch=True)
+    assert [(i["name"], i["argument"]) for i in man["inputs"]] == [("attention_mask", 0), ("input_ids", 1)]
+    golden = load_file(str(tmp_path / "kw" / "golden" / "inputs.safetensors"))
+    assert torch.equal(golden["attention_mask"], mask) and torch.equal(golden["input_ids"], ids)
+    with torch.no_grad():
+        want = model(input_ids=ids, attention_mask=mask).last_hidden_state
+    assert torch.equal(load_file(str(tmp_path / "kw" / "golden" / "outputs.safetensors"))["last_hidden_state"], want)
+    check_package(tmp_path / "kw", tmp_path / "work")

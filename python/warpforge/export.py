@@ -22,8 +22,9 @@ LOW_PRECISION_TOLERANCES = {"rel_l2": 1e-2}
 
 def export(module: torch.nn.Module, example_inputs, out_dir, *, dynamic_batch: bool = False, dtype=None,
            name: str | None = None, activations="auto", input_names=None):
-    """Exports `module` called on `example_inputs` (a tensor or a tuple of tensors) to the model
-    package `out_dir` and returns its manifest.
+    """Exports `module` called on `example_inputs` (a tensor, a tuple of tensors passed
+    positionally, or a dict of tensors passed as keyword arguments) to the model package
+    `out_dir` and returns its manifest.
 
     dynamic_batch: dimension 0 of every input is dynamic (`batch`) in the StableHLO types.
     dtype: torch.bfloat16 or torch.float16 converts the model and its floating-point inputs;
@@ -32,6 +33,12 @@ def export(module: torch.nn.Module, example_inputs, out_dir, *, dynamic_batch: b
     input_names: names of the inputs (default: the parameter names of `forward`).
     The module is run in eval mode. Raises UnsupportedOpsError (listing every unsupported op
     and the source line that produced it) or LoweringError, writing nothing, on failure."""
+    by_keyword = isinstance(example_inputs, dict)
+    if by_keyword:
+        if input_names:
+            raise ValueError("input_names cannot rename keyword inputs")
+        input_names = list(example_inputs.keys())
+        example_inputs = tuple(example_inputs.values())
     if isinstance(example_inputs, torch.Tensor):
         example_inputs = (example_inputs,)
     example_inputs = tuple(example_inputs)
@@ -49,7 +56,7 @@ def export(module: torch.nn.Module, example_inputs, out_dir, *, dynamic_batch: b
         recorder = Recorder(module, paths)
         try:
             with torch.no_grad():
-                reference = module(*example_inputs)
+                reference = module(**dict(zip(input_names, example_inputs))) if by_keyword else module(*example_inputs)
         finally:
             recorder.remove()
         out_names, out_tensors = _flatten_outputs(reference)
@@ -65,7 +72,12 @@ def export(module: torch.nn.Module, example_inputs, out_dir, *, dynamic_batch: b
             dynamic_shapes = tuple({0: batch} if x.dim() > 0 else None for x in inputs)
             # A size-1 example batch would be specialised to 1: trace on a batch of 2.
             trace_inputs = tuple(torch.cat([x, x]) if x.dim() > 0 and x.shape[0] == 1 else x for x in inputs)
-        ep = torch.export.export(model, trace_inputs, dynamic_shapes=dynamic_shapes, strict=False)
+        if by_keyword:
+            ep = torch.export.export(model, (), kwargs=dict(zip(input_names, trace_inputs)),
+                                     dynamic_shapes=dict(zip(input_names, dynamic_shapes)) if dynamic_shapes else None,
+                                     strict=False)
+        else:
+            ep = torch.export.export(model, trace_inputs, dynamic_shapes=dynamic_shapes, strict=False)
         ep = ep.run_decompositions(decomposition_table())
 
         act_nodes = output_nodes(ep.graph, recorder.values)

@@ -121,6 +121,9 @@ def lower_program(ep, input_names: list, activation_nodes: dict, module_name: st
     user_specs = [s for s in ep.graph_signature.input_specs if s.kind == InputKind.USER_INPUT]
     if len(user_specs) != len(input_names):
         raise LoweringError(f"the exported program has {len(user_specs)} tensor inputs, expected {len(input_names)}")
+    by_arg_name = {getattr(sp.arg, "name", None): sp for sp in user_specs}
+    if all(n in by_arg_name for n in input_names):
+        user_specs = [by_arg_name[n] for n in input_names]  # keyword inputs: match by name
     for spec, name in zip(user_specs, input_names):
         node = by_name.get(getattr(spec.arg, "name", None))
         if node is None or not isinstance(node.meta.get("val"), torch.Tensor):
