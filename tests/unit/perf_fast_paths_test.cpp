@@ -1,7 +1,7 @@
 // Tests of the CPU backend's fast paths against its generic paths (or float64 loops), on random
 // data with odd sizes: oneDNN convolution vs im2col + GEMM, oneDNN sgemm vs OpenBLAS, f32 erf vs
-// libm, reduce_window's fast path vs the region interpreter, and transposes folded into
-// dot_general vs materialized ones.
+// libm, reduce_window's fast path vs the region interpreter, transposes folded into dot_general
+// and broadcasts folded into elementwise arithmetic vs materialized ones.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -9,6 +9,7 @@
 #include <string>
 
 #include "backends/cpu/dot_conv_util.h"
+#include "backends/cpu/elementwise_ops.h"
 #include "backends/cpu/interpreter.h"
 #include "backends/cpu/reduce_util.h"
 #include "ir/verifier.h"
@@ -272,6 +273,63 @@ func.func @main(%x: tensor<5x7xf32>, %w: tensor<3x7xf32>, %b: tensor<7x5xf32>, %
         for (int64_t k = 0; k < 4; ++k) acc += static_cast<double>(Q[n * 12 + k * 3 + a]) * Z[k * 6 + j];
         EXPECT_NEAR(r[4].dataAs<float>()[a * 12 + n * 6 + j], acc, 1e-5);
       }
+}
+
+// Broadcasts whose only users are f32 add/subtract/multiply/divide/maximum/minimum are read
+// through broadcast strides instead of being materialized; others are materialized. Results
+// agree with loops either way.
+TEST(PerfFastPaths, BroadcastFoldsIntoElementwise) {
+  Module m = parse(R"(
+func.func @main(%x: tensor<2x3x4x5xf32>, %c: tensor<3xf32>, %r: tensor<5xf32>, %s: tensor<f32>, %u: tensor<1x3x1x1xf32>)
+    -> (tensor<2x3x4x5xf32>, tensor<2x3x4x5xf32>, tensor<2x3x4x5xf32>, tensor<2x3x4x5xf32>, tensor<2x3x4x5xf32>, tensor<2x3x4x5xf32>) {
+  %bc = stablehlo.broadcast_in_dim %c, dims = [1] : (tensor<3xf32>) -> tensor<2x3x4x5xf32>
+  %a = stablehlo.subtract %x, %bc : tensor<2x3x4x5xf32>
+  %m = stablehlo.multiply %bc, %a : tensor<2x3x4x5xf32>
+  %br = stablehlo.broadcast_in_dim %r, dims = [3] : (tensor<5xf32>) -> tensor<2x3x4x5xf32>
+  %d = stablehlo.divide %m, %br : tensor<2x3x4x5xf32>
+  %bs = stablehlo.broadcast_in_dim %s, dims = [] : (tensor<f32>) -> tensor<2x3x4x5xf32>
+  %relu = stablehlo.maximum %d, %bs : tensor<2x3x4x5xf32>
+  %both = stablehlo.add %bs, %br : tensor<2x3x4x5xf32>
+  %kept = stablehlo.broadcast_in_dim %r, dims = [3] : (tensor<5xf32>) -> tensor<2x3x4x5xf32>
+  %e = stablehlo.exponential %kept : tensor<2x3x4x5xf32>
+  %mn = stablehlo.minimum %kept, %x : tensor<2x3x4x5xf32>
+  %bu = stablehlo.broadcast_in_dim %u, dims = [0, 1, 2, 3] : (tensor<1x3x1x1xf32>) -> tensor<2x3x4x5xf32>
+  %p = stablehlo.multiply %x, %bu : tensor<2x3x4x5xf32>
+  return %relu, %both, %e, %mn, %kept, %p : tensor<2x3x4x5xf32>, tensor<2x3x4x5xf32>, tensor<2x3x4x5xf32>, tensor<2x3x4x5xf32>, tensor<2x3x4x5xf32>, tensor<2x3x4x5xf32>
+}
+)");
+  const Block& body = FuncOp(m.lookupFunction("main")).body();
+  EvalContext ctx;
+  auto broadcastOf = [&](const char* name) -> const Operation* {
+    for (const auto& op : body.operations())
+      if (op->code() == OpCode::BroadcastInDim && op->result(0)->nameHint() == name) return op.get();
+    return nullptr;
+  };
+  ASSERT_NE(broadcastOf("%bc"), nullptr);
+  EXPECT_TRUE(ew::broadcastFoldsIntoElementwise(*broadcastOf("%bc"), ctx));
+  EXPECT_TRUE(ew::broadcastFoldsIntoElementwise(*broadcastOf("%br"), ctx));
+  EXPECT_TRUE(ew::broadcastFoldsIntoElementwise(*broadcastOf("%bs"), ctx));
+  EXPECT_TRUE(ew::broadcastFoldsIntoElementwise(*broadcastOf("%bu"), ctx));
+  EXPECT_FALSE(ew::broadcastFoldsIntoElementwise(*broadcastOf("%kept"), ctx));  // exponential, returned
+
+  std::mt19937 rng(9);
+  Literal x = randomF32({2, 3, 4, 5}, rng), c = randomF32({3}, rng), r = randomF32({5}, rng, 0.5f, 2.f),
+          s = randomF32({}, rng), u = randomF32({1, 3, 1, 1}, rng);
+  std::vector<Literal> out = runMain(m, {x, c, r, s, u});
+  ASSERT_EQ(out.size(), 6u);
+  const float *X = x.dataAs<float>(), *C = c.dataAs<float>(), *R = r.dataAs<float>(), S = s.dataAs<float>()[0],
+              *U = u.dataAs<float>();
+  for (int64_t i = 0; i < 120; ++i) {
+    int64_t ch = (i / 20) % 3, w = i % 5;
+    float a = X[i] - C[ch];
+    float d = (C[ch] * a) / R[w];
+    EXPECT_FLOAT_EQ(out[0].dataAs<float>()[i], std::max(d, S)) << i;
+    EXPECT_FLOAT_EQ(out[1].dataAs<float>()[i], S + R[w]) << i;
+    EXPECT_FLOAT_EQ(out[2].dataAs<float>()[i], std::exp(R[w])) << i;
+    EXPECT_FLOAT_EQ(out[3].dataAs<float>()[i], std::min(R[w], X[i])) << i;
+    EXPECT_FLOAT_EQ(out[4].dataAs<float>()[i], R[w]) << i;
+    EXPECT_FLOAT_EQ(out[5].dataAs<float>()[i], X[i] * U[ch]) << i;
+  }
 }
 
 }  // namespace

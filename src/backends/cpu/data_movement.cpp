@@ -8,6 +8,7 @@
 #include <cstring>
 
 #include "backends/cpu/dot_conv_util.h"
+#include "backends/cpu/elementwise_ops.h"
 #include "backends/cpu/interpreter.h"
 #include "backends/cpu/shape_util.h"
 
@@ -80,10 +81,15 @@ Results broadcastInDimTo(const Operation& op, const Literal& operand, const std:
   return single(std::move(result));
 }
 
-Results broadcastInDim(const Operation& op, std::span<const Literal> operands, EvalContext&) {
+Results broadcastInDim(const Operation& op, std::span<const Literal> operands, EvalContext& ctx) {
   WF_RETURN_IF_ERROR(expectOperands(op, operands, 1));
   WF_ASSIGN_OR_RETURN(auto dims, intListAttr(op, "broadcast_dimensions"));
   WF_ASSIGN_OR_RETURN(auto shape, staticResultShape(op));
+  // Only elementwise arithmetic reads the result, through broadcast strides (elementwise.cpp):
+  // hand it the operand's storage instead of a materialized copy.
+  if (ew::broadcastFoldsIntoElementwise(op, ctx) && operands[0].type().isTensor() &&
+      operands[0].shape() == op.operand(0)->type().shape())
+    return single(operands[0].reshaped(shape));
   return broadcastInDimTo(op, operands[0], dims, shape);
 }
 

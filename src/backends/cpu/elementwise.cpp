@@ -7,6 +7,7 @@
 #include <cmath>
 #include <complex>
 #include <limits>
+#include <optional>
 #include <string>
 
 #include "backends/cpu/elementwise_ops.h"
@@ -396,10 +397,119 @@ Expected<Literal> runBinary(const Operation& op, const Literal& lhs0, const Lite
   return narrowTo(op, std::move(out), et);
 }
 
+bool isFoldingBinary(OpCode c) {
+  return c == OpCode::Add || c == OpCode::Subtract || c == OpCode::Multiply || c == OpCode::Divide ||
+         c == OpCode::Maximum || c == OpCode::Minimum;
+}
+
+bool usedInRegions(const Operation& op, const Value* v) {
+  for (const auto& region : op.regions())
+    for (const auto& block : region->blocks())
+      for (const auto& inner : block->operations()) {
+        for (const Value* operand : inner->operands())
+          if (operand == v) return true;
+        if (usedInRegions(*inner, v)) return true;
+      }
+  return false;
+}
+
+// An f32 binary op with at least one operand that is a folded broadcast (see
+// broadcastFoldsIntoElementwise): out[i] = f(x at i, y at i), each operand read through its
+// strides (0 along broadcast dims). Returns nullopt when no operand is folded.
+template <typename OpF>
+std::optional<Literal> runFoldedBroadcastBinary(const Operation& op, std::span<const Literal> args,
+                                                const EvalContext& ctx) {
+  if (op.numOperands() != 2 || args.size() != 2) return std::nullopt;
+  const std::vector<int64_t>& shape = op.result(0)->type().shape();
+  const size_t rank = shape.size();
+  std::vector<int64_t> strides[2];
+  bool folded = false;
+  for (size_t k = 0; k < 2; ++k) {
+    const Operation* b = op.operand(k)->definingOp();
+    if (b && b->code() == OpCode::BroadcastInDim && broadcastFoldsIntoElementwise(*b, ctx)) {
+      folded = true;
+      const std::vector<int64_t>& src = b->operand(0)->type().shape();
+      std::vector<int64_t> srcStrides = rowMajorStrides(src);
+      std::vector<int64_t> dims = b->attr("broadcast_dimensions")->asIntList().value_or(std::vector<int64_t>{});
+      strides[k].assign(rank, 0);
+      for (size_t j = 0; j < dims.size(); ++j)
+        if (src[j] != 1) strides[k][static_cast<size_t>(dims[j])] = srcStrides[j];
+    } else {
+      strides[k] = rowMajorStrides(shape);
+    }
+  }
+  if (!folded) return std::nullopt;
+  // Merge adjacent dims that are contiguous in all three views, drop size-1 dims.
+  std::vector<int64_t> ms, ma, mb;
+  for (size_t d = 0; d < rank; ++d) {
+    if (shape[d] == 1) continue;
+    if (!ms.empty() && ma.back() == strides[0][d] * shape[d] && mb.back() == strides[1][d] * shape[d]) {
+      ms.back() *= shape[d];
+      ma.back() = strides[0][d];
+      mb.back() = strides[1][d];
+      continue;
+    }
+    ms.push_back(shape[d]);
+    ma.push_back(strides[0][d]);
+    mb.push_back(strides[1][d]);
+  }
+  if (ms.empty()) {
+    ms = {1};
+    ma = {0};
+    mb = {0};
+  }
+  Literal out = Literal::zeros(op.result(0)->type());
+  const float* a = args[0].dataAs<float>();
+  const float* bp = args[1].dataAs<float>();
+  float* o = out.dataAs<float>();
+  const int64_t inner = ms.back(), sa = ma.back(), sb = mb.back();
+  const size_t outer = ms.size() - 1;
+  int64_t rows = 1;
+  for (size_t d = 0; d < outer; ++d) rows *= ms[d];
+  using F = NativeFloatTraits<float>;
+  auto f = [](float x, float y) { return OpF::template apply<F>(x, y); };
+  parallelFor(rows, std::max<int64_t>(1, kCheapGrain / std::max<int64_t>(inner, 1)), [&](int64_t r0, int64_t r1) {
+    for (int64_t r = r0; r < r1; ++r) {
+      int64_t offA = 0, offB = 0;
+      for (int64_t rem = r, d = static_cast<int64_t>(outer) - 1; d >= 0; --d) {
+        auto u = static_cast<size_t>(d);
+        int64_t i = rem % ms[u];
+        rem /= ms[u];
+        offA += i * ma[u];
+        offB += i * mb[u];
+      }
+      float* orow = o + r * inner;
+      const float* ar = a + offA;
+      const float* br = bp + offB;
+      if (sa == 1 && sb == 1) {
+        WF_SIMD
+        for (int64_t i = 0; i < inner; ++i) orow[i] = f(ar[i], br[i]);
+      } else if (sa == 1 && sb == 0) {
+        const float y = br[0];
+        WF_SIMD
+        for (int64_t i = 0; i < inner; ++i) orow[i] = f(ar[i], y);
+      } else if (sa == 0 && sb == 1) {
+        const float x = ar[0];
+        WF_SIMD
+        for (int64_t i = 0; i < inner; ++i) orow[i] = f(x, br[i]);
+      } else {
+        for (int64_t i = 0; i < inner; ++i) orow[i] = f(ar[i * sa], br[i * sb]);
+      }
+    }
+  });
+  return out;
+}
+
 template <typename OpF>
 Kernel binaryKernelFor(int64_t grain) {
-  return [grain](const Operation& op, std::span<const Literal> args, EvalContext&) -> Results {
+  return [grain](const Operation& op, std::span<const Literal> args, EvalContext& ctx) -> Results {
     WF_RETURN_IF_ERROR(checkArity(op, args, 2));
+    if constexpr (std::is_same_v<OpF, AddOp> || std::is_same_v<OpF, SubOp> || std::is_same_v<OpF, MulOp> ||
+                  std::is_same_v<OpF, DivOp> || std::is_same_v<OpF, MaxOp> || std::is_same_v<OpF, MinOp>) {
+      if (isFoldingBinary(op.code()))
+        if (std::optional<Literal> out = runFoldedBroadcastBinary<OpF>(op, args, ctx))
+          return std::vector<Literal>{std::move(*out)};
+    }
     WF_RETURN_IF_ERROR(checkSameShape(op, args[0], args[1]));
     WF_ASSIGN_OR_RETURN(Literal out, runBinary<OpF>(op, args[0], args[1], resultType(op, 0, args[0].shape()), grain));
     return std::vector<Literal>{std::move(out)};
@@ -772,6 +882,38 @@ Results clampKernel(const Operation& op, std::span<const Literal> args, EvalCont
 
 }  // namespace
 }  // namespace ew
+
+bool ew::broadcastFoldsIntoElementwise(const Operation& b, const EvalContext& ctx) {
+  if (b.code() != OpCode::BroadcastInDim || b.numOperands() != 1 || b.numResults() != 1 || ctx.onResult) return false;
+  const Type& rt = b.result(0)->type();
+  const Type& st = b.operand(0)->type();
+  if (!rt.isTensor() || !st.isTensor() || !rt.hasStaticShape() || !st.hasStaticShape() ||
+      rt.elementType() != ElementType::kF32 || st.elementType() != ElementType::kF32)
+    return false;
+  const Attribute* dimsAttr = b.attr("broadcast_dimensions");
+  std::optional<std::vector<int64_t>> dims = dimsAttr ? dimsAttr->asIntList() : std::nullopt;
+  if (!dims || static_cast<int64_t>(dims->size()) != st.rank()) return false;
+  for (size_t j = 0; j < dims->size(); ++j) {
+    int64_t d = (*dims)[j];
+    if (d < 0 || d >= rt.rank() || (st.shape()[j] != 1 && st.shape()[j] != rt.shape()[static_cast<size_t>(d)]))
+      return false;
+  }
+  const Block* block = b.parentBlock();
+  if (!block) return false;
+  const Value* v = b.result(0);
+  bool used = false;
+  for (const auto& user : block->operations()) {
+    for (const Value* operand : user->operands()) {
+      if (operand != v) continue;
+      if (!ew::isFoldingBinary(user->code()) || user->numOperands() != 2 || user->numResults() != 1 ||
+          user->result(0)->type() != rt)
+        return false;
+      used = true;
+    }
+    if (user->numRegions() > 0 && ew::usedInRegions(*user, v)) return false;
+  }
+  return used;
+}
 
 void registerElementwiseKernels(KernelRegistry& r) {
   using namespace ew;

@@ -230,6 +230,23 @@ constexpr bool isIntT = T::kCat == Cat::kSInt || T::kCat == Cat::kUInt;
 template <typename T>
 constexpr bool isBoolT = T::kCat == Cat::kBool;
 
+// Broadcasts folded into elementwise arithmetic: an f32 `broadcast_in_dim` (static shapes) whose
+// result only feeds add / subtract / multiply / divide / maximum / minimum (top-level ops of its
+// block, no hook observing results) is not materialized. Its kernel returns the operand's
+// storage typed with the broadcast shape, and those binary kernels read it through broadcast
+// strides (elementwise.cpp). Bias adds, normalisations and ReLU's zero tensor are all such
+// broadcasts; they stop costing a full-size write and read each.
+bool broadcastFoldsIntoElementwise(const Operation& broadcastOp, const EvalContext& ctx);
+
+// Marks an elementwise loop (independent iterations, distinct output buffer) for vectorization.
+// The build's -O2 cost model declines loops that need a run-time aliasing check, which is
+// every loop here; with OpenMP, `omp simd` asserts there is no dependence.
+#if defined(_OPENMP)
+#define WF_SIMD _Pragma("omp simd")
+#else
+#define WF_SIMD
+#endif
+
 // Elements per parallel chunk: cheap arithmetic wants big chunks, transcendental ops smaller.
 inline constexpr int64_t kCheapGrain = 1 << 15;
 inline constexpr int64_t kMathGrain = 1 << 12;
@@ -240,6 +257,7 @@ void mapUnary(const Literal& in, Literal& out, int64_t grain, F f) {
   const auto* a = in.dataAs<typename TI::S>();
   auto* o = out.dataAs<typename TO::S>();
   parallelFor(in.numElements(), grain, [&](int64_t b, int64_t e) {
+    WF_SIMD
     for (int64_t i = b; i < e; ++i) o[i] = TO::store(f(TI::load(a[i])));
   });
 }
@@ -256,12 +274,15 @@ void mapBinary(const Literal& x, const Literal& y, Literal& out, int64_t grain, 
   const bool bScalar = y.numElements() == 1 && n != 1;
   parallelFor(n, grain, [&](int64_t s, int64_t e) {
     if (!aScalar && !bScalar) {
+      WF_SIMD
       for (int64_t i = s; i < e; ++i) o[i] = TO::store(f(TI::load(a[i]), TI::load(b[i])));
     } else if (aScalar && !bScalar) {
       const auto av = TI::load(a[0]);
+      WF_SIMD
       for (int64_t i = s; i < e; ++i) o[i] = TO::store(f(av, TI::load(b[i])));
     } else if (!aScalar) {
       const auto bv = TI::load(b[0]);
+      WF_SIMD
       for (int64_t i = s; i < e; ++i) o[i] = TO::store(f(TI::load(a[i]), bv));
     } else {
       const auto v = TO::store(f(TI::load(a[0]), TI::load(b[0])));
