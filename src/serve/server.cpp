@@ -494,6 +494,8 @@ void Connection::onHeader(beast::error_code ec) {
   }
   if (ec) {
     if (ec == http::error::header_limit) return failRequest(431, "request header fields larger than " + std::to_string(kHeaderLimit) + " bytes");
+    if (ec == http::error::body_limit)
+      return failRequest(413, "request body is over the limit of " + std::to_string(server_.options().maxBodyBytes) + " bytes");
     if (ec.category() == http::make_error_code(http::error::bad_method).category() && parser_->got_some())
       return failRequest(400, "malformed HTTP request: " + ec.message());
     return;  // reset, or nothing read: just close
