@@ -202,6 +202,7 @@ Results lowerGather(const Operation& op, LowerContext&) {
 
   GatherParams p;
   p.outRank = static_cast<int>(outShape.size());
+  for (size_t d = 0; d < outShape.size(); ++d) p.outDims[d] = outShape[d];
   p.n = numElementsOf(outShape);
   p.indexVectorDim = static_cast<int>(ivd);
   p.indexBytes = storageBytes(st);
