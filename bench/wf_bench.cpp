@@ -3,7 +3,7 @@
 //   wf_bench FILE.mlir [--entry NAME] [--iters N] [--warmup W] [--input I=PATH.npy]...
 //            [--int-max M] [--profile]
 //
-// Arguments without an --input get deterministic random values: floats uniform in [-1, 1),
+// Warm-up is at least W runs and at least 250 ms. Arguments without an --input get deterministic random values: floats uniform in [-1, 1),
 // integers uniform in [0, M) (default M = 100, e.g. token ids), booleans random. Prints one JSON
 // line: {"median_ms", "p10_ms", "p90_ms", "min_ms", "iters"}. With --profile the entry function's
 // top-level ops are run one by one (nested regions as usual) and the time per op name is
@@ -163,7 +163,10 @@ int main(int argc, char** argv) {
     auto r = wf::Interpreter::callFunction(*func, args, ctx);
     if (!r) die(r.status().message());
   };
-  for (int i = 0; i < warmup; ++i) once();
+  // Warm up for `warmup` runs and at least a quarter second: worker threads that libraries
+  // start spinning at load time (OpenBLAS) would otherwise share the cores with the first runs.
+  auto warmStart = Clock::now();
+  for (int i = 0; i < warmup || ms(Clock::now() - warmStart) < 250.0; ++i) once();
   std::vector<double> times;
   for (int i = 0; i < iters; ++i) {
     auto start = Clock::now();
