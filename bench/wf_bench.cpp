@@ -3,8 +3,9 @@
 //   wf_bench FILE.mlir [--entry NAME] [--iters N] [--warmup W] [--input I=PATH.npy]...
 //            [--int-max M] [--profile]
 //
-// Warm-up is at least W runs and at least 250 ms. Arguments without an --input get deterministic random values: floats uniform in [-1, 1),
-// integers uniform in [0, M) (default M = 100, e.g. token ids), booleans random. Prints one JSON
+// Warm-up is at least W runs and at least 250 ms. Arguments without an --input get
+// deterministic random values: floats uniform in [-1, 1), integers uniform in [0, M) (default
+// M = 100, e.g. token ids), booleans random. Prints one JSON
 // line: {"median_ms", "p10_ms", "p90_ms", "min_ms", "iters"}. With --profile the entry function's
 // top-level ops are run one by one (nested regions as usual) and the time per op name is
 // printed to stderr, largest first. The thread count is WARPFORGE_NUM_THREADS (see
