@@ -299,3 +299,42 @@ TEST(CudaCheck, FailuresNameTheExpressionAndTheError) {
 
 }  // namespace
 }  // namespace wf::cudatest
+
+namespace wf::cudatest {
+namespace {
+
+TEST(CudaExecutable, CallsAndCompositesAreInlinedAndIdentitiesAliased) {
+  WF_REQUIRE_GPU();
+  const std::string text = R"(func.func private @affine(%x: tensor<5x7xf32>, %w: tensor<5x7xf32>) -> tensor<5x7xf32> {
+  %m = "stablehlo.multiply"(%x, %w) : (tensor<5x7xf32>, tensor<5x7xf32>) -> tensor<5x7xf32>
+  %a = "stablehlo.add"(%m, %x) : (tensor<5x7xf32>, tensor<5x7xf32>) -> tensor<5x7xf32>
+  func.return %a : tensor<5x7xf32>
+}
+func.func private @twice(%x: tensor<5x7xf32>, %w: tensor<5x7xf32>) -> tensor<5x7xf32> {
+  %a = func.call @affine(%x, %w) : (tensor<5x7xf32>, tensor<5x7xf32>) -> tensor<5x7xf32>
+  %b = func.call @affine(%a, %w) : (tensor<5x7xf32>, tensor<5x7xf32>) -> tensor<5x7xf32>
+  func.return %b : tensor<5x7xf32>
+}
+func.func @main(%x: tensor<5x7xf32>, %w: tensor<5x7xf32>) -> (tensor<5x7xf32>, tensor<5x7xi32>) {
+  %t = func.call @twice(%x, %w) : (tensor<5x7xf32>, tensor<5x7xf32>) -> tensor<5x7xf32>
+  %c = "stablehlo.composite"(%t, %w) {name = "wf.affine", decomposition = @affine} : (tensor<5x7xf32>, tensor<5x7xf32>) -> tensor<5x7xf32>
+  %o:2 = "stablehlo.optimization_barrier"(%c, %t) : (tensor<5x7xf32>, tensor<5x7xf32>) -> (tensor<5x7xf32>, tensor<5x7xf32>)
+  %d = "stablehlo.subtract"(%o#0, %o#1) : (tensor<5x7xf32>, tensor<5x7xf32>) -> tensor<5x7xf32>
+  %bits = "stablehlo.bitcast_convert"(%d) : (tensor<5x7xf32>) -> tensor<5x7xi32>
+  func.return %d, %bits : tensor<5x7xf32>, tensor<5x7xi32>
+}
+)";
+  Module m = parse(text);
+  auto exe = cudaBackend().compile(m, *mainOf(m), {});
+  ASSERT_TRUE(exe) << exe.status().toString();
+  const cuda::ExecutableInfo* info = cuda::executableInfo(**exe);
+  EXPECT_EQ(info->hostSteps, 0);
+  EXPECT_EQ(info->inlinedCalls, 4);  // @twice, the two calls of @affine in it, the composite
+  EXPECT_EQ(info->deviceSteps, 7);   // 3 x (multiply, add) + subtract
+  EXPECT_EQ(info->aliases, 2);       // optimization_barrier, bitcast_convert
+  const Type t = Type::tensor({5, 7}, ElementType::kF32);
+  expectMatchesCpu(text, {randomLiteral(t, -1, 1), randomLiteral(t, -1, 1)}, Tolerance{});
+}
+
+}  // namespace
+}  // namespace wf::cudatest

@@ -127,3 +127,65 @@ func.func @main(%x: tensor<4x8xf32>, %i: tensor<4x8xi32>) -> tensor<4xf32> {
 
 }  // namespace
 }  // namespace wf::cudatest
+
+namespace wf::cudatest {
+namespace {
+
+struct WindowCase {
+  std::vector<int64_t> in, out, window, strides, dilation, padding;
+};
+
+std::string windowProgram(const std::string& body, const WindowCase& c, ElementType et) {
+  const Type in = Type::tensor(c.in, et), out = Type::tensor(c.out, et);
+  const std::string s = Type::tensor({}, et).toString();
+  auto ints = [](const std::vector<int64_t>& v) {
+    std::string r;
+    for (size_t i = 0; i < v.size(); ++i) r += (i ? ", " : "") + std::to_string(v[i]);
+    return r;
+  };
+  std::string pad = "dense<[";
+  for (size_t d = 0; d < c.in.size(); ++d)
+    pad += (d ? ", [" : "[") + std::to_string(c.padding[2 * d]) + ", " + std::to_string(c.padding[2 * d + 1]) + "]";
+  pad += "]> : tensor<" + std::to_string(c.in.size()) + "x2xi64>";
+  return "func.func @main(%x: " + in.toString() + ", %init: " + s + ") -> " + out.toString() + " {\n" +
+         "  %r = \"stablehlo.reduce_window\"(%x, %init) ({\n" + "  ^bb0(%a: " + s + ", %b: " + s + "):\n" +
+         "    %c = \"stablehlo." + body + "\"(%a, %b) : (" + s + ", " + s + ") -> " + s + "\n" +
+         "    \"stablehlo.return\"(%c) : (" + s + ") -> ()\n" + "  }) {window_dimensions = array<i64: " + ints(c.window) +
+         ">, window_strides = array<i64: " + ints(c.strides) + ">, window_dilations = array<i64: " + ints(c.dilation) +
+         ">, padding = " + pad + "} : (" + in.toString() + ", " + s + ") -> " + out.toString() +
+         "\n  func.return %r : " + out.toString() + "\n}\n";
+}
+
+class CudaReduceWindow : public testing::TestWithParam<std::tuple<ElementType, std::string>> {};
+
+TEST_P(CudaReduceWindow, PoolingMatchesCpu) {
+  WF_REQUIRE_GPU();
+  const auto& [et, body] = GetParam();
+  const std::vector<WindowCase> cases = {
+      // ResNet's max pool: 3x3, stride 2, padding 1, NCHW.
+      {{2, 3, 15, 16}, {2, 3, 8, 8}, {1, 1, 3, 3}, {1, 1, 2, 2}, {1, 1, 1, 1}, {0, 0, 0, 0, 1, 1, 1, 1}},
+      // 2x2 average-pool sum, NHWC.
+      {{2, 10, 9, 4}, {2, 5, 4, 4}, {1, 2, 2, 1}, {1, 2, 2, 1}, {1, 1, 1, 1}, {0, 0, 0, 0, 0, 0, 0, 0}},
+      // Dilated 1-d window with asymmetric padding (a causal running sum).
+      {{3, 20}, {3, 20}, {1, 3}, {1, 1}, {1, 2}, {0, 0, 4, 0}},
+  };
+  for (const WindowCase& c : cases) {
+    const Type in = Type::tensor(c.in, et);
+    Literal init = body == "maximum" ? Literal::scalarDouble(et, -INFINITY) : Literal::zeros(Type::tensor({}, et));
+    if (!isFloat(et)) init = randomLiteral(Type::tensor({}, et), -3, 3);
+    Tolerance tol = defaultTolerance(et);
+    if (isFloat(et) && body == "add") tol = Tolerance{0, 0, et == ElementType::kBF16 ? 2e-2 : 2e-3};
+    expectMatchesCpu(windowProgram(body, c, et), {randomLiteral(in, -4, 4), init}, tol);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Bodies, CudaReduceWindow,
+                         testing::Combine(testing::Values(ElementType::kF32, ElementType::kBF16, ElementType::kF16,
+                                                          ElementType::kF64, ElementType::kSI32, ElementType::kSI8),
+                                          testing::Values(std::string("maximum"), std::string("add"))),
+                         [](const auto& info) {
+                           return typeName(std::get<0>(info.param)) + "_" + std::get<1>(info.param);
+                         });
+
+}  // namespace
+}  // namespace wf::cudatest

@@ -89,7 +89,8 @@ class CudaExecutable final : public Executable {
     bufferBytes_.push_back(bytes);
     return static_cast<int>(bufferBytes_.size()) - 1;
   }
-  Status planOp(const Operation& op, LowerContext& lctx);
+  Status planOp(const Operation& op, LowerContext& lctx, int depth = 0);
+  Status inlineCall(const Operation& op, const Operation& callee, LowerContext& lctx, int depth);
   Status assignSlots();
   Status allocate();
   Status launchDeviceSteps();
@@ -125,7 +126,30 @@ class CudaExecutable final : public Executable {
   bool graphFailed_ = false;
 };
 
-Status CudaExecutable::planOp(const Operation& op, LowerContext& lctx) {
+Status CudaExecutable::inlineCall(const Operation& op, const Operation& callee, LowerContext& lctx, int depth) {
+  constexpr int kMaxInlineDepth = 64;
+  if (depth >= kMaxInlineDepth) return unsupportedOnCuda(op, "calls nested deeper than 64 (recursion?)");
+  if (callee.numRegions() == 0 || callee.region(0).empty())
+    return invalidArgument(op.describe() + ": callee has no body");
+  const Block& body = callee.region(0).front();
+  if (body.numArguments() != op.numOperands())
+    return invalidArgument(op.describe() + ": callee takes " + std::to_string(body.numArguments()) + " arguments");
+  // Callee values are (re)bound for this call site; the steps keep the buffer ids.
+  for (size_t i = 0; i < body.numArguments(); ++i) bufferOf_[body.argument(i)] = bufferOf_.at(op.operand(i));
+  for (const auto& inner : body.operations()) {
+    if (inner->code() == OpCode::FuncReturn || inner->code() == OpCode::Return) {
+      if (inner->numOperands() != op.numResults())
+        return invalidArgument(op.describe() + ": callee returns " + std::to_string(inner->numOperands()) + " values");
+      for (size_t i = 0; i < op.numResults(); ++i) bufferOf_[op.result(i)] = bufferOf_.at(inner->operand(i));
+      ++info.inlinedCalls;
+      return Status::ok();
+    }
+    WF_RETURN_IF_ERROR(planOp(*inner, lctx, depth + 1));
+  }
+  return invalidArgument(op.describe() + ": callee has no return");
+}
+
+Status CudaExecutable::planOp(const Operation& op, LowerContext& lctx, int depth) {
   for (size_t i = 0; i < op.numResults(); ++i) {
     const Type& t = op.result(i)->type();
     if (!t.isTensor() || !t.hasStaticShape() || t.elementType() == ElementType::kQuantized)
@@ -140,10 +164,36 @@ Status CudaExecutable::planOp(const Operation& op, LowerContext& lctx) {
     bufferOf_[op.result(0)] = id;
     return Status::ok();
   }
-  if (op.code() == OpCode::Reshape) {
-    bufferOf_[op.result(0)] = bufferOf_.at(op.operand(0));
+  // Ops that only rename their operands' bytes share their buffers: reshape, the identity
+  // optimization_barrier, and bitcast_convert between types of one storage size.
+  if (op.code() == OpCode::Reshape || op.code() == OpCode::OptimizationBarrier ||
+      (op.code() == OpCode::BitcastConvert && op.operand(0)->type().isTensor() &&
+       storageBytes(op.operand(0)->type().elementType()) == storageBytes(op.result(0)->type().elementType()) &&
+       op.operand(0)->type().numElements() == op.result(0)->type().numElements() &&
+       isGpuComputeType(op.operand(0)->type().elementType()) && isGpuComputeType(op.result(0)->type().elementType()) &&
+       op.operand(0)->type().elementType() != ElementType::kI1 && op.result(0)->type().elementType() != ElementType::kI1)) {
+    if (op.numOperands() != op.numResults()) return invalidArgument(op.describe() + ": operand and result counts differ");
+    for (size_t i = 0; i < op.numResults(); ++i) bufferOf_[op.result(i)] = bufferOf_.at(op.operand(i));
     ++info.aliases;
     return Status::ok();
+  }
+  // Calls (and composites, through their decomposition) are inlined into the plan.
+  if (op.code() == OpCode::FuncCall || op.code() == OpCode::Composite) {
+    const Attribute* sym = op.attr(op.code() == OpCode::FuncCall ? "callee" : "decomposition");
+    const Operation* callee = sym && sym->kind() == Attribute::Kind::kSymbolRef
+                                  ? module_.lookupFunction(sym->stringValue())
+                                  : nullptr;
+    if (!callee) return invalidArgument(op.describe() + ": callee not found in the module");
+    // With the fallback allowed, a callee that cannot be planned on the device (dynamic shapes,
+    // tuples) runs whole on the host instead: undo what its inlining planned.
+    const size_t savedSteps = steps_.size(), savedBuffers = bufferBytes_.size(), savedConstants = constants_.size();
+    const ExecutableInfo savedInfo = info;
+    Status inlined = inlineCall(op, *callee, lctx, depth);
+    if (inlined.isOk() || !options_.allowCpuFallback || inlined.code() != StatusCode::kUnimplemented) return inlined;
+    steps_.resize(savedSteps);
+    bufferBytes_.resize(savedBuffers);
+    constants_.resize(savedConstants);
+    info = savedInfo;
   }
   Step step;
   step.op = &op;

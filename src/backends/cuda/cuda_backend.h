@@ -2,8 +2,9 @@
 // on one GPU.
 //
 // compile() walks the entry function once. Each op becomes one step of a launch plan: a device
-// kernel (kernel.h lowerings), an alias (reshape shares its operand's buffer), an uploaded
-// constant, or, only with CompileOptions::allowCpuFallback, a host step that runs the CPU
+// kernel (kernel.h lowerings), an alias (reshape, optimization_barrier and same-width
+// bitcast_convert share their operand's buffer), an uploaded constant, the inlined body of a
+// func.call or composite, or, only with CompileOptions::allowCpuFallback, a host step that runs the CPU
 // interpreter's kernel on downloaded operands and uploads the results (named in
 // RunReport::hostFallbackOps). An op without a CUDA kernel otherwise fails compile() with an
 // error naming the op and its location.
@@ -33,7 +34,8 @@ Expected<std::unique_ptr<Backend>> createCudaBackend(const DeviceSpec& device);
 struct ExecutableInfo {
   int deviceSteps = 0;  // kernel launches (ops with a CUDA kernel)
   int hostSteps = 0;    // ops that run on the host
-  int aliases = 0;      // reshapes that share their operand's buffer
+  int aliases = 0;      // reshapes (and other renamings) that share their operand's buffer
+  int inlinedCalls = 0;  // func.call / composite ops inlined into the plan
   int slots = 0;        // buffers for intermediate values
   size_t slotBytes = 0;          // their total size
   size_t intermediateBytes = 0;  // sum of every intermediate value's size (what no reuse would take)

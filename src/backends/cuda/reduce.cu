@@ -1,5 +1,7 @@
-// CUDA kernels for stablehlo.reduce with a one-op body (sum, product, max, min, and, or) over
-// one operand; other bodies and multi-operand reductions (argmax) are unimplemented here. f16
+// CUDA kernels for stablehlo.reduce and stablehlo.reduce_window with a one-op body (sum,
+// product, max, min, and, or) over one operand; other bodies and multi-operand reductions
+// (argmax) are unimplemented here. reduce_window (pooling) takes strides, window dilation and
+// padding (padded positions hold the init value); base dilation is unimplemented. f16
 // and bf16 accumulate in f32; integers accumulate in 64 bits and wrap to their width.
 // Two shapes of launch: a block per result element (the reduced dims are the innermost, or there
 // are few results), else a thread per result element (coalesced across results).
@@ -249,8 +251,104 @@ Results lowerReduce(const Operation& op, LowerContext& ctx) {
                       });
 }
 
+// ---- reduce_window ----------------------------------------------------------------------------
+
+struct WindowPlan {
+  int rank = 0;
+  int64_t n = 0;  // result elements
+  int64_t outDims[kMaxRank] = {};
+  int64_t inDims[kMaxRank] = {};
+  int64_t inStrides[kMaxRank] = {};
+  int64_t window[kMaxRank] = {};
+  int64_t strides[kMaxRank] = {};
+  int64_t dilation[kMaxRank] = {};
+  int64_t padLo[kMaxRank] = {};
+  int64_t windowSize = 1;
+};
+
+template <typename Tr>
+__global__ void reduceWindowKernel(RedKind k, const typename Tr::S* in, const typename Tr::S* init,
+                                   typename Tr::S* out, WindowPlan p) {
+  WF_GRID_STRIDE_LOOP(j, p.n) {
+    int64_t o[kMaxRank];
+    int64_t rem = j;
+    for (int d = p.rank - 1; d >= 0; --d) {
+      o[d] = rem % p.outDims[d];
+      rem /= p.outDims[d];
+    }
+    auto acc = loadAcc<Tr>(*init);
+    for (int64_t w = 0; w < p.windowSize; ++w) {
+      int64_t wr = w, off = 0;
+      bool inside = true;
+      for (int d = p.rank - 1; d >= 0; --d) {
+        const int64_t wd = wr % p.window[d];
+        wr /= p.window[d];
+        const int64_t x = o[d] * p.strides[d] + wd * p.dilation[d] - p.padLo[d];
+        if (x < 0 || x >= p.inDims[d]) inside = false;
+        off += x * p.inStrides[d];
+      }
+      if (inside) acc = combine<Tr>(k, acc, loadAcc<Tr>(in[off]));
+    }
+    out[j] = storeAcc<Tr>(acc);
+  }
+}
+
+Results lowerReduceWindow(const Operation& op, LowerContext&) {
+  if (op.numOperands() != 2 || op.numResults() != 1)
+    return unsupportedOnCuda(op, "no CUDA kernel for a reduce_window of " + std::to_string(op.numOperands() / 2) +
+                                     " operands");
+  WF_ASSIGN_OR_RETURN(RedKind kind, bodyKind(op));
+  const ElementType et = op.operand(0)->type().elementType();
+  if (op.result(0)->type().elementType() != et || op.operand(1)->type().elementType() != et)
+    return unsupportedOnCuda(op, "no CUDA kernel for a reduce_window that changes the element type");
+  WF_ASSIGN_OR_RETURN(std::vector<int64_t> inShape, staticShape(op, op.operand(0)->type()));
+  WF_ASSIGN_OR_RETURN(std::vector<int64_t> outShape, staticShape(op, op.result(0)->type()));
+  const size_t r = inShape.size();
+  if (r > static_cast<size_t>(kMaxRank) || outShape.size() != r)
+    return unsupportedOnCuda(op, "rank " + std::to_string(r) + " is over the CUDA kernels' limit");
+  WF_ASSIGN_OR_RETURN(std::vector<int64_t> window, cpu::intListAttr(op, "window_dimensions"));
+  WF_ASSIGN_OR_RETURN(std::vector<int64_t> strides, cpu::intListAttrOr(op, "window_strides", std::vector<int64_t>(r, 1)));
+  WF_ASSIGN_OR_RETURN(std::vector<int64_t> baseDil, cpu::intListAttrOr(op, "base_dilations", std::vector<int64_t>(r, 1)));
+  WF_ASSIGN_OR_RETURN(std::vector<int64_t> winDil, cpu::intListAttrOr(op, "window_dilations", std::vector<int64_t>(r, 1)));
+  WF_ASSIGN_OR_RETURN(std::vector<int64_t> padding, cpu::intListAttrOr(op, "padding", std::vector<int64_t>(2 * r, 0)));
+  if (window.size() != r || strides.size() != r || baseDil.size() != r || winDil.size() != r || padding.size() != 2 * r)
+    return invalidArgument(op.describe() + ": window attributes must have one entry per dimension");
+  WindowPlan p;
+  p.rank = static_cast<int>(r);
+  p.n = numElementsOf(outShape);
+  const std::vector<int64_t> inStrides = rowMajorStridesOf(inShape);
+  for (size_t d = 0; d < r; ++d) {
+    if (baseDil[d] != 1) return unsupportedOnCuda(op, "no CUDA kernel for reduce_window with base dilation");
+    p.outDims[d] = outShape[d];
+    p.inDims[d] = inShape[d];
+    p.inStrides[d] = inStrides[d];
+    p.window[d] = window[d];
+    p.strides[d] = strides[d];
+    p.dilation[d] = winDil[d];
+    p.padLo[d] = padding[2 * d];
+    p.windowSize *= window[d];
+  }
+  return dispatchType(et, Results(unsupportedOnCuda(op, "no CUDA kernel for element type " + std::string(elementTypeName(et)))),
+                      [&](auto tag) -> Results {
+                        using Tr = decltype(tag);
+                        return makeKernel([kind, p](const LaunchContext& ctx, std::span<void* const> in,
+                                                    std::span<void* const> out) {
+                          if (p.n == 0) return Status::ok();
+                          using S = typename Tr::S;
+                          reduceWindowKernel<Tr><<<gridFor(p.n), kThreads, 0, ctx.stream>>>(
+                              kind, static_cast<const S*>(in[0]), static_cast<const S*>(in[1]),
+                              static_cast<S*>(out[0]), p);
+                          WF_CUDA_CHECK_LAUNCH("reduceWindowKernel");
+                          return Status::ok();
+                        });
+                      });
+}
+
 }  // namespace
 
-void registerReduceLowerings(CudaKernelRegistry& r) { r.add(OpCode::Reduce, lowerReduce); }
+void registerReduceLowerings(CudaKernelRegistry& r) {
+  r.add(OpCode::Reduce, lowerReduce);
+  r.add(OpCode::ReduceWindow, lowerReduceWindow);
+}
 
 }  // namespace wf::cuda
