@@ -152,14 +152,6 @@ def _merge(worst, s):
         worst[k] = worst.get(k, 0) + v if k == "arbitrated" else max(worst.get(k, 0.0), v)
 
 
-def has_validate() -> bool:
-    try:
-        proc = subprocess.run([WARPFORGE, "validate", "--help"], capture_output=True, text=True, timeout=60)
-    except OSError:
-        return False
-    return proc.returncode == 0
-
-
 def validate(pkg, activations=True):
     cmd = [WARPFORGE, "validate", str(pkg)] + (["--activations"] if activations else [])
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
@@ -167,4 +159,4 @@ def validate(pkg, activations=True):
     return proc.stdout
 
 
-__all__ = ["run_package", "check_package", "compare", "manifest", "validate", "has_validate", "float64_reference"]
+__all__ = ["run_package", "check_package", "compare", "manifest", "validate", "float64_reference"]

@@ -6,7 +6,7 @@ import torch
 from safetensors.torch import load_file
 
 import warpforge
-from helpers import check_package, has_validate, manifest, validate
+from helpers import check_package, manifest, validate
 from zoo import ZOO
 
 
@@ -34,8 +34,7 @@ def test_low_precision(name, dtype, tmp_path):
     stats = check_package(pkg, tmp_path / "work")
     print(f"{name} {et}: relative L2 error {stats['rel_l2']:.3g}")
     assert manifest(pkg)["tolerances"]["rel_l2"] == 1e-2
-    if has_validate():
-        validate(pkg)
+    validate(pkg)
 
 
 def test_bf16_with_dynamic_batch(tmp_path):
@@ -49,5 +48,4 @@ def test_bf16_with_dynamic_batch(tmp_path):
     assert [a["dtype"] for a in man["activations"]] == ["f32", "f32"]
     stats = check_package(pkg, tmp_path / "work")
     assert stats["rel_l2"] <= 1e-2
-    if has_validate():
-        validate(pkg)
+    validate(pkg)

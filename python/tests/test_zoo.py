@@ -6,7 +6,7 @@ import torch
 from safetensors.torch import load_file
 
 import warpforge
-from helpers import check_package, float64_reference, has_validate, manifest, validate
+from helpers import check_package, float64_reference, manifest, validate
 from zoo import ZOO
 
 # which module paths each model records as its main stack
@@ -50,10 +50,9 @@ def test_zoo_fp32(name, tmp_path):
     stats = check_package(pkg, tmp_path / "work", reference64=ref64)
     print(f"{name}: max abs error {stats['max_abs']:.3g}, max rel error {stats['max_rel']:.3g}, "
           f"elements outside rtol/atol but no further from float64 than PyTorch: {stats.get('arbitrated', 0)}")
-    if has_validate():
-        # `warpforge validate --activations` judges activations elementwise without a float64
-        # arbiter; where float32 cancellation noise needed the arbiter above, validate outputs only
-        validate(pkg, activations=not stats.get("arbitrated"))
+    # `warpforge validate --activations` judges activations elementwise without a float64
+    # arbiter; where float32 cancellation noise needed the arbiter above, validate outputs only
+    validate(pkg, activations=not stats.get("arbitrated"))
 
 
 def test_manifest_names_outputs_after_model_structure(tmp_path):
