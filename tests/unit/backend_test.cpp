@@ -8,6 +8,7 @@
 #include "backends/cpu/cpu_backend.h"
 #include "ir/verifier.h"
 #include "stablehlo/parser.h"
+#include "support/thread_pool.h"
 
 namespace wf {
 namespace {
@@ -165,6 +166,22 @@ func.func @main(%x: tensor<2xf32>) -> tensor<2xf32> {
   EXPECT_EQ(exe.status().code(), StatusCode::kUnimplemented);
   EXPECT_NE(exe.status().message().find("mydialect.frobnicate"), std::string::npos) << exe.status().message();
   EXPECT_NE(exe.status().message().find("test.mlir:3:"), std::string::npos) << exe.status().message();
+}
+
+TEST(CpuBackend, AThreadCountTheRunningPoolCannotHonourIsAnError) {
+  Module module = parse(kModel);
+  const Operation* entry = module.lookupFunction("main");
+  int running = numThreads();  // the pool is sized now
+  CompileOptions same;
+  same.numThreads = running;
+  auto ok = makeCpuBackend()->compile(module, *entry, same);
+  EXPECT_TRUE(ok) << ok.status().message();
+  CompileOptions other;
+  other.numThreads = running + 1;
+  auto exe = makeCpuBackend()->compile(module, *entry, other);
+  ASSERT_FALSE(exe);
+  EXPECT_NE(exe.status().message().find("already runs " + std::to_string(running) + " threads"), std::string::npos)
+      << exe.status().message();
 }
 
 }  // namespace
