@@ -33,6 +33,12 @@ std::vector<Case> unaryCases() {
                   Range{"floor", -9, 9}, Range{"ceil", -9, 9}, Range{"round_nearest_afz", -9, 9},
                   Range{"round_nearest_even", -9, 9}, Range{"sign", -2, 2}})
     for (ElementType t : floatTypes()) cases.push_back({r.op, t, r.lo, r.hi});
+  for (Range r : {Range{"chlo.erf", -3, 3}, Range{"chlo.erfc", -2, 3}, Range{"chlo.erf_inv", -0.99, 0.99},
+                  Range{"chlo.cosh", -4, 4}, Range{"chlo.sinh", -4, 4}, Range{"chlo.tan", -1.4, 1.4},
+                  Range{"chlo.asin", -0.99, 0.99}, Range{"chlo.acos", -0.99, 0.99}, Range{"chlo.atan", -8, 8},
+                  Range{"chlo.asinh", -8, 8}, Range{"chlo.acosh", 1.1, 8}, Range{"chlo.atanh", -0.95, 0.95},
+                  Range{"chlo.lgamma", 2.5, 9}, Range{"chlo.square", -4, 4}})
+    for (ElementType t : floatTypes()) cases.push_back({r.op, t, r.lo, r.hi});
   for (ElementType t : intTypes()) {
     for (const char* op : {"negate", "not", "popcnt", "count_leading_zeros"}) cases.push_back({op, t, 1, 0});
     if (isSignedInteger(t)) {
@@ -50,18 +56,21 @@ TEST_P(CudaUnary, MatchesCpu) {
   WF_REQUIRE_GPU();
   const Case& c = GetParam();
   const Type t = Type::tensor(kShape, c.type);
-  expectMatchesCpu(oneOp("stablehlo." + c.op, {t}, t), {randomLiteral(t, c.lo, c.hi)});
+  const std::string name = c.op.find('.') == std::string::npos ? "stablehlo." + c.op : c.op;
+  expectMatchesCpu(oneOp(name, {t}, t), {randomLiteral(t, c.lo, c.hi)});
 }
 INSTANTIATE_TEST_SUITE_P(Ops, CudaUnary, testing::ValuesIn(unaryCases()), caseName);
 
-TEST(CudaUnary, IsFinite) {
+TEST(CudaUnary, IsFiniteAndIsInf) {
   WF_REQUIRE_GPU();
   for (ElementType et : floatTypes()) {
     const Type t = Type::tensor(kShape, et);
     Literal x = randomLiteral(t, -1e30, 1e30);  // overflows to inf in f16/bf16 ranges
     x.setDouble(0, std::nan(""));
     x.setDouble(1, -INFINITY);
-    expectMatchesCpu(oneOp("stablehlo.is_finite", {t}, Type::tensor(kShape, ElementType::kI1)), {x});
+    x.setDouble(2, INFINITY);
+    for (const char* op : {"stablehlo.is_finite", "chlo.is_inf", "chlo.is_pos_inf", "chlo.is_neg_inf"})
+      expectMatchesCpu(oneOp(op, {t}, Type::tensor(kShape, ElementType::kI1)), {x});
   }
 }
 

@@ -1,5 +1,5 @@
 // CUDA kernels for StableHLO's elementwise ops: unary and binary math, compare, select, clamp,
-// convert. Each kernel is a grid-stride loop templated on the element traits (device_util.cuh);
+// convert, and the chlo unary math ops (erf, erf_inv, lgamma, inverse trig/hyperbolic, ...). Each kernel is a grid-stride loop templated on the element traits (device_util.cuh);
 // the op is a run-time switch that is uniform across the grid. Operands may broadcast to the
 // result (a one-element operand, or numpy-style size-1 dims); same-shape operands take a
 // contiguous fast path.
@@ -15,6 +15,8 @@ namespace {
 enum class UnOp : uint8_t {
   kAbs, kNegate, kNot, kExp, kExpm1, kLog, kLog1p, kLogistic, kSqrt, kRsqrt, kCbrt, kSin, kCos, kTan,
   kTanh, kFloor, kCeil, kRoundAfz, kRoundEven, kSign, kPopcnt, kClz,
+  // chlo (float only)
+  kErf, kErfc, kErfInv, kCosh, kSinh, kAsin, kAcos, kAtan, kAsinh, kAcosh, kAtanh, kLgamma, kSquare,
 };
 enum class BinOp : uint8_t {
   kAdd, kSub, kMul, kDiv, kRem, kMax, kMin, kPow, kAtan2, kAnd, kOr, kXor, kShl, kShrA, kShrL,
@@ -40,6 +42,18 @@ WF_MATH1(mCeil, ceilf, ceil)
 WF_MATH1(mRound, roundf, round)
 WF_MATH1(mRint, rintf, rint)
 WF_MATH1(mAbs, fabsf, fabs)
+WF_MATH1(mErf, erff, erf)
+WF_MATH1(mErfc, erfcf, erfc)
+WF_MATH1(mErfInv, erfinvf, erfinv)
+WF_MATH1(mCosh, coshf, cosh)
+WF_MATH1(mSinh, sinhf, sinh)
+WF_MATH1(mAsin, asinf, asin)
+WF_MATH1(mAcos, acosf, acos)
+WF_MATH1(mAtan, atanf, atan)
+WF_MATH1(mAsinh, asinhf, asinh)
+WF_MATH1(mAcosh, acoshf, acosh)
+WF_MATH1(mAtanh, atanhf, atanh)
+WF_MATH1(mLgamma, lgammaf, lgamma)
 #undef WF_MATH1
 __device__ inline float mFmod(float a, float b) { return fmodf(a, b); }
 __device__ inline double mFmod(double a, double b) { return fmod(a, b); }
@@ -94,6 +108,19 @@ __device__ typename Tr::C applyUnary(UnOp op, typename Tr::C x) {
       case UnOp::kRoundAfz: return mRound(x);
       case UnOp::kRoundEven: return mRint(x);
       case UnOp::kSign: return (isnan(x) || x == C(0)) ? x : (x > C(0) ? C(1) : C(-1));
+      case UnOp::kErf: return mErf(x);
+      case UnOp::kErfc: return mErfc(x);
+      case UnOp::kErfInv: return mErfInv(x);
+      case UnOp::kCosh: return mCosh(x);
+      case UnOp::kSinh: return mSinh(x);
+      case UnOp::kAsin: return mAsin(x);
+      case UnOp::kAcos: return mAcos(x);
+      case UnOp::kAtan: return mAtan(x);
+      case UnOp::kAsinh: return mAsinh(x);
+      case UnOp::kAcosh: return mAcosh(x);
+      case UnOp::kAtanh: return mAtanh(x);
+      case UnOp::kLgamma: return mLgamma(x);
+      case UnOp::kSquare: return x * x;
       default: return x;
     }
   } else if constexpr (Tr::kCat == Cat::kBool) {
@@ -233,9 +260,20 @@ __global__ void unaryKernel(UnOp op, const typename Tr::S* in, typename Tr::S* o
   WF_GRID_STRIDE_LOOP(i, n) out[i] = Tr::store(applyUnary<Tr>(op, Tr::load(in[i])));
 }
 
+// which: 2 is_finite, 0 is_inf, 1 is_pos_inf, -1 is_neg_inf.
 template <typename Tr>
-__global__ void isFiniteKernel(const typename Tr::S* in, uint8_t* out, int64_t n) {
-  WF_GRID_STRIDE_LOOP(i, n) out[i] = isfinite(Tr::load(in[i])) ? 1 : 0;
+__global__ void isFiniteKernel(int which, const typename Tr::S* in, uint8_t* out, int64_t n) {
+  WF_GRID_STRIDE_LOOP(i, n) {
+    const auto x = Tr::load(in[i]);
+    bool r;
+    switch (which) {
+      case 2: r = isfinite(x); break;
+      case 0: r = isinf(x); break;
+      case 1: r = isinf(x) && x > 0; break;
+      default: r = isinf(x) && x < 0; break;
+    }
+    out[i] = r ? 1 : 0;
+  }
 }
 
 template <typename Tr>
@@ -438,7 +476,8 @@ Lowering unaryLowering(UnOp uop) {
   };
 }
 
-Results lowerIsFinite(const Operation& op, LowerContext&) {
+Lowering floatPredicate(int which) {
+  return [which](const Operation& op, LowerContext&) -> Results {
   const ElementType et = op.operand(0)->type().elementType();
   WF_ASSIGN_OR_RETURN(std::vector<int64_t> shape, staticShape(op, op.result(0)->type()));
   const int64_t n = numElementsOf(shape);
@@ -447,15 +486,16 @@ Results lowerIsFinite(const Operation& op, LowerContext&) {
     if constexpr (Tr::kCat != Cat::kFloat) {
       return unsupportedType(op, et);
     } else {
-      return makeKernel([n](const LaunchContext& ctx, std::span<void* const> in, std::span<void* const> out) {
+      return makeKernel([which, n](const LaunchContext& ctx, std::span<void* const> in, std::span<void* const> out) {
         if (n == 0) return Status::ok();
-        isFiniteKernel<Tr><<<gridFor(n), kThreads, 0, ctx.stream>>>(static_cast<const typename Tr::S*>(in[0]),
+        isFiniteKernel<Tr><<<gridFor(n), kThreads, 0, ctx.stream>>>(which, static_cast<const typename Tr::S*>(in[0]),
                                                                      static_cast<uint8_t*>(out[0]), n);
         WF_CUDA_CHECK_LAUNCH("isFiniteKernel");
         return Status::ok();
       });
     }
   });
+  };
 }
 
 Lowering binaryLowering(BinOp bop) {
@@ -628,7 +668,25 @@ void registerElementwiseLowerings(CudaKernelRegistry& r) {
   r.add(OpCode::Sign, unaryLowering(UnOp::kSign));
   r.add(OpCode::Popcnt, unaryLowering(UnOp::kPopcnt));
   r.add(OpCode::CountLeadingZeros, unaryLowering(UnOp::kClz));
-  r.add(OpCode::IsFinite, lowerIsFinite);
+  r.add(OpCode::IsFinite, floatPredicate(2));
+  r.add(OpCode::ChloIsInf, floatPredicate(0));
+  r.add(OpCode::ChloIsPosInf, floatPredicate(1));
+  r.add(OpCode::ChloIsNegInf, floatPredicate(-1));
+  // chlo unary math (JAX and the exporter emit these; GELU uses chlo.erf).
+  r.add(OpCode::ChloErf, unaryLowering(UnOp::kErf));
+  r.add(OpCode::ChloErfc, unaryLowering(UnOp::kErfc));
+  r.add(OpCode::ChloErfInv, unaryLowering(UnOp::kErfInv));
+  r.add(OpCode::ChloCosh, unaryLowering(UnOp::kCosh));
+  r.add(OpCode::ChloSinh, unaryLowering(UnOp::kSinh));
+  r.add(OpCode::ChloTan, unaryLowering(UnOp::kTan));
+  r.add(OpCode::ChloAsin, unaryLowering(UnOp::kAsin));
+  r.add(OpCode::ChloAcos, unaryLowering(UnOp::kAcos));
+  r.add(OpCode::ChloAtan, unaryLowering(UnOp::kAtan));
+  r.add(OpCode::ChloAsinh, unaryLowering(UnOp::kAsinh));
+  r.add(OpCode::ChloAcosh, unaryLowering(UnOp::kAcosh));
+  r.add(OpCode::ChloAtanh, unaryLowering(UnOp::kAtanh));
+  r.add(OpCode::ChloLgamma, unaryLowering(UnOp::kLgamma));
+  r.add(OpCode::ChloSquare, unaryLowering(UnOp::kSquare));
 
   r.add(OpCode::Add, binaryLowering(BinOp::kAdd));
   r.add(OpCode::Subtract, binaryLowering(BinOp::kSub));
