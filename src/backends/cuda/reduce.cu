@@ -1,7 +1,8 @@
 // CUDA kernels for stablehlo.reduce and stablehlo.reduce_window with a one-op body (sum,
 // product, max, min, and, or) over one operand; other bodies and multi-operand reductions
 // (argmax) are unimplemented here. reduce_window (pooling) takes strides, window dilation and
-// padding (padded positions hold the init value); base dilation is unimplemented. f16
+// padding (padded positions hold the init value, as the spec says); base dilation is
+// unimplemented. f16
 // and bf16 accumulate in f32; integers accumulate in 64 bits and wrap to their width.
 // Two shapes of launch: a block per result element (the reduced dims are the innermost, or there
 // are few results), else a thread per result element (coalesced across results).
@@ -276,7 +277,10 @@ __global__ void reduceWindowKernel(RedKind k, const typename Tr::S* in, const ty
       o[d] = rem % p.outDims[d];
       rem /= p.outDims[d];
     }
-    auto acc = loadAcc<Tr>(*init);
+    // Padded positions hold the init value (the spec pads the operand with it), and the
+    // reduction starts from it too.
+    const auto initValue = loadAcc<Tr>(*init);
+    auto acc = initValue;
     for (int64_t w = 0; w < p.windowSize; ++w) {
       int64_t wr = w, off = 0;
       bool inside = true;
@@ -287,7 +291,7 @@ __global__ void reduceWindowKernel(RedKind k, const typename Tr::S* in, const ty
         if (x < 0 || x >= p.inDims[d]) inside = false;
         off += x * p.inStrides[d];
       }
-      if (inside) acc = combine<Tr>(k, acc, loadAcc<Tr>(in[off]));
+      acc = combine<Tr>(k, acc, inside ? loadAcc<Tr>(in[off]) : initValue);
     }
     out[j] = storeAcc<Tr>(acc);
   }
