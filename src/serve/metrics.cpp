@@ -43,7 +43,7 @@ Metrics::Metrics()
                         .Register(*registry_)),
       inflight_(prometheus::BuildGauge()
                     .Name("warpforge_inflight_requests")
-                    .Help("HTTP requests read and not yet answered")
+                    .Help("HTTP requests read whose response is not ready yet")
                     .Register(*registry_)
                     .Add({})) {}
 

@@ -7,7 +7,7 @@
 //   warpforge_batch_size{model}                    histogram: rows per run
 //   warpforge_queue_depth{model}                   gauge: jobs waiting
 //   warpforge_device_memory_bytes{model,device}    gauge: device memory the model's executable holds
-//   warpforge_inflight_requests                    gauge: requests read and not yet answered
+//   warpforge_inflight_requests                    gauge: requests read whose response is not ready yet
 //
 // Models are registered before serving starts; every update after that is lock-free on our side
 // (prometheus-cpp's metrics are thread-safe). Requests for an unknown model count under model="".

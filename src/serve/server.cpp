@@ -243,10 +243,8 @@ class Server {
 
   const ServeOptions& options() const { return options_; }
   bool draining() const { return draining_; }
-  void addInflight(int64_t delta) {
-    inflight_ += delta;
-    metrics_.addInflight(delta);
-  }
+  // Requests read and not yet written back: what a drain waits for.
+  void addInflight(int64_t delta) { inflight_ += delta; }
   Metrics& metrics() { return metrics_; }
   std::string nextRequestId() { return "r-" + std::to_string(++requestCounter_); }
 
@@ -543,6 +541,7 @@ void Connection::dispatchRequest() {
   pending_ = true;
   counted_ = true;
   server_.addInflight(1);
+  server_.metrics().addInflight(1);  // until the response is ready (deliver)
   // The handler may move the request into its job; keep what the log line needs.
   auto self = shared_from_this();
   Responder respond = [self](Response res) {
@@ -576,6 +575,7 @@ void Connection::watchDisconnect() {
 void Connection::deliver(Response res) {
   if (!pending_) return;
   pending_ = false;
+  server_.metrics().addInflight(-1);
   timer_.cancel();
   beast::error_code ignored;
   stream_.socket().cancel(ignored);  // the disconnect watch
