@@ -15,6 +15,9 @@ WARPFORGE="$PWD/build/warpforge" python3 -m pytest -q -p no:cacheprovider tests/
 echo "== exporter suite: PyTorch models exported to packages, run on WarpForge, compared with PyTorch"
 WARPFORGE="$PWD/build/warpforge" python3 -m pytest -q -p no:cacheprovider python/tests
 
+echo "== warpforge serve: tritonclient, bad requests, deadlines/cancel/drain, metrics, short load test"
+WARPFORGE="$PWD/build/warpforge" python3 -m pytest -q -p no:cacheprovider tests/serve
+
 echo "== parser fuzzing (libFuzzer, ASan+UBSan, ${FUZZ_SECONDS:-60} s)"
 CC=clang CXX=clang++ cmake -S . -B build-fuzz -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DWF_FUZZ=ON -DWF_SANITIZE=ON -DWF_BUILD_TESTS=OFF >/dev/null
