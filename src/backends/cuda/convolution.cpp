@@ -12,6 +12,7 @@
 #ifdef WF_HAVE_CUDNN
 
 #include <algorithm>
+#include <mutex>
 #include <string>
 
 #include "backends/cuda/cuda_check.h"
@@ -48,6 +49,9 @@ class ConvKernel final : public OpKernel {
       w = dst;
     }
     if (ctx.workspaceBytes < cudnnOffset_ + cudnnBytes_) return internalError("convolution workspace too small");
+    // The device's cuDNN handle is shared by its executables: bind the stream and launch as one.
+    static std::mutex handleMu;
+    std::lock_guard<std::mutex> lock(handleMu);
     WF_CUDNN_CHECK(cudnnSetStream(handle_, ctx.stream));
     const void* alpha = useDouble_ ? static_cast<const void*>(&alphaD_) : static_cast<const void*>(&alphaF_);
     const void* beta = useDouble_ ? static_cast<const void*>(&betaD_) : static_cast<const void*>(&betaF_);
