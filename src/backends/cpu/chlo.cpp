@@ -223,7 +223,7 @@ Kernel realMath(double (*f)(double)) {
 // (beyond 4, erf is +-1 in f32), within a few ulp of the correctly rounded value. The loop over
 // it vectorizes, unlike a libm call per element; GELU layers run it over whole activations.
 inline float erfF32(float x) {
-  float c = std::min(std::max(x, -4.0f), 4.0f);
+  float c = x < -4.0f ? -4.0f : (x > 4.0f ? 4.0f : x);  // NaN stays NaN
   float x2 = c * c;
   float p = x2 * -2.72614225801306e-10f + 2.77068142495902e-08f;
   p = x2 * p + -2.10102402082508e-06f;

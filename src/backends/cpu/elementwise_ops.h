@@ -257,8 +257,13 @@ void mapUnary(const Literal& in, Literal& out, int64_t grain, F f) {
   const auto* a = in.dataAs<typename TI::S>();
   auto* o = out.dataAs<typename TO::S>();
   parallelFor(in.numElements(), grain, [&](int64_t b, int64_t e) {
+    // Locals, not the closure's fields: a store through o could alias those, which stops the
+    // loop from vectorizing.
+    const auto* __restrict src = a;
+    auto* __restrict dst = o;
+    const F fn = f;
     WF_SIMD
-    for (int64_t i = b; i < e; ++i) o[i] = TO::store(f(TI::load(a[i])));
+    for (int64_t i = b; i < e; ++i) dst[i] = TO::store(fn(TI::load(src[i])));
   });
 }
 
@@ -273,20 +278,24 @@ void mapBinary(const Literal& x, const Literal& y, Literal& out, int64_t grain, 
   const bool aScalar = x.numElements() == 1 && n != 1;
   const bool bScalar = y.numElements() == 1 && n != 1;
   parallelFor(n, grain, [&](int64_t s, int64_t e) {
+    const auto* __restrict x0 = a;
+    const auto* __restrict y0 = b;
+    auto* __restrict dst = o;
+    const F fn = f;
     if (!aScalar && !bScalar) {
       WF_SIMD
-      for (int64_t i = s; i < e; ++i) o[i] = TO::store(f(TI::load(a[i]), TI::load(b[i])));
+      for (int64_t i = s; i < e; ++i) dst[i] = TO::store(fn(TI::load(x0[i]), TI::load(y0[i])));
     } else if (aScalar && !bScalar) {
-      const auto av = TI::load(a[0]);
+      const auto av = TI::load(x0[0]);
       WF_SIMD
-      for (int64_t i = s; i < e; ++i) o[i] = TO::store(f(av, TI::load(b[i])));
+      for (int64_t i = s; i < e; ++i) dst[i] = TO::store(fn(av, TI::load(y0[i])));
     } else if (!aScalar) {
-      const auto bv = TI::load(b[0]);
+      const auto bv = TI::load(y0[0]);
       WF_SIMD
-      for (int64_t i = s; i < e; ++i) o[i] = TO::store(f(TI::load(a[i]), bv));
+      for (int64_t i = s; i < e; ++i) dst[i] = TO::store(fn(TI::load(x0[i]), bv));
     } else {
-      const auto v = TO::store(f(TI::load(a[0]), TI::load(b[0])));
-      for (int64_t i = s; i < e; ++i) o[i] = v;
+      const auto v = TO::store(fn(TI::load(x0[0]), TI::load(y0[0])));
+      for (int64_t i = s; i < e; ++i) dst[i] = v;
     }
   });
 }
