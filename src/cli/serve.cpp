@@ -60,6 +60,8 @@ CLI::App* addServeCommand(CLI::App& app) {
                   "On SIGTERM, how long to wait for in-flight requests (default 30)")
       ->check(CLI::Range(0.0, 3600.0));
   cmd->add_flag("--access-log", o.accessLog, "Log every request (errors are always logged)");
+  cmd->add_option("--trace", o.traceFile,
+                  "Write Chrome trace-event JSON (opens in Perfetto): a span per request, per model run and per op");
   cmd->add_flag("--allow-cpu-fallback", o.allowCpuFallback,
                 "Run ops the device has no kernel for on the host instead of failing (each is reported)");
   cmd->add_flag("--allow-tf32", o.allowTf32, "Let fp32 matrix products use TF32 tensor cores (cuda)");

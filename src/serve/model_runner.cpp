@@ -5,6 +5,7 @@
 #include <exception>
 
 #include "serve/metrics.h"
+#include "serve/trace.h"
 
 namespace wf::serve {
 namespace {
@@ -67,8 +68,15 @@ Literal sliceRows(const Literal& value, int64_t begin, int64_t count) {
 
 }  // namespace
 
-ModelRunner::ModelRunner(std::string name, std::unique_ptr<Session> session, BatchingOptions options, Metrics* metrics)
-    : name_(std::move(name)), session_(std::move(session)), options_(options), metrics_(metrics) {
+ModelRunner::ModelRunner(std::string name, std::unique_ptr<Session> session, BatchingOptions options, Metrics* metrics,
+                         TraceWriter* trace, int traceLane)
+    : name_(std::move(name)),
+      session_(std::move(session)),
+      options_(options),
+      metrics_(metrics),
+      trace_(trace),
+      traceLane_(traceLane) {
+  if (trace_) trace_->lane(traceLane_, "model " + name_ + " (" + session_->deviceName() + ")");
   std::string dim = batchDimension(session_->manifest());
   batchable_ = !dim.empty();
   if (!batchable_) {
@@ -209,6 +217,19 @@ void ModelRunner::runBatch(std::vector<std::shared_ptr<Job>> batch) {
     result = internalError(std::string("exception: ") + e.what());
   } catch (...) {
     result = internalError("unknown exception");
+  }
+  if (trace_) {
+    const Clock::time_point end = Clock::now();
+    nlohmann::json args = {{"rows", rows}, {"requests", live.size()}, {"device", session_->deviceName()}};
+    if (!result) args["error"] = result.status().message();
+    trace_->span("run " + name_, "run", traceLane_, start, end, std::move(args));
+    if (result) {
+      double at = trace_->microseconds(start);
+      for (const OpTiming& op : result->report.timings) {
+        trace_->spanUs(op.name, "op", traceLane_, at, op.microseconds, {{"location", op.location}, {"rows", rows}});
+        at += op.microseconds;
+      }
+    }
   }
   if (metrics_) {
     metrics_->observeBatch(name_, rows);

@@ -30,6 +30,7 @@
 namespace wf::serve {
 
 class Metrics;
+class TraceWriter;
 
 using Clock = std::chrono::steady_clock;
 
@@ -60,7 +61,10 @@ struct BatchingOptions {
 
 class ModelRunner {
  public:
-  ModelRunner(std::string name, std::unique_ptr<Session> session, BatchingOptions options, Metrics* metrics);
+  // `trace` (may be null): each run is a span on lane `traceLane`, with its ops under it when the
+  // session was compiled with CompileOptions::recordTimings.
+  ModelRunner(std::string name, std::unique_ptr<Session> session, BatchingOptions options, Metrics* metrics,
+              TraceWriter* trace = nullptr, int traceLane = 1);
   ~ModelRunner();
   ModelRunner(const ModelRunner&) = delete;
   ModelRunner& operator=(const ModelRunner&) = delete;
@@ -91,6 +95,8 @@ class ModelRunner {
   std::unique_ptr<Session> session_;
   BatchingOptions options_;
   Metrics* metrics_;
+  TraceWriter* trace_;
+  int traceLane_;
   bool batchable_ = false;
 
   mutable std::mutex mutex_;

@@ -27,6 +27,7 @@
 #include "serve/metrics.h"
 #include "serve/model_runner.h"
 #include "serve/protocol.h"
+#include "serve/trace.h"
 
 namespace wf::serve {
 namespace {
@@ -153,6 +154,12 @@ class Server {
   Status load() {
     auto device = DeviceSpec::parse(options_.device);
     if (!device) return device.status().withContext("--device");
+    if (!options_.traceFile.empty()) {
+      auto trace = TraceWriter::open(options_.traceFile);
+      if (!trace) return trace.status();
+      trace_ = std::move(*trace);
+      trace_->lane(0, "requests");
+    }
     for (const std::string& spec : options_.packages) {
       std::string name, dir = spec;
       if (size_t eq = spec.find('='); eq != std::string::npos) {
@@ -164,6 +171,7 @@ class Server {
       sessionOptions.compile.numThreads = options_.kernelThreads;
       sessionOptions.compile.allowCpuFallback = options_.allowCpuFallback;
       sessionOptions.compile.allowTf32 = options_.allowTf32;
+      sessionOptions.compile.recordTimings = trace_ != nullptr;
       auto session = Session::open(dir, sessionOptions);
       if (!session) return session.status();
       if (name.empty()) name = (*session)->manifest().name;
@@ -176,7 +184,8 @@ class Server {
       batching.batchTimeout = std::chrono::microseconds(std::max<int64_t>(0, options_.batchTimeoutUs));
       batching.maxQueue = std::max<size_t>(1, options_.maxQueue);
       metrics_.addModel(name, deviceName, batching.maxBatch);
-      auto runner = std::make_unique<ModelRunner>(name, std::move(*session), batching, &metrics_);
+      auto runner = std::make_unique<ModelRunner>(name, std::move(*session), batching, &metrics_, trace_.get(),
+                                                  static_cast<int>(models_.size()) + 1);
       logEvent(LogLevel::kInfo, "model_loaded",
                {{"model", name}, {"package", dir}, {"device", deviceName}, {"dynamic_batching", runner->batches()},
                 {"max_batch", runner->maxBatch()}});
@@ -216,8 +225,8 @@ class Server {
 
     {
       std::vector<std::jthread> pool;
-      for (int i = 1; i < threads; ++i) pool.emplace_back([&ioc] { ioc.run(); });
-      ioc.run();
+      for (int i = 1; i < threads; ++i) pool.emplace_back([&ioc] { runIo(ioc); });
+      runIo(ioc);
     }  // joined
     // Every I/O thread is done; stop the models (failing anything still queued, which only a drain
     // timeout leaves) before the io_context and its pending handlers go away.
@@ -226,6 +235,20 @@ class Server {
     ioc_ = nullptr;
     logEvent(LogLevel::kInfo, "stopped", {{"inflight", inflight_.load()}});
     return Status::ok();
+  }
+
+  // Runs the io_context until it stops; an exception from a handler is logged and the thread goes on.
+  static void runIo(net::io_context& ioc) {
+    for (;;) {
+      try {
+        ioc.run();
+        return;
+      } catch (const std::exception& e) {
+        logEvent(LogLevel::kError, "io_exception", {{"what", e.what()}});
+      } catch (...) {
+        logEvent(LogLevel::kError, "io_exception", {{"what", "unknown"}});
+      }
+    }
   }
 
   // Called on the connection's strand with a complete request; `respond` may be called from any
@@ -242,6 +265,7 @@ class Server {
   }
 
   const ServeOptions& options() const { return options_; }
+  TraceWriter* trace() { return trace_.get(); }
   bool draining() const { return draining_; }
   // Requests read and not yet written back: what a drain waits for.
   void addInflight(int64_t delta) { inflight_ += delta; }
@@ -298,7 +322,7 @@ class Server {
 
   void route(Request& req, const std::shared_ptr<RequestScope>& scope, const Responder& respond) {
     std::vector<std::string_view> path = splitPath(req.target());
-    const bool get = req.method() == http::verb::get || req.method() == http::verb::head;
+    const bool get = req.method() == http::verb::get;
     const bool post = req.method() == http::verb::post;
     auto methodNotAllowed = [&] {
       respond(errorResponse(req, 405, "method " + std::string(req.method_string()) + " is not allowed on " + std::string(req.target())));
@@ -383,13 +407,12 @@ class Server {
     }
     auto prepared = model.prepare(std::move(request->inputs));
     if (!prepared) return fail(400, "model '" + model.name() + "': " + prepared.status().message());
-    if (model.batches() && prepared->second > model.maxBatch() && model.maxBatch() > 1) {
-      // Runs alone: allowed, it just does not merge.
-    }
     if (timeoutUs) scope->deadline = scope->start + std::chrono::microseconds(*timeoutUs);
 
     Server* server = this;
     std::string modelName = model.name();
+    const unsigned version = req.version();
+    const bool keepAlive = req.keep_alive();
     net::any_io_executor executor = ioc_->get_executor();
     auto job = std::make_shared<Job>(
         std::move(prepared->first), prepared->second, scope->deadline,
@@ -423,15 +446,15 @@ class Server {
             respond(std::move(res));
           });
         });
-    if (!model.submit(job))
-      return failQueued(model, scope, respond, job);
+    if (!model.submit(job)) return failQueued(model, scope, respond, version, keepAlive);
     // Stopping the scope (deadline, disconnect) takes the job out of the queue if it is still
     // there; a job already running completes and is answered normally.
     std::weak_ptr<Job> weakJob = job;
     ModelRunner* runner = &model;
     std::weak_ptr<RequestScope> weakScope = scope;
     scope->watchDisconnect = true;
-    scope->onStop.emplace(scope->stop.get_token(), std::function<void()>([this, runner, weakJob, weakScope, respond] {
+    scope->onStop.emplace(scope->stop.get_token(), std::function<void()>([this, runner, weakJob, weakScope, respond,
+                                                                          version, keepAlive] {
       auto job = weakJob.lock();
       auto scope = weakScope.lock();
       if (!job || !scope || !runner->cancel(job)) return;
@@ -439,8 +462,8 @@ class Server {
       int status = deadline ? 504 : 499;
       metrics_.observeRequest(runner->name(), status, std::chrono::duration<double>(Clock::now() - scope->start).count());
       Request stub;
-      stub.version(11);
-      stub.keep_alive(deadline);
+      stub.version(version);
+      stub.keep_alive(keepAlive && deadline);
       respond(errorResponse(stub, status,
                             deadline ? "deadline exceeded while queued for model '" + runner->name() + "'"
                                      : "client closed the connection"));
@@ -448,12 +471,12 @@ class Server {
   }
 
   void failQueued(ModelRunner& model, const std::shared_ptr<RequestScope>& scope, const Responder& respond,
-                  const std::shared_ptr<Job>& job) {
+                  unsigned version, bool keepAlive) {
     // The job was not taken; its callback (which owns the request) never runs.
     metrics_.observeRequest(model.name(), 503, std::chrono::duration<double>(Clock::now() - scope->start).count());
     Request stub;
-    stub.version(11);
-    stub.keep_alive(true);
+    stub.version(version);
+    stub.keep_alive(keepAlive);
     std::string why = draining_ ? "the server is shutting down"
                                 : "model '" + model.name() + "' has " + std::to_string(model.queueDepth()) +
                                       " requests queued (--max-queue); try again later";
@@ -464,6 +487,7 @@ class Server {
 
   ServeOptions options_;
   Metrics metrics_;
+  std::unique_ptr<TraceWriter> trace_;  // before the models, so that it is closed after their last run
   std::map<std::string, std::unique_ptr<ModelRunner>> models_;
   std::atomic<bool> ready_{false};
   std::atomic<bool> draining_{false};
@@ -593,6 +617,12 @@ void Connection::deliver(Response res) {
       if (body.is_object() && body.contains("error")) fields["error"] = body["error"];
     }
     logEvent(status >= 500 ? LogLevel::kError : status >= 400 ? LogLevel::kWarning : LogLevel::kInfo, "request", fields);
+  }
+  if (TraceWriter* trace = server_.trace()) {
+    json args = {{"request_id", scope_->id}, {"status", status}};
+    if (scope_->queueSeconds >= 0) args["queue_ms"] = scope_->queueSeconds * 1000;
+    if (scope_->batchRows > 0) args["batch_rows"] = scope_->batchRows;
+    trace->asyncSpan(method_ + " " + target_, "request", scope_->id, scope_->start, Clock::now(), std::move(args));
   }
   if (peerGone_) {
     finishRequest(status);

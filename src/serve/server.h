@@ -42,6 +42,7 @@ struct ServeOptions {
   int64_t requestTimeoutMs = 0;       // default deadline; 0: none
   double drainTimeoutSeconds = 30;
   bool accessLog = false;             // one log line per request (errors are always logged)
+  std::string traceFile;              // Chrome trace-event JSON (trace.h); empty: none
   bool allowCpuFallback = false;
   bool allowTf32 = false;
 };
