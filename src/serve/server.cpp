@@ -217,7 +217,7 @@ class Server {
       if (!e) beginDrain(signal == SIGTERM ? "SIGTERM" : "SIGINT");
     });
     accept();
-    int port = acceptor.local_endpoint().port();
+    int port = acceptor.local_endpoint(ec).port();
     ready_ = true;
     logEvent(LogLevel::kInfo, "listening",
              {{"host", options_.host}, {"port", port}, {"models", models_.size()}, {"http_threads", threads}});
