@@ -8,8 +8,11 @@
 //
 // - Small ranges (n <= grain) or a pool of one thread run inline on the caller: no overhead.
 // - Nested calls (parallelFor from inside a chunk) run inline, so kernels may call each other.
-// - The pool has std::thread::hardware_concurrency() threads, or WARPFORGE_NUM_THREADS if set
-//   (a positive integer; 1 disables threading). It is created on first use.
+// - It uses std::thread::hardware_concurrency() threads, or WARPFORGE_NUM_THREADS if set
+//   (a positive integer; 1 disables threading), read once on first use.
+// - Built with OpenMP (which comes with oneDNN), chunks run on the OpenMP team that oneDNN's
+//   primitives also use, so the process keeps one set of worker threads; otherwise on a pool
+//   of std::threads created on first use.
 // - `fn` must not throw; kernels report errors through values they write (e.g. a Status slot).
 #pragma once
 
