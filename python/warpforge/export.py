@@ -142,11 +142,42 @@ def export(module: torch.nn.Module, example_inputs, out_dir, *, dynamic_batch: b
                     "name": path, "value": lowered.activations[path], "dtype": lowered.activation_types[path],
                     "shape": shape_of(node.meta["val"].shape)})
                 act_tensors[path] = recorder.values[path]
+        reference64 = None
+        if dtype in (None, torch.float32):
+            reference64 = _float64_reference(module, example_inputs, input_names, by_keyword, list(act_tensors),
+                                             out_names, len(out_tensors))
+        if reference64 is not None:
+            manifest["golden"]["outputs64"] = "golden/outputs64.safetensors"
+            if act_tensors:
+                manifest["golden"]["activations64"] = "golden/activations64.safetensors"
         write_package(out_dir, manifest, lowered.text, weights,
-                      dict(zip(input_names, inputs)), dict(zip(out_names, out_tensors)), act_tensors)
+                      dict(zip(input_names, inputs)), dict(zip(out_names, out_tensors)), act_tensors,
+                      reference64)
         return manifest
     finally:
         module.train(was_training)
+
+
+def _float64_reference(module, example_inputs, input_names, by_keyword, act_paths, out_names, n_outputs):
+    """The model computed in float64 on the same inputs: (outputs, activations) keyed like the
+    golden files, or None when the model cannot run in float64. `validate` uses it to tell
+    float32 rounding noise (where PyTorch is as far from the exact value as WarpForge) from
+    real divergence."""
+    try:
+        m64 = copy.deepcopy(module).double().eval()
+        x64 = tuple(x.double() if x.is_floating_point() else x for x in example_inputs)
+        recorder = Recorder(m64, act_paths)
+        try:
+            with torch.no_grad():
+                out = m64(**dict(zip(input_names, x64))) if by_keyword else m64(*x64)
+        finally:
+            recorder.remove()
+    except Exception:  # noqa: BLE001 - a model without float64 support simply has no arbiter
+        return None
+    names, tensors = _flatten_outputs(out)
+    if len(tensors) != n_outputs or names != out_names or set(recorder.values) != set(act_paths):
+        return None
+    return dict(zip(names, tensors)), dict(recorder.values)
 
 
 def decomposition_table():

@@ -18,7 +18,7 @@ def _tensors(d: dict) -> dict:
 
 
 def write_package(out_dir, manifest: dict, mlir_text: str, weights: dict, inputs: dict, outputs: dict,
-                  activations: dict | None):
+                  activations: dict | None, reference64: tuple | None = None):
     out_dir = os.path.abspath(os.fspath(out_dir))
     parent = os.path.dirname(out_dir)
     os.makedirs(parent, exist_ok=True)
@@ -35,6 +35,11 @@ def write_package(out_dir, manifest: dict, mlir_text: str, weights: dict, inputs
         save_file(_tensors(outputs), os.path.join(tmp, "golden", "outputs.safetensors"))
         if activations:
             save_file(_tensors(activations), os.path.join(tmp, "golden", "activations.safetensors"))
+        if reference64 is not None:
+            outputs64, activations64 = reference64
+            save_file(_tensors(outputs64), os.path.join(tmp, "golden", "outputs64.safetensors"))
+            if activations and activations64:
+                save_file(_tensors(activations64), os.path.join(tmp, "golden", "activations64.safetensors"))
         with open(os.path.join(tmp, "manifest.json"), "w") as f:
             json.dump(manifest, f, indent=2)
             f.write("\n")

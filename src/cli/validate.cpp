@@ -53,6 +53,7 @@ json rowJson(const Row& r) {
   j["rel_l2"] = number(r.cmp.relL2);
   j["mismatches"] = r.cmp.mismatches;
   j["nan_count"] = r.cmp.nanCount;
+  j["arbitrated_by_float64"] = r.cmp.arbitrated;
   if (r.cmp.worstIndex >= 0)
     j["worst"] = {{"index", r.cmp.worstMultiIndex}, {"actual", number(r.cmp.worstActual)},
                   {"expected", number(r.cmp.worstExpected)}};
@@ -62,7 +63,8 @@ json rowJson(const Row& r) {
 std::string padRight(const std::string& s, size_t width) { return s.size() >= width ? s : s + std::string(width - s.size(), ' '); }
 
 // Compares the activations of `result` with the golden ones, in manifest order.
-std::vector<Row> compareActivations(const Package& pkg, const SessionResult& result, const SafetensorsFile& golden) {
+std::vector<Row> compareActivations(const Package& pkg, const SessionResult& result, const SafetensorsFile& golden,
+                                    const SafetensorsFile& reference64) {
   std::vector<Row> rows;
   const Manifest& m = pkg.manifest();
   for (size_t i = 0; i < result.activations.size(); ++i) {
@@ -76,7 +78,7 @@ std::vector<Row> compareActivations(const Package& pkg, const SessionResult& res
       row.hasGolden = false;
     } else {
       row.goldenType = expected->type().toString();
-      row.cmp = compareTensors(result.activations[i].value, *expected, m.tolerances);
+      row.cmp = compareTensors(result.activations[i].value, *expected, m.tolerances, reference64.find(row.name));
     }
     rows.push_back(std::move(row));
   }
@@ -107,6 +109,10 @@ int runValidate(const ValidateOptions& options) {
       printError("golden output '" + o.name + "' is missing from " + pkg->path(manifest.goldenOutputs));
       return kExitUsage;
     }
+  auto reference64Outputs = pkg->loadReference64Outputs();
+  if (!reference64Outputs) return reportStatus(reference64Outputs.status());
+  auto reference64Activations = pkg->loadReference64Activations();
+  if (!reference64Activations) return reportStatus(reference64Activations.status());
   bool haveActivations = !manifest.activations.empty() && !manifest.goldenActivations.empty();
   std::optional<SafetensorsFile> goldenActivations;
   if (haveActivations) {
@@ -149,14 +155,14 @@ int runValidate(const ValidateOptions& options) {
     row.type = o.value.type().toString();
     const Literal* expected = goldenOutputs->find(o.name);
     row.goldenType = expected->type().toString();
-    row.cmp = compareTensors(o.value, *expected, manifest.tolerances);
+    row.cmp = compareTensors(o.value, *expected, manifest.tolerances, reference64Outputs->find(o.name));
     outputsPass = outputsPass && row.cmp.passed;
     outputs.push_back(std::move(row));
   }
 
   std::vector<Row> activations;
   if (capture) {
-    activations = compareActivations((*session)->package(), *result, *goldenActivations);
+    activations = compareActivations((*session)->package(), *result, *goldenActivations, *reference64Activations);
   } else if (!outputsPass && haveActivations) {
     // Find the first diverging layer: run again, capturing the activations.
     session->reset();
@@ -168,7 +174,7 @@ int runValidate(const ValidateOptions& options) {
       printError(tappedResult.status().message());
       return kExitFailure;
     }
-    activations = compareActivations((*tapped)->package(), *tappedResult, *goldenActivations);
+    activations = compareActivations((*tapped)->package(), *tappedResult, *goldenActivations, *reference64Activations);
   }
 
   const Row* firstDiverging = nullptr;

@@ -277,7 +277,9 @@ Expected<Manifest> Manifest::parse(std::string_view jsonText, const std::string&
     Field g = top.at("golden");
     if (!g.value().is_object()) return g.error("expected an object of paths");
     std::pair<const char*, std::string*> keys[] = {
-        {"inputs", &m.goldenInputs}, {"outputs", &m.goldenOutputs}, {"activations", &m.goldenActivations}};
+        {"inputs", &m.goldenInputs},           {"outputs", &m.goldenOutputs},
+        {"activations", &m.goldenActivations}, {"outputs64", &m.goldenOutputs64},
+        {"activations64", &m.goldenActivations64}};
     for (auto& [key, out] : keys) {
       if (!g.has(key)) continue;
       WF_ASSIGN_OR_RETURN(*out, g.at(key).str());
@@ -523,6 +525,16 @@ Expected<SafetensorsFile> Package::loadGoldenOutputs() const {
 Expected<SafetensorsFile> Package::loadGoldenActivations() const {
   if (manifest_.goldenActivations.empty()) return notFound(dir_ + ": the manifest lists no golden activations");
   return readSafetensors(path(manifest_.goldenActivations));
+}
+
+Expected<SafetensorsFile> Package::loadReference64Outputs() const {
+  if (manifest_.goldenOutputs64.empty()) return SafetensorsFile{};
+  return readSafetensors(path(manifest_.goldenOutputs64));
+}
+
+Expected<SafetensorsFile> Package::loadReference64Activations() const {
+  if (manifest_.goldenActivations64.empty()) return SafetensorsFile{};
+  return readSafetensors(path(manifest_.goldenActivations64));
 }
 
 }  // namespace wf

@@ -83,8 +83,10 @@ struct Manifest {
   // From the manifest; when it has none, the DESIGN.md defaults for `dtype`: rtol 1e-3 / atol 1e-5
   // for f32 (and anything else), rel_l2 1e-2 for bf16 and f16.
   Tolerances tolerances;
-  // Paths relative to the package directory; empty when absent.
+  // Paths relative to the package directory; empty when absent. The *64 files hold the same
+  // model computed in float64 (fp32 packages), which arbitrates float32 rounding (compare.h).
   std::string goldenInputs, goldenOutputs, goldenActivations;
+  std::string goldenOutputs64, goldenActivations64;
 
   // Parses and checks manifest.json on its own (format, fields, types, names, dynamic dims).
   // `fileName` prefixes every error.
@@ -133,6 +135,9 @@ class Package {
   Expected<std::vector<NamedLiteral>> loadGoldenInputs() const;  // in manifest input order
   Expected<SafetensorsFile> loadGoldenOutputs() const;
   Expected<SafetensorsFile> loadGoldenActivations() const;
+  // The float64 references, or an empty file when the manifest lists none.
+  Expected<SafetensorsFile> loadReference64Outputs() const;
+  Expected<SafetensorsFile> loadReference64Activations() const;
 
  private:
   Package() = default;

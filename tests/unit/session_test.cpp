@@ -133,6 +133,32 @@ TEST(Compare, ElementwiseToleranceAndWorstElement) {
       << c.summary(tol);
 }
 
+TEST(Compare, Float64ReferenceArbitratesCancellationNoise) {
+  Tolerances tol;  // rtol 1e-3, atol 1e-5
+  // A cancelling sum: exact value 0.02; PyTorch's float32 result 0.0201, WarpForge's 0.0199 (both
+  // 1e-4 away, 2e-4 apart: beyond 1e-5 + 1e-3 * 0.0201 of each other).
+  Literal golden = f32({3}, {1, 0.0201f, 5});
+  Literal reference = Literal::zeros(Type::tensor({3}, ElementType::kF64));
+  reference.setDouble(0, 1);
+  reference.setDouble(1, 0.02);
+  reference.setDouble(2, 5);
+  Literal ours = f32({3}, {1, 0.0199f, 5});
+  EXPECT_FALSE(compareTensors(ours, golden, tol).passed);
+  Comparison c = compareTensors(ours, golden, tol, &reference);
+  EXPECT_TRUE(c.passed) << c.summary(tol);
+  EXPECT_EQ(c.arbitrated, 1);
+  EXPECT_NE(c.summary(tol).find("1 element(s) beyond rtol=0.001 atol=1e-05 but within float32 PyTorch's own error of float64"), std::string::npos) << c.summary(tol);
+  // Further from float64 than twice PyTorch's worst error (1e-4) plus atol: still a mismatch.
+  Literal worse = f32({3}, {1, 0.0197f, 5});
+  Comparison w = compareTensors(worse, golden, tol, &reference);
+  EXPECT_FALSE(w.passed);
+  EXPECT_EQ(w.arbitrated, 0);
+  EXPECT_EQ(w.mismatches, 1);
+  // NaN is never arbitrated.
+  Literal nan = f32({3}, {1, std::numeric_limits<float>::quiet_NaN(), 5});
+  EXPECT_FALSE(compareTensors(nan, golden, tol, &reference).passed);
+}
+
 TEST(Compare, NanNeverPassesAndEqualInfinitiesAgree) {
   Tolerances loose;
   loose.rtol = 1e9;
