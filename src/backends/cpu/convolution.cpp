@@ -316,7 +316,16 @@ Expected<Literal> convolution(const Operation& op, const Literal& lhs, const Lit
     // oneDNN's direct convolution; it declines what it cannot express (then im2col runs).
     bool plain = true;
     for (size_t d = 0; d < r; ++d) plain = plain && p.lhsDil[d] == 1 && p.reversal[d] == 0;
-    if (plain) {
+    // A 1x1, stride-1, unpadded convolution on NCHW / OIHW operands is one GEMM per batch on the
+    // operands as they are (runConv's pointwise path, on oneDNN's sgemm); oneDNN's convolution
+    // would first reorder the weights into its blocked layout on every call.
+    bool pointwiseGemm = p.featureGroups == 1 && p.inBatch == 0 && p.inFeature == 1 && p.kOut == 0 &&
+                         p.kIn == 1 && p.outBatch == 0 && p.outFeature == 1;
+    for (size_t d = 0; d < r; ++d)
+      pointwiseGemm = pointwiseGemm && s.k[d] == 1 && p.strides[d] == 1 && p.padLo[d] == 0 && p.padHi[d] == 0 &&
+                      p.inSpatial[d] == static_cast<int64_t>(d) + 2 && p.kSpatial[d] == static_cast<int64_t>(d) + 2 &&
+                      p.outSpatial[d] == static_cast<int64_t>(d) + 2;
+    if (plain && !pointwiseGemm) {
       OneDnnConv c;
       c.n = s.n;
       c.c = s.c;
