@@ -15,7 +15,8 @@ WARPFORGE="$PWD/build/warpforge" python3 -m pytest -q -p no:cacheprovider tests/
 echo "== exporter suite: PyTorch models exported to packages, run on WarpForge, compared with PyTorch"
 WARPFORGE="$PWD/build/warpforge" python3 -m pytest -q -p no:cacheprovider python/tests
 
-echo "== warpforge serve: tritonclient, bad requests, deadlines/cancel/drain, metrics, short load test"
+echo "== warpforge serve: tritonclient, bad requests, deadlines/cancel/drain, metrics, trace, short load test; release tarball under env -i"
+cmake --build build --target package >/dev/null  # build/warpforge-VERSION-linux-x86_64.tar.gz (cmake/release.cmake)
 WARPFORGE="$PWD/build/warpforge" python3 -m pytest -q -p no:cacheprovider tests/serve
 
 echo "== parser fuzzing (libFuzzer, ASan+UBSan, ${FUZZ_SECONDS:-60} s)"
