@@ -416,10 +416,13 @@ class Server {
     net::any_io_executor executor = ioc_->get_executor();
     auto job = std::make_shared<Job>(
         std::move(prepared->first), prepared->second, scope->deadline,
-        [server, executor, scope, request, modelName, respond, req = std::move(req)](JobResult result) mutable {
+        [server, executor, scope, request, modelName, respond, version, keepAlive](JobResult result) {
           // Encoding runs on an I/O thread, off the model's worker.
-          net::post(executor, [server, scope, request, modelName, respond, req = std::move(req),
+          net::post(executor, [server, scope, request, modelName, respond, version, keepAlive,
                                result = std::move(result)]() mutable {
+            Request req;  // what the response needs of the request (its body is long gone)
+            req.version(version);
+            req.keep_alive(keepAlive);
             scope->queueSeconds = result.queueSeconds;
             scope->batchRows = result.batchRows;
             double seconds = std::chrono::duration<double>(Clock::now() - scope->start).count();
