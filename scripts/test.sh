@@ -21,7 +21,7 @@ WARPFORGE="$PWD/build/warpforge" python3 -m pytest -q -p no:cacheprovider tests/
 
 echo "== parser fuzzing (libFuzzer, ASan+UBSan, ${FUZZ_SECONDS:-60} s)"
 CC=clang CXX=clang++ cmake -S . -B build-fuzz -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-  -DWF_FUZZ=ON -DWF_SANITIZE=ON -DWF_BUILD_TESTS=OFF >/dev/null
+  -DWF_FUZZ=ON -DWF_SANITIZE=ON -DWF_BUILD_TESTS=OFF -DWF_CUDA=OFF >/dev/null
 ninja -C build-fuzz -j"$(nproc)" fuzz_parser
 mkdir -p build-fuzz/corpus
 build-fuzz/fuzz_parser -max_total_time="${FUZZ_SECONDS:-60}" -timeout=10 -rss_limit_mb=4096 \
