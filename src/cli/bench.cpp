@@ -12,6 +12,7 @@
 #include "cli/cli.h"
 #include "runtime/package.h"
 #include "runtime/session.h"
+#include "serve/trace.h"
 #include "support/thread_pool.h"
 
 namespace wf::cli {
@@ -198,7 +199,13 @@ int runBench(const BenchOptions& options) {
   sessionOptions.compile.allowCpuFallback = options.allowCpuFallback;
   sessionOptions.compile.allowTf32 = options.allowTf32;
   sessionOptions.compile.numThreads = options.threads;
-  sessionOptions.compile.recordTimings = options.profile;
+  std::unique_ptr<serve::TraceWriter> trace;
+  if (!options.traceFile.empty()) {
+    auto opened = serve::TraceWriter::open(options.traceFile);
+    if (!opened) return reportStatus(opened.status());
+    trace = std::move(*opened);
+  }
+  sessionOptions.compile.recordTimings = options.profile || trace != nullptr;
   std::string pkgDir = pkg->dir();
   auto session = Session::create(std::move(*pkg), sessionOptions);
   if (!session) return reportStatus(session.status());
@@ -222,6 +229,11 @@ int runBench(const BenchOptions& options) {
       hostFallbackOps = result->report.hostFallbackOps;
     }
     if (i >= options.warmup && options.profile) profile.add(result->report);
+    if (trace && i >= options.warmup) {
+      if (i == options.warmup) trace->lane(1, "bench " + manifest.name + " (" + deviceName + ")");
+      trace->run("run " + std::to_string(i - options.warmup), 1, start, end, result->report,
+                 &(*session)->package().entry(), {{"device", deviceName}, {"batch", batch}});
+    }
     if (i >= options.warmup) samples.push_back(std::chrono::duration<double, std::milli>(end - start).count());
   }
   std::vector<double> sorted = samples;

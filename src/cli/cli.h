@@ -62,6 +62,7 @@ struct RunOptions {
   std::string device = "cpu";
   bool allowCpuFallback = false;  // CompileOptions::allowCpuFallback
   bool allowTf32 = false;         // CompileOptions::allowTf32
+  std::string traceFile;          // --trace: Chrome trace-event JSON of the run (serve/trace.h)
 };
 // `file` is an MLIR file, or a model package directory (inputs by manifest name, weights from
 // the package; results named after the manifest's outputs).
@@ -89,6 +90,7 @@ struct BenchOptions {
   int batch = 0;    // > 0: resize the dynamic dimension 'batch' of the inputs to this (rows repeated)
   bool json = false;
   bool profile = false;  // per-op times (CompileOptions::recordTimings), aggregated over the timed runs
+  std::string traceFile;  // --trace: Chrome trace-event JSON of the timed runs (serve/trace.h)
   bool allowCpuFallback = false;
   bool allowTf32 = false;
 };

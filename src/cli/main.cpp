@@ -123,6 +123,8 @@ int main(int argc, char** argv) {
   runCmd->add_option("--output-format", run.outputFormat, "npy (one file per result) or safetensors")
       ->check(CLI::IsMember({"npy", "safetensors"}));
   runCmd->add_option("--device", run.device, "Device to run on: cpu (default), cuda, cuda:N");
+  runCmd->add_option("--trace", run.traceFile,
+                     "Write Chrome trace-event JSON (opens in Perfetto): the run and one span per op with its types");
   addCompileFlags(runCmd, run.allowCpuFallback, run.allowTf32);
 
   ValidateOptions validate;
@@ -157,6 +159,8 @@ int main(int argc, char** argv) {
                        "repeated or cut)")
       ->check(CLI::Range(1, 1 << 20));
   benchCmd->add_flag("--json", bench.json, "Print one JSON object");
+  benchCmd->add_option("--trace", bench.traceFile,
+                       "Write Chrome trace-event JSON (opens in Perfetto): each timed run and one span per op");
   benchCmd->add_flag("--profile", bench.profile,
                      "Also time each op (per op name and the slowest ops); adds a little overhead per op");
   addCompileFlags(benchCmd, bench.allowCpuFallback, bench.allowTf32);

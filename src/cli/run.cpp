@@ -14,6 +14,7 @@
 #include "runtime/package.h"
 #include "runtime/safetensors.h"
 #include "runtime/session.h"
+#include "serve/trace.h"
 
 namespace wf::cli {
 namespace {
@@ -330,13 +331,29 @@ int runPackage(const RunOptions& options, const DeviceSpec& device) {
   }
   // Inputs are checked before the model is compiled and the weights are read.
   if (auto checked = pkg->checkInputs(inputs); !checked) return reportStatus(checked.status());
+  std::unique_ptr<serve::TraceWriter> trace;
+  if (!options.traceFile.empty()) {
+    auto opened = serve::TraceWriter::open(options.traceFile);
+    if (!opened) return reportStatus(opened.status());
+    trace = std::move(*opened);
+  }
   SessionOptions sessionOptions;
   sessionOptions.device = device;
   sessionOptions.compile.allowCpuFallback = options.allowCpuFallback;
   sessionOptions.compile.allowTf32 = options.allowTf32;
+  sessionOptions.compile.recordTimings = trace != nullptr;
   auto session = Session::create(std::move(*pkg), sessionOptions);
   if (!session) return reportStatus(session.status());
+  auto start = serve::TraceWriter::Clock::now();
   auto result = (*session)->run(inputs);
+  if (trace && result) {
+    nlohmann::json shapes = nlohmann::json::object();
+    for (const NamedLiteral& in : inputs) shapes[in.name] = in.value.type().toString();
+    std::string name = (*session)->manifest().name;
+    trace->lane(1, "run " + name + " (" + (*session)->deviceName() + ")");
+    trace->run("run " + name, 1, start, serve::TraceWriter::Clock::now(), result->report, &(*session)->package().entry(),
+               {{"device", (*session)->deviceName()}, {"inputs", shapes}});
+  }
   if (!result) {  // the inputs passed their checks: this is an execution failure
     printError(result.status().message());
     return kExitFailure;
@@ -346,14 +363,24 @@ int runPackage(const RunOptions& options, const DeviceSpec& device) {
 }
 
 // An MLIR file on a device other than the CPU interpreter: through the backend registry.
+// With --trace (on any device, the CPU included) the run and its ops go to the trace file.
 Expected<std::vector<Literal>> runOnBackend(const Module& module, const Operation& entry, std::vector<Literal> args,
-                                            const DeviceSpec& device, const RunOptions& options) {
+                                            const DeviceSpec& device, const RunOptions& options,
+                                            serve::TraceWriter* trace) {
   WF_ASSIGN_OR_RETURN(std::unique_ptr<Backend> backend, createBackend(device));
   CompileOptions compile;
   compile.allowCpuFallback = options.allowCpuFallback;
   compile.allowTf32 = options.allowTf32;
+  compile.recordTimings = trace != nullptr;
   WF_ASSIGN_OR_RETURN(std::unique_ptr<Executable> executable, backend->compile(module, entry, compile));
+  auto start = serve::TraceWriter::Clock::now();
   WF_ASSIGN_OR_RETURN(RunResult result, executable->run(args));
+  if (trace) {
+    std::string name = "@" + std::string(FuncOp(&entry).symName());
+    trace->lane(1, "run " + name + " (" + executable->deviceName() + ")");
+    trace->run("run " + name, 1, start, serve::TraceWriter::Clock::now(), result.report, &entry,
+               {{"device", executable->deviceName()}});
+  }
   printHostFallback(result.report);
   return std::move(result.outputs);
 }
@@ -377,14 +404,20 @@ int runRun(const RunOptions& options) {
 
   StderrChecks checks;
   Expected<std::vector<Literal>> results = std::vector<Literal>{};
-  if (device->kind == "cpu") {
+  std::unique_ptr<serve::TraceWriter> trace;
+  if (!options.traceFile.empty()) {
+    auto opened = serve::TraceWriter::open(options.traceFile);
+    if (!opened) return reportStatus(opened.status());
+    trace = std::move(*opened);
+  }
+  if (device->kind == "cpu" && !trace) {
     // The interpreter directly, so that check.* ops in the function report to stderr.
     EvalContext ctx;
     ctx.module = &*module;
     ctx.checks = &checks;
     results = Interpreter::callFunction(**entry, std::move(*args), ctx);
   } else {
-    results = runOnBackend(*module, **entry, std::move(*args), *device, options);
+    results = runOnBackend(*module, **entry, std::move(*args), *device, options, trace.get());
   }
   if (!results) {
     printError(results.status().message());

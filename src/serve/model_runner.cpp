@@ -219,17 +219,10 @@ void ModelRunner::runBatch(std::vector<std::shared_ptr<Job>> batch) {
     result = internalError("unknown exception");
   }
   if (trace_) {
-    const Clock::time_point end = Clock::now();
     nlohmann::json args = {{"rows", rows}, {"requests", live.size()}, {"device", session_->deviceName()}};
     if (!result) args["error"] = result.status().message();
-    trace_->span("run " + name_, "run", traceLane_, start, end, std::move(args));
-    if (result) {
-      double at = trace_->microseconds(start);
-      for (const OpTiming& op : result->report.timings) {
-        trace_->spanUs(op.name, "op", traceLane_, at, op.microseconds, {{"location", op.location}, {"rows", rows}});
-        at += op.microseconds;
-      }
-    }
+    trace_->run("run " + name_, traceLane_, start, Clock::now(), result ? result->report : RunReport{},
+                &session_->package().entry(), std::move(args));
   }
   if (metrics_) {
     metrics_->observeBatch(name_, rows);

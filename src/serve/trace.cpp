@@ -53,4 +53,31 @@ void TraceWriter::asyncSpan(const std::string& name, const char* category, const
   write({{"ph", "e"}, {"name", name}, {"cat", category}, {"id", id}, {"pid", 1}, {"tid", 0}, {"ts", microseconds(end)}});
 }
 
+void TraceWriter::run(const std::string& name, int tid, Clock::time_point start, Clock::time_point end,
+                      const RunReport& report, const Operation* entry, nlohmann::json args) {
+  const std::map<std::string, std::string>* types = nullptr;
+  if (entry) {
+    std::lock_guard lock(mutex_);
+    auto [it, added] = types_.try_emplace(entry);
+    if (added && entry->numRegions() > 0 && !entry->region(0).empty()) {
+      for (const auto& op : entry->region(0).front().operations()) {
+        std::string text;
+        for (size_t i = 0; i < op->numResults(); ++i) text += (i ? ", " : "") + op->result(i)->type().toString();
+        it->second.emplace(op->location().toString(), std::move(text));
+      }
+    }
+    types = &it->second;
+  }
+  span(name, "run", tid, start, end, std::move(args));
+  double at = microseconds(start);
+  for (const OpTiming& op : report.timings) {
+    nlohmann::json opArgs = {{"location", op.location}};
+    if (types) {
+      if (auto found = types->find(op.location); found != types->end()) opArgs["types"] = found->second;
+    }
+    spanUs(op.name, "op", tid, at, op.microseconds, std::move(opArgs));
+    at += op.microseconds;
+  }
+}
+
 }  // namespace wf::serve

@@ -13,12 +13,15 @@
 
 #include <chrono>
 #include <cstdio>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
 
 #include <nlohmann/json.hpp>
 
+#include "ir/ir.h"
+#include "runtime/backend.h"
 #include "support/status.h"
 
 namespace wf::serve {
@@ -44,6 +47,12 @@ class TraceWriter {
                  Clock::time_point end, nlohmann::json args = nlohmann::json::object());
   double microseconds(Clock::time_point t) const;
 
+  // One model run on lane `tid`: a span [start, end) named `name` with `args`, and under it one span
+  // per op of report.timings laid end to end in op order, each with its source location and, when
+  // `entry` is given, the op's result types (found by location among the entry function's ops).
+  void run(const std::string& name, int tid, Clock::time_point start, Clock::time_point end, const RunReport& report,
+           const Operation* entry, nlohmann::json args = nlohmann::json::object());
+
  private:
   TraceWriter(std::FILE* file, std::string path) : file_(file), path_(std::move(path)) {}
   void write(const nlohmann::json& event);
@@ -52,6 +61,8 @@ class TraceWriter {
   std::FILE* file_;
   std::string path_;
   bool first_ = true;
+  // Entry function -> location -> result types, filled on first use.
+  std::map<const Operation*, std::map<std::string, std::string>> types_;
   Clock::time_point origin_ = Clock::now();
 };
 

@@ -29,3 +29,24 @@ def test_trace_has_requests_runs_and_ops(packages, serve, tmp_path):
     begins = {e["id"]: e for e in events if e["ph"] == "b"}
     assert {"trace-1", "trace-3"} <= set(begins)
     assert begins["trace-3"]["args"]["status"] == 200 and begins["trace-3"]["args"]["batch_rows"] == 3
+
+
+def test_run_and_bench_trace(packages, tmp_path):
+    import subprocess
+
+    from conftest import warpforge_binary
+
+    run_trace, bench_trace = tmp_path / "run.json", tmp_path / "bench.json"
+    subprocess.run([warpforge_binary(), "run", str(packages["mlp"]), "--trace", str(run_trace), "-o", str(tmp_path / "o")],
+                   check=True, capture_output=True)
+    subprocess.run([warpforge_binary(), "bench", str(packages["mlp"]), "--iters", "3", "--warmup", "1",
+                    "--trace", str(bench_trace)], check=True, capture_output=True)
+    for path, runs in ((run_trace, 1), (bench_trace, 3)):
+        events = json.loads(path.read_text())
+        run_spans = [e for e in events if e.get("cat") == "run"]
+        ops = [e for e in events if e.get("cat") == "op"]
+        assert len(run_spans) == runs and all(r["args"]["device"] == "cpu" for r in run_spans)
+        assert ops and all(o["args"]["location"] and o["args"]["types"].startswith("tensor<") for o in ops)
+    bad = subprocess.run([warpforge_binary(), "run", str(packages["mlp"]), "--trace", str(tmp_path / "no" / "t.json")],
+                         capture_output=True, text=True)
+    assert bad.returncode == 2 and "--trace" in bad.stderr
