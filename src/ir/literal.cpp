@@ -10,11 +10,11 @@
 namespace wf {
 namespace {
 
-std::shared_ptr<std::byte> allocate(size_t bytes) {
+std::shared_ptr<std::byte> allocate(size_t bytes, bool zeroed = true) {
   // 64-byte alignment so that kernels can use aligned vector loads.
   size_t n = bytes == 0 ? 64 : bytes;
   auto* p = static_cast<std::byte*>(::operator new(n, std::align_val_t{64}));
-  std::memset(p, 0, n);
+  if (zeroed) std::memset(p, 0, n);
   return std::shared_ptr<std::byte>(p, [](std::byte* q) { ::operator delete(q, std::align_val_t{64}); });
 }
 
@@ -43,6 +43,17 @@ Literal Literal::zeros(const Type& type) {
     l.numElements_ = type.numElements() < 0 ? 0 : type.numElements();
     l.sizeBytes_ = static_cast<size_t>(l.numElements_) * static_cast<size_t>(storageBytes(type.elementType()));
     l.data_ = allocate(l.sizeBytes_);
+  }
+  return l;
+}
+
+Literal Literal::uninitialized(const Type& type) {
+  Literal l;
+  l.type_ = type;
+  if (type.isTensor()) {
+    l.numElements_ = type.numElements() < 0 ? 0 : type.numElements();
+    l.sizeBytes_ = static_cast<size_t>(l.numElements_) * static_cast<size_t>(storageBytes(type.elementType()));
+    l.data_ = allocate(l.sizeBytes_, /*zeroed=*/false);
   }
   return l;
 }

@@ -24,6 +24,9 @@ class Literal {
   Literal() = default;
   // A zero-filled tensor of a static-shaped tensor type.
   static Literal zeros(const Type& type);
+  // A tensor whose bytes are not initialised, for kernels that write every element (elementwise
+  // maps, GEMM outputs): it saves a pass over memory per op. Never hand one out unwritten.
+  static Literal uninitialized(const Type& type);
   static Literal tuple(std::vector<Literal> elements);
   static Literal token();
   // Scalars, convenient for tests and constants.

@@ -352,7 +352,7 @@ Expected<Literal> runUnary(const Operation& op, const Literal& input, ElementTyp
   const ElementType et = input.elementType();
   WF_RETURN_IF_ERROR(checkResultElement(op, declared, et));
   WF_ASSIGN_OR_RETURN(Literal in, widenMinifloat(op, input));
-  Literal out = Literal::zeros(in.type());
+  Literal out = Literal::uninitialized(in.type());
   Status st = dispatch<false>(in.elementType(), unsupportedType(op, et), [&](auto tag) -> Status {
     using T = decltype(tag);
     if constexpr (OpF::template supports<T>) {
@@ -383,7 +383,7 @@ Expected<Literal> runBinary(const Operation& op, const Literal& lhs0, const Lite
   WF_RETURN_IF_ERROR(checkResultElement(op, rt.elementType(), et));
   WF_ASSIGN_OR_RETURN(Literal lhs, widenMinifloat(op, lhs0));
   WF_ASSIGN_OR_RETURN(Literal rhs, widenMinifloat(op, rhs0));
-  Literal out = Literal::zeros(rt.withElementType(computeType(et)));
+  Literal out = Literal::uninitialized(rt.withElementType(computeType(et)));
   Status st = dispatch<false>(lhs.elementType(), unsupportedType(op, et), [&](auto tag) -> Status {
     using T = decltype(tag);
     if constexpr (OpF::template supports<T>) {
@@ -458,7 +458,7 @@ std::optional<Literal> runFoldedBroadcastBinary(const Operation& op, std::span<c
     ma = {0};
     mb = {0};
   }
-  Literal out = Literal::zeros(op.result(0)->type());
+  Literal out = Literal::uninitialized(op.result(0)->type());
   const float* a = args[0].dataAs<float>();
   const float* bp = args[1].dataAs<float>();
   float* o = out.dataAs<float>();
