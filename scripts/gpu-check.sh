@@ -112,12 +112,34 @@ else
   row "GPU unit tests" "FAIL" "no test binary"
 fi
 
+# --- the model zoo, exported here with this machine's torch (WF_EXPORT_ZOO="resnet18 bert ...") ---
+ZOO_PKGS=""
+if [[ -n "${WF_EXPORT_ZOO:-}" ]]; then
+  T0=$(date +%s)
+  if timeout 300 python3 - "$WF_EXPORT_ZOO" >"$LOGS/export_zoo.log" 2>&1 <<'PY'
+import sys
+sys.path[:0] = ["python", "python/tests"]
+import warpforge
+from zoo import ZOO
+for name in sys.argv[1].split():
+    model, inputs = ZOO[name]()
+    warpforge.export(model, inputs, f"/tmp/wf-zoo/{name}", name=name)
+    print("exported", name, flush=True)
+PY
+  then
+    row "export zoo (torch here)" "ok" "$WF_EXPORT_ZOO ($(elapsed "$T0"))"
+  else
+    row "export zoo (torch here)" "FAIL" "$(tail -1 "$LOGS/export_zoo.log" | cut -c1-110)"
+  fi
+  for name in $WF_EXPORT_ZOO; do ZOO_PKGS+=" /tmp/wf-zoo/$name"; done
+fi
+
 # --- CLI on the GPU: model packages ----------------------------------------------------------------
-for pkg in tests/data/packages/* ${WF_MODEL_ZOO:-}; do
+for pkg in tests/data/packages/* ${WF_MODEL_ZOO:-} $ZOO_PKGS; do
   [[ -f "$pkg/manifest.json" ]] || continue
   T0=$(date +%s)
   name="validate $(basename "$pkg")"
-  if timeout 120 "$WF" validate "$pkg" --device cuda >"$LOGS/validate_$(basename "$pkg").log" 2>&1; then
+  if timeout 120 "$WF" validate "$pkg" --device cuda --activations >"$LOGS/validate_$(basename "$pkg").log" 2>&1; then
     row "$name" "ok" "$(grep -cE 'PASS' "$LOGS/validate_$(basename "$pkg").log") PASS lines ($(elapsed "$T0"))"
   elif grep -qE "unimplemented on cuda|takes static-shape tensors" "$LOGS/validate_$(basename "$pkg").log"; then
     # A known gap of the backend (not a wrong result): listed, not failed.
