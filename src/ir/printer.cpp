@@ -219,7 +219,8 @@ class Printer {
   void printTopLevelOp(const Operation& op);
   void printFunction(const Operation& op);
   void printGenericOp(const Operation& op);
-  void printRegion(const Region& region);
+  // `entryBlockLabel`: print `^bb0(args):` for an entry block with arguments (not for functions).
+  void printRegion(const Region& region, bool entryBlockLabel = true);
   void printResources();
 
   // Assigns names to every value defined in `op` and its regions, in textual order.
@@ -442,12 +443,12 @@ void Printer::printGenericOp(const Operation& op) {
   printLocation(op);
 }
 
-void Printer::printRegion(const Region& region) {
+void Printer::printRegion(const Region& region, bool entryBlockLabel) {
   out_ += "{";
   ++indent_;
   for (size_t b = 0; b < region.blocks().size(); ++b) {
     const Block& block = *region.blocks()[b];
-    if (b > 0 || block.numArguments() > 0) {
+    if (b > 0 || (entryBlockLabel && block.numArguments() > 0)) {
       // Block labels sit one level left of the block's ops, as in MLIR.
       --indent_;
       line();
@@ -529,34 +530,8 @@ void Printer::printFunction(const Operation& op) {
       extra.emplace_back(k, v);
   if (!extra.empty()) out_ += " attributes " + attributeDictionary(extra, /*sorted=*/true);
   if (hasBody) {
-    out_ += " {";
-    ++indent_;
-    const Region& body = op.region(0);
-    for (size_t b = 0; b < body.blocks().size(); ++b) {
-      const Block& block = *body.blocks()[b];
-      if (b > 0) {
-        --indent_;
-        line();
-        ++indent_;
-        out_ += "^bb" + std::to_string(b);
-        if (block.numArguments() > 0) {
-          out_ += "(";
-          for (size_t i = 0; i < block.numArguments(); ++i) {
-            if (i) out_ += ", ";
-            out_ += valueName(block.argument(i)) + ": " + block.argument(i)->type().toString();
-          }
-          out_ += ")";
-        }
-        out_ += ":";
-      }
-      for (const auto& inner : block.operations()) {
-        line();
-        printGenericOp(*inner);
-      }
-    }
-    --indent_;
-    line();
-    out_ += "}";
+    out_ += " ";
+    printRegion(op.region(0), /*entryBlockLabel=*/false);  // the signature names the entry arguments
   }
   printLocation(op);
 }
