@@ -114,19 +114,25 @@ bool Parser::atTypeStart() {
          (id.size() > 2 && id[0] == 's' && id[1] == 'i' && parseElementTypeName(id.substr(1), &et));
 }
 
+Status Parser::parseDialectTypeText(std::string* text, const char* what) {
+  size_t start = pos_;
+  ++pos_;  // '!'
+  if (parseBareId().empty()) return errorAt(start, std::string("expected ") + what + " after '!'");
+  if (peekChar() == '<') {
+    std::string_view body;
+    WF_RETURN_IF_ERROR(skipBalanced(&body));
+  }
+  *text = std::string(text_.substr(start, pos_ - start));
+  return Status::ok();
+}
+
 Status Parser::parseElementType(ElementType* out, std::string* quantized) {
   skipWs();
   size_t start = pos_;
   if (peekChar() == '!') {
     // Quantized element types: !quant.uniform<i8:f32, 0.1:-30>; kept verbatim.
-    ++pos_;
-    std::string_view id = parseBareId();
-    if (id.empty()) return errorAt(start, "expected element type after '!'");
-    if (peekChar() == '<') {
-      std::string_view body;
-      WF_RETURN_IF_ERROR(skipBalanced(&body));
-    }
-    std::string text(text_.substr(start, pos_ - start));
+    std::string text;
+    WF_RETURN_IF_ERROR(parseDialectTypeText(&text, "element type"));
     auto alias = typeAliases_.find(text);
     if (alias != typeAliases_.end() && alias->second.isTensor() && alias->second.rank() == 0) {
       *out = alias->second.elementType();
@@ -160,14 +166,8 @@ Status Parser::parseType(Type* out) {
   skipWs();
   size_t start = pos_;
   if (peekChar() == '!') {
-    ++pos_;
-    std::string_view id = parseBareId();
-    if (id.empty()) return errorAt(start, "expected type name after '!'");
-    if (peekChar() == '<') {
-      std::string_view body;
-      WF_RETURN_IF_ERROR(skipBalanced(&body));
-    }
-    std::string text(text_.substr(start, pos_ - start));
+    std::string text;
+    WF_RETURN_IF_ERROR(parseDialectTypeText(&text, "type name"));
     if (text == "!stablehlo.token" || text == "!mhlo.token") {
       *out = Type::token();
       return Status::ok();

@@ -86,6 +86,9 @@ class Parser {
   // Skips a balanced group starting at the current `<`, `(`, `[` or `{`, honouring strings and
   // treating `->` as one token. Returns the skipped text.
   Status skipBalanced(std::string_view* text);
+  // At '!': reads a dialect type (`!quant.uniform<...>`, `!stablehlo.token`) and returns its
+  // whole spelling; `what` names the expected thing in the error.
+  Status parseDialectTypeText(std::string* text, const char* what);
   Status parseIntegerValue(int64_t* out);  // [-]digits or hex
   // A number token as text: [-]digits[.digits][e[+-]digits] or [-]0x hex; empty if none.
   std::string_view parseNumberToken();
