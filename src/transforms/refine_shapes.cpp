@@ -1,0 +1,1050 @@
+// Shape refinement (see refine_shapes.h and docs/transforms.md).
+//
+// One walk over the entry function builds the refined copy op by op: operands are mapped to
+// their refined values, regions are refined recursively (a while's block arguments take its
+// operand types), callees are inlined, and each op's result types are inferred from the
+// refined operands and attributes, following the "Semantics" and "Constraints" sections of
+// the StableHLO spec, then merged with the declared types (a static declared dimension must
+// agree). Small integer values computable at compile time are evaluated with the CPU
+// backend's reference kernels, which is how shape operands become attributes.
+#include "transforms/refine_shapes.h"
+
+#include <algorithm>
+#include <cctype>
+#include <optional>
+#include <map>
+#include <set>
+#include <unordered_map>
+
+#include "backends/cpu/interpreter.h"
+#include "ir/literal.h"
+
+namespace wf {
+namespace {
+
+using Dims = std::vector<int64_t>;
+
+std::string dimsString(const Dims& d) {
+  std::string s = "[";
+  for (size_t i = 0; i < d.size(); ++i) {
+    if (i) s += ", ";
+    s += d[i] == kDynamic ? "?" : std::to_string(d[i]);
+  }
+  return s + "]";
+}
+
+bool contains(const Dims& v, int64_t x) { return std::find(v.begin(), v.end(), x) != v.end(); }
+
+bool isStaticType(const Type& t) {
+  if (t.isTensor()) return t.hasStaticShape();
+  if (t.isTuple()) {
+    for (const Type& e : t.tupleElements())
+      if (!isStaticType(e)) return false;
+  }
+  return true;
+}
+
+// A tensor type with `shape` and the element type (and quantized spelling) of `declared`.
+Type tensorLike(const Type& declared, Dims shape) {
+  Type t = Type::tensor(std::move(shape), declared.isTensor() ? declared.elementType() : ElementType::kF32);
+  if (declared.isTensor() && declared.elementType() == ElementType::kQuantized)
+    t.setQuantizedSpelling(declared.quantizedSpelling());
+  return t;
+}
+
+Dims intsAttr(const Operation& op, std::string_view name, Dims fallback = {}) {
+  const Attribute* a = op.attr(name);
+  if (!a) return fallback;
+  return a->asIntList().value_or(fallback);
+}
+
+std::optional<int64_t> intAttr(const Operation& op, std::string_view name) {
+  const Attribute* a = op.attr(name);
+  return a ? a->asInt() : std::nullopt;
+}
+
+Dims fieldInts(const Attribute& s, std::string_view name) {
+  const Attribute* f = s.field(name);
+  if (!f) return {};
+  return f->asIntList().value_or(Dims{});
+}
+
+std::optional<int64_t> fieldInt(const Attribute& s, std::string_view name) {
+  const Attribute* f = s.field(name);
+  return f ? f->asInt() : std::nullopt;
+}
+
+Status opError(const Operation& op, const std::string& message) {
+  return invalidArgument(op.describe() + ": " + message);
+}
+
+// Output size of a windowed dimension (convolution, reduce_window).
+int64_t windowedSize(int64_t input, int64_t lhsDil, int64_t padLo, int64_t padHi, int64_t window, int64_t rhsDil,
+                     int64_t stride) {
+  if (input == kDynamic || window == kDynamic) return kDynamic;
+  int64_t dilatedInput = input == 0 ? 0 : (input - 1) * lhsDil + 1;
+  int64_t padded = padLo + dilatedInput + padHi;
+  int64_t dilatedWindow = window == 0 ? 0 : (window - 1) * rhsDil + 1;
+  bool empty = padded <= 0 || dilatedWindow > padded;
+  return empty ? 0 : (padded - dilatedWindow) / stride + 1;
+}
+
+// Ops without side effects that may be dropped when unused.
+bool hasSideEffects(const Operation& op) {
+  switch (op.code()) {
+    case OpCode::CustomCall: case OpCode::Rng: case OpCode::RngBitGenerator: case OpCode::Infeed:
+    case OpCode::Outfeed: case OpCode::Send: case OpCode::Recv: case OpCode::AllGather:
+    case OpCode::AllReduce: case OpCode::AllToAll: case OpCode::CollectiveBroadcast:
+    case OpCode::CollectivePermute: case OpCode::CollectiveReduce: case OpCode::ReduceScatter:
+    case OpCode::AfterAll: case OpCode::CreateToken: case OpCode::AsyncStart: case OpCode::AsyncDone:
+    case OpCode::FuncCall: case OpCode::FuncReturn: case OpCode::Return: case OpCode::Composite:
+    case OpCode::OptimizationBarrier: case OpCode::kUnknown:
+    case OpCode::CheckExpectEq: case OpCode::CheckExpectEqConst: case OpCode::CheckExpectAlmostEq:
+    case OpCode::CheckExpectAlmostEqConst: case OpCode::CheckExpectClose: case OpCode::CheckExpectSerializedEq:
+    case OpCode::InterpreterRunParallel: case OpCode::InterpreterProbe: case OpCode::InterpreterPrint:
+      return true;
+    default:
+      return op.numRegions() > 0;
+  }
+}
+
+// Ops evaluated at compile time when all their operands are known: the ones shape
+// computations are made of.
+bool isFoldable(OpCode code) {
+  switch (code) {
+    case OpCode::Add: case OpCode::Subtract: case OpCode::Multiply: case OpCode::Divide:
+    case OpCode::Remainder: case OpCode::Maximum: case OpCode::Minimum: case OpCode::Negate:
+    case OpCode::Abs: case OpCode::Sign: case OpCode::And: case OpCode::Or: case OpCode::Xor:
+    case OpCode::Not: case OpCode::ShiftLeft: case OpCode::ShiftRightArithmetic:
+    case OpCode::ShiftRightLogical: case OpCode::Compare: case OpCode::Select: case OpCode::Clamp:
+    case OpCode::Convert: case OpCode::Reshape: case OpCode::BroadcastInDim: case OpCode::Broadcast:
+    case OpCode::Concatenate: case OpCode::Slice: case OpCode::Transpose: case OpCode::Iota:
+    case OpCode::Reverse: case OpCode::Pad: case OpCode::GetDimensionSize:
+      return true;
+    default:
+      return false;
+  }
+}
+
+bool isIntegerLike(ElementType e) { return isInteger(e) || isBoolean(e) || e == ElementType::kIndex; }
+
+class Refiner {
+ public:
+  Refiner(const Module& source, const RefineShapesOptions& options) : source_(source), options_(options) {}
+
+  Expected<std::unique_ptr<Module>> run(std::string_view entry, std::span<const Type> argumentTypes);
+
+ private:
+  // Refines the ops of `src` into `dst`. A func.return at the top of a function body is not
+  // copied: its refined operands go to `returned`.
+  Status refineBlock(const Block& src, Block& dst, std::vector<Value*>* returned, int depth);
+  Status refineOp(const Operation& op, Block& dst, int depth);
+  Status inlineCall(const Operation& call, const Operation& callee, Block& dst, int depth);
+
+  Expected<Value*> mapped(const Operation& user, const Value* v) const {
+    auto it = map_.find(v);
+    if (it == map_.end()) return internalError(user.describe() + ": operand defined outside the refined code");
+    return it->second;
+  }
+  const Literal* constant(const Value* v) const {
+    auto it = constants_.find(v);
+    return it == constants_.end() ? nullptr : &it->second;
+  }
+
+  // Rewrites an op whose result shape comes from an operand into its static form; nullptr
+  // when `op` is not such an op.
+  Expected<std::unique_ptr<Operation>> rewriteDynamic(const Operation& op, const std::vector<Value*>& operands);
+  // Result types inferred from the refined operands, attributes and regions of `op` (whose
+  // results still carry the declared types); dims it cannot infer are kDynamic.
+  Expected<std::vector<Type>> infer(const Operation& op) const;
+  Expected<Type> merge(const Operation& op, size_t index, const Type& declared, const Type& inferred,
+                       bool requireStatic = true) const;
+  // Evaluates `op` when its operands are known and its result is a small integer tensor.
+  void tryFold(const Operation& op);
+
+  const Module& source_;
+  RefineShapesOptions options_;
+  std::unordered_map<const Value*, Value*> map_;         // source value -> refined value
+  std::unordered_map<const Value*, Literal> constants_;  // refined value -> its compile-time value
+  std::vector<std::string> callStack_;
+};
+
+Expected<Type> Refiner::merge(const Operation& op, size_t index, const Type& declared, const Type& inferred,
+                              bool requireStatic) const {
+  if (declared.isTuple() && inferred.isTuple()) {
+    if (declared.tupleElements().size() != inferred.tupleElements().size())
+      return opError(op, "result #" + std::to_string(index) + " is declared " + declared.toString() + " but is " +
+                             inferred.toString());
+    std::vector<Type> elems;
+    for (size_t i = 0; i < declared.tupleElements().size(); ++i) {
+      WF_ASSIGN_OR_RETURN(Type e, merge(op, index, declared.tupleElements()[i], inferred.tupleElements()[i], requireStatic));
+      elems.push_back(std::move(e));
+    }
+    return Type::tuple(std::move(elems));
+  }
+  if (!declared.isTensor() || !inferred.isTensor()) return declared.kind() == Type::Kind::kOpaque ? inferred : declared;
+  if (declared.rank() != inferred.rank())
+    return opError(op, "result #" + std::to_string(index) + " is declared " + declared.toString() + " but has rank " +
+                           std::to_string(inferred.rank()) + " (" + inferred.toString() + ")");
+  Dims shape = inferred.shape();
+  for (int64_t d = 0; d < declared.rank(); ++d) {
+    int64_t want = declared.dim(d), got = inferred.dim(d);
+    if (want != kDynamic && got != kDynamic && want != got)
+      return opError(op, "result #" + std::to_string(index) + " is declared " + declared.toString() +
+                             " but the refined operands give shape " + dimsString(inferred.shape()));
+    if (got == kDynamic) shape[static_cast<size_t>(d)] = want;
+  }
+  Type out = tensorLike(declared, shape);
+  if (requireStatic && !out.hasStaticShape())
+    return unimplemented(op.describe() + ": cannot infer a static type for result #" + std::to_string(index) +
+                         " (declared " + declared.toString() + ", inferred " + inferred.toString() + ")");
+  return out;
+}
+
+Expected<std::vector<Type>> Refiner::infer(const Operation& op) const {
+  auto in = [&](size_t i) -> const Type& { return op.operand(i)->type(); };
+  auto decl = [&](size_t i) -> const Type& { return op.result(i)->type(); };
+  auto like = [&](size_t i, Dims s) { return tensorLike(decl(i), std::move(s)); };
+  auto declared = [&] {
+    std::vector<Type> t;
+    for (const auto& r : op.results()) t.push_back(r->type());
+    return t;
+  };
+  auto operandTypes = [&] {
+    std::vector<Type> t;
+    for (const Value* v : op.operands()) t.push_back(v->type());
+    return t;
+  };
+  auto terminatorTypes = [&](size_t region) {
+    std::vector<Type> t;
+    if (region < op.numRegions() && !op.region(region).empty())
+      if (const Operation* term = op.region(region).front().terminator())
+        for (const Value* v : term->operands()) t.push_back(v->type());
+    return t;
+  };
+  auto tensorOperands = [&] {
+    for (const Value* v : op.operands())
+      if (!v->type().isTensor()) return false;
+    return true;
+  };
+  const size_t nOut = op.numResults();
+
+  switch (op.code()) {
+    // Elementwise: the result has the shape of the first operand.
+    case OpCode::Abs: case OpCode::Add: case OpCode::And: case OpCode::Atan2: case OpCode::Cbrt:
+    case OpCode::Ceil: case OpCode::Cholesky: case OpCode::Compare: case OpCode::Complex:
+    case OpCode::Convert: case OpCode::Cosine: case OpCode::CountLeadingZeros: case OpCode::Divide:
+    case OpCode::Exponential: case OpCode::ExponentialMinusOne: case OpCode::Floor: case OpCode::Imag:
+    case OpCode::IsFinite: case OpCode::Log: case OpCode::LogPlusOne: case OpCode::Logistic:
+    case OpCode::Maximum: case OpCode::Minimum: case OpCode::Multiply: case OpCode::Negate:
+    case OpCode::Not: case OpCode::Or: case OpCode::Popcnt: case OpCode::Power: case OpCode::Real:
+    case OpCode::ReducePrecision: case OpCode::Remainder: case OpCode::RoundNearestAfz:
+    case OpCode::RoundNearestEven: case OpCode::Rsqrt: case OpCode::ShiftLeft:
+    case OpCode::ShiftRightArithmetic: case OpCode::ShiftRightLogical: case OpCode::Sign: case OpCode::Sine:
+    case OpCode::Sqrt: case OpCode::Subtract: case OpCode::Tan: case OpCode::Tanh: case OpCode::Xor:
+    case OpCode::Reverse: case OpCode::DynamicUpdateSlice: case OpCode::UniformQuantize:
+    case OpCode::UniformDequantize: case OpCode::Map: case OpCode::SelectAndScatter:
+    case OpCode::BatchNormInference:
+    case OpCode::ChloAcos: case OpCode::ChloAcosh: case OpCode::ChloAsin: case OpCode::ChloAsinh:
+    case OpCode::ChloAtan: case OpCode::ChloAtanh: case OpCode::ChloBesselI1e: case OpCode::ChloConj:
+    case OpCode::ChloCosh: case OpCode::ChloDigamma: case OpCode::ChloErf: case OpCode::ChloErfInv:
+    case OpCode::ChloErfc: case OpCode::ChloIsInf: case OpCode::ChloIsNegInf: case OpCode::ChloIsPosInf:
+    case OpCode::ChloLgamma: case OpCode::ChloMulhi: case OpCode::ChloNextAfter: case OpCode::ChloPolygamma:
+    case OpCode::ChloSinh: case OpCode::ChloSquare: case OpCode::ChloTan: case OpCode::ChloZeta:
+    case OpCode::ChloConstantLike:
+      if (nOut != 1 || op.numOperands() == 0 || !in(0).isTensor()) return declared();
+      return std::vector<Type>{like(0, in(0).shape())};
+    case OpCode::Select: case OpCode::Clamp:
+      if (nOut != 1 || op.numOperands() != 3) return declared();
+      return std::vector<Type>{like(0, in(1).shape())};
+    case OpCode::TriangularSolve:
+      if (nOut != 1 || op.numOperands() != 2) return declared();
+      return std::vector<Type>{like(0, in(1).shape())};
+    case OpCode::BitcastConvert: {
+      if (nOut != 1 || !in(0).isTensor() || !decl(0).isTensor()) return declared();
+      int inBits = bitWidth(in(0).elementType()), outBits = bitWidth(decl(0).elementType());
+      Dims s = in(0).shape();
+      if (inBits > outBits && outBits > 0) s.push_back(inBits / outBits);
+      if (inBits < outBits && !s.empty()) s.pop_back();
+      return std::vector<Type>{like(0, s)};
+    }
+    case OpCode::Sort: case OpCode::OptimizationBarrier: case OpCode::AllReduce:
+    case OpCode::CollectivePermute: case OpCode::CollectiveBroadcast: {
+      if (op.numOperands() != nOut) return declared();
+      std::vector<Type> t;
+      for (size_t i = 0; i < nOut; ++i)
+        t.push_back(in(i).isTensor() && decl(i).isTensor() ? like(i, in(i).shape()) : in(i));
+      return t;
+    }
+    case OpCode::ChloBroadcastAdd: case OpCode::ChloBroadcastSubtract: case OpCode::ChloBroadcastMultiply:
+    case OpCode::ChloBroadcastDivide: case OpCode::ChloBroadcastMaximum: case OpCode::ChloBroadcastMinimum:
+    case OpCode::ChloBroadcastCompare: case OpCode::ChloBroadcastAnd: case OpCode::ChloBroadcastOr:
+    case OpCode::ChloBroadcastXor: case OpCode::ChloBroadcastPower: case OpCode::ChloBroadcastRemainder:
+    case OpCode::ChloBroadcastAtan2: case OpCode::ChloBroadcastSelect: {
+      // Numpy-style broadcasting of the operand shapes, aligned on the right.
+      if (nOut != 1 || !tensorOperands() || op.attr("broadcast_dimensions")) return declared();
+      int64_t rank = 0;
+      for (const Value* v : op.operands()) rank = std::max(rank, v->type().rank());
+      Dims s(static_cast<size_t>(rank), 1);
+      for (const Value* v : op.operands()) {
+        const Type& t = v->type();
+        for (int64_t i = 0; i < t.rank(); ++i) {
+          int64_t& d = s[static_cast<size_t>(rank - t.rank() + i)];
+          int64_t x = t.dim(i);
+          if (x == 1) continue;
+          if (d != 1 && d != x) return opError(op, "operand shapes do not broadcast: " + dimsString(s) + " and " + t.toString());
+          d = x;
+        }
+      }
+      return std::vector<Type>{like(0, s)};
+    }
+    case OpCode::Constant: {
+      const Attribute* v = op.attr("value");
+      if (v && v->kind() == Attribute::Kind::kDenseElements && v->typeValue().isTensor())
+        return std::vector<Type>{like(0, v->typeValue().shape())};
+      return declared();
+    }
+    case OpCode::GetDimensionSize:
+      return std::vector<Type>{like(0, {})};
+    case OpCode::BroadcastInDim: {
+      if (nOut != 1 || !in(0).isTensor()) return declared();
+      Dims dims = intsAttr(op, "broadcast_dimensions");
+      Dims s = decl(0).shape();
+      for (size_t i = 0; i < dims.size() && i < static_cast<size_t>(in(0).rank()); ++i) {
+        int64_t d = dims[i];
+        if (d < 0 || d >= static_cast<int64_t>(s.size())) return declared();
+        if (s[static_cast<size_t>(d)] == kDynamic) s[static_cast<size_t>(d)] = in(0).dim(static_cast<int64_t>(i));
+      }
+      return std::vector<Type>{like(0, s)};
+    }
+    case OpCode::Broadcast: {
+      if (nOut != 1 || !in(0).isTensor()) return declared();
+      Dims s = intsAttr(op, "broadcast_sizes");
+      s.insert(s.end(), in(0).shape().begin(), in(0).shape().end());
+      return std::vector<Type>{like(0, s)};
+    }
+    case OpCode::Reshape: {
+      if (nOut != 1 || !in(0).isTensor()) return declared();
+      const Type& d = decl(0);
+      int64_t total = in(0).numElements(), known = 1, unknown = -1;
+      for (int64_t i = 0; i < d.rank(); ++i) {
+        if (d.dim(i) == kDynamic) {
+          if (unknown >= 0) return declared();  // two unknown dims: cannot tell
+          unknown = i;
+        } else {
+          known *= d.dim(i);
+        }
+      }
+      Dims s = d.shape();
+      if (unknown >= 0 && known > 0 && total % known == 0) s[static_cast<size_t>(unknown)] = total / known;
+      Type t = like(0, s);
+      if (t.hasStaticShape() && t.numElements() != total)
+        return opError(op, "cannot reshape " + in(0).toString() + " (" + std::to_string(total) + " elements) to " +
+                               t.toString() + " (" + std::to_string(t.numElements()) + " elements)");
+      return std::vector<Type>{t};
+    }
+    case OpCode::Transpose: {
+      if (nOut != 1 || !in(0).isTensor()) return declared();
+      Dims s;
+      for (int64_t p : intsAttr(op, "permutation")) {
+        if (p < 0 || p >= in(0).rank()) return declared();
+        s.push_back(in(0).dim(p));
+      }
+      return std::vector<Type>{like(0, s)};
+    }
+    case OpCode::Slice: {
+      if (nOut != 1 || !in(0).isTensor()) return declared();
+      Dims start = intsAttr(op, "start_indices"), limit = intsAttr(op, "limit_indices");
+      Dims strides = intsAttr(op, "strides", Dims(start.size(), 1));
+      if (start.size() != limit.size() || start.size() != strides.size()) return declared();
+      Dims s;
+      for (size_t d = 0; d < start.size(); ++d) {
+        if (strides[d] <= 0) return declared();
+        s.push_back(std::max<int64_t>(0, (limit[d] - start[d] + strides[d] - 1) / strides[d]));
+      }
+      return std::vector<Type>{like(0, s)};
+    }
+    case OpCode::Concatenate: {
+      auto dim = intAttr(op, "dimension");
+      if (nOut != 1 || op.numOperands() == 0 || !dim || !tensorOperands() || *dim < 0 || *dim >= in(0).rank())
+        return declared();
+      Dims s = in(0).shape();
+      int64_t total = 0;
+      for (const Value* v : op.operands()) total += v->type().dim(*dim);
+      s[static_cast<size_t>(*dim)] = total;
+      return std::vector<Type>{like(0, s)};
+    }
+    case OpCode::Pad: {
+      if (nOut != 1 || !in(0).isTensor()) return declared();
+      Dims low = intsAttr(op, "edge_padding_low"), high = intsAttr(op, "edge_padding_high");
+      Dims interior = intsAttr(op, "interior_padding", Dims(low.size(), 0));
+      size_t rank = static_cast<size_t>(in(0).rank());
+      if (low.size() != rank || high.size() != rank || interior.size() != rank) return declared();
+      Dims s;
+      for (size_t d = 0; d < rank; ++d) {
+        int64_t size = in(0).dim(static_cast<int64_t>(d));
+        s.push_back(size + low[d] + high[d] + std::max<int64_t>(size - 1, 0) * interior[d]);
+      }
+      return std::vector<Type>{like(0, s)};
+    }
+    case OpCode::Iota:
+      return declared();
+    case OpCode::DotGeneral: {
+      const Attribute* dn = op.attr("dot_dimension_numbers");
+      if (nOut != 1 || !dn || op.numOperands() != 2 || !tensorOperands()) return declared();
+      const Type &lhs = in(0), &rhs = in(1);
+      Dims lb = fieldInts(*dn, "lhs_batching_dimensions"), rb = fieldInts(*dn, "rhs_batching_dimensions");
+      Dims lc = fieldInts(*dn, "lhs_contracting_dimensions"), rc = fieldInts(*dn, "rhs_contracting_dimensions");
+      Dims s;
+      for (int64_t d : lb) s.push_back(lhs.dim(d));
+      for (int64_t d = 0; d < lhs.rank(); ++d)
+        if (!contains(lb, d) && !contains(lc, d)) s.push_back(lhs.dim(d));
+      for (int64_t d = 0; d < rhs.rank(); ++d)
+        if (!contains(rb, d) && !contains(rc, d)) s.push_back(rhs.dim(d));
+      return std::vector<Type>{like(0, s)};
+    }
+    case OpCode::Dot: {
+      if (nOut != 1 || op.numOperands() != 2 || !tensorOperands()) return declared();
+      Dims s;
+      if (in(0).rank() == 2) s.push_back(in(0).dim(0));
+      if (in(1).rank() == 2) s.push_back(in(1).dim(1));
+      return std::vector<Type>{like(0, s)};
+    }
+    case OpCode::Convolution: {
+      const Attribute* dn = op.attr("dimension_numbers");
+      if (nOut != 1 || op.numOperands() != 2 || !tensorOperands() || !dn ||
+          dn->kind() != Attribute::Kind::kDialectStruct)
+        return declared();
+      const Type &lhs = in(0), &rhs = in(1);
+      size_t spatial = static_cast<size_t>(std::max<int64_t>(lhs.rank() - 2, 0));
+      Dims ones(spatial, 1);
+      Dims strides = intsAttr(op, "window_strides", ones), lhsDil = intsAttr(op, "lhs_dilation", ones);
+      Dims rhsDil = intsAttr(op, "rhs_dilation", ones), padding = intsAttr(op, "padding", Dims(2 * spatial, 0));
+      auto ib = fieldInt(*dn, "input_batch_dimension"), kof = fieldInt(*dn, "kernel_output_feature_dimension");
+      auto ob = fieldInt(*dn, "output_batch_dimension"), of = fieldInt(*dn, "output_feature_dimension");
+      Dims is = fieldInts(*dn, "input_spatial_dimensions"), ks = fieldInts(*dn, "kernel_spatial_dimensions");
+      Dims os = fieldInts(*dn, "output_spatial_dimensions");
+      int64_t bgc = intAttr(op, "batch_group_count").value_or(1);
+      if (!ib || !kof || !ob || !of || is.size() != spatial || ks.size() != spatial || os.size() != spatial ||
+          strides.size() != spatial || lhsDil.size() != spatial || rhsDil.size() != spatial ||
+          padding.size() != 2 * spatial || bgc <= 0)
+        return declared();
+      Dims s(static_cast<size_t>(lhs.rank()), kDynamic);
+      s[static_cast<size_t>(*ob)] = lhs.dim(*ib) / bgc;
+      s[static_cast<size_t>(*of)] = rhs.dim(*kof);
+      for (size_t i = 0; i < spatial; ++i)
+        s[static_cast<size_t>(os[i])] = windowedSize(lhs.dim(is[i]), lhsDil[i], padding[2 * i], padding[2 * i + 1],
+                                                     rhs.dim(ks[i]), rhsDil[i], strides[i]);
+      return std::vector<Type>{like(0, s)};
+    }
+    case OpCode::Reduce: {
+      if (nOut == 0 || op.numOperands() != 2 * nOut || !in(0).isTensor()) return declared();
+      Dims dims = intsAttr(op, "dimensions"), s;
+      for (int64_t d = 0; d < in(0).rank(); ++d)
+        if (!contains(dims, d)) s.push_back(in(0).dim(d));
+      std::vector<Type> t;
+      for (size_t i = 0; i < nOut; ++i) t.push_back(like(i, s));
+      return t;
+    }
+    case OpCode::ReduceWindow: {
+      if (nOut == 0 || op.numOperands() != 2 * nOut || !in(0).isTensor()) return declared();
+      size_t rank = static_cast<size_t>(in(0).rank());
+      Dims ones(rank, 1), window = intsAttr(op, "window_dimensions"), strides = intsAttr(op, "window_strides", ones);
+      Dims baseDil = intsAttr(op, "base_dilations", ones), winDil = intsAttr(op, "window_dilations", ones);
+      Dims padding = intsAttr(op, "padding", Dims(2 * rank, 0));
+      if (window.size() != rank || strides.size() != rank || baseDil.size() != rank || winDil.size() != rank ||
+          padding.size() != 2 * rank)
+        return declared();
+      Dims s;
+      for (size_t d = 0; d < rank; ++d)
+        s.push_back(windowedSize(in(0).dim(static_cast<int64_t>(d)), baseDil[d], padding[2 * d], padding[2 * d + 1],
+                                 window[d], winDil[d], strides[d]));
+      std::vector<Type> t;
+      for (size_t i = 0; i < nOut; ++i) t.push_back(like(i, s));
+      return t;
+    }
+    case OpCode::Scatter: {
+      std::vector<Type> t;
+      for (size_t i = 0; i < nOut && i < op.numOperands(); ++i) t.push_back(like(i, in(i).shape()));
+      return t;
+    }
+    case OpCode::Gather: {
+      const Attribute* dn = op.attr("dimension_numbers");
+      if (nOut != 1 || op.numOperands() != 2 || !tensorOperands() || !dn) return declared();
+      const Type &operand = in(0), &indices = in(1);
+      Dims offset = fieldInts(*dn, "offset_dims"), collapsed = fieldInts(*dn, "collapsed_slice_dims");
+      Dims operandBatch = fieldInts(*dn, "operand_batching_dims");
+      int64_t ivd = fieldInt(*dn, "index_vector_dim").value_or(0);
+      Dims sizes = intsAttr(op, "slice_sizes");
+      if (static_cast<int64_t>(sizes.size()) != operand.rank()) return declared();
+      Dims batchSizes, offsetSizes;
+      for (int64_t d = 0; d < indices.rank(); ++d)
+        if (d != ivd) batchSizes.push_back(indices.dim(d));
+      for (int64_t d = 0; d < operand.rank(); ++d)
+        if (!contains(collapsed, d) && !contains(operandBatch, d)) offsetSizes.push_back(sizes[static_cast<size_t>(d)]);
+      Dims s;
+      size_t b = 0, o = 0;
+      for (int64_t d = 0; d < static_cast<int64_t>(batchSizes.size() + offsetSizes.size()); ++d) {
+        if (contains(offset, d)) {
+          if (o < offsetSizes.size()) s.push_back(offsetSizes[o++]);
+        } else if (b < batchSizes.size()) {
+          s.push_back(batchSizes[b++]);
+        }
+      }
+      return std::vector<Type>{like(0, s)};
+    }
+    case OpCode::DynamicSlice: {
+      if (nOut != 1) return declared();
+      return std::vector<Type>{like(0, intsAttr(op, "slice_sizes"))};
+    }
+    case OpCode::GetTupleElement: {
+      auto index = intAttr(op, "index");
+      if (nOut != 1 || op.numOperands() != 1 || !in(0).isTuple() || !index || *index < 0 ||
+          *index >= static_cast<int64_t>(in(0).tupleElements().size()))
+        return declared();
+      return std::vector<Type>{in(0).tupleElements()[static_cast<size_t>(*index)]};
+    }
+    case OpCode::Tuple:
+      if (nOut != 1) return declared();
+      return std::vector<Type>{Type::tuple(operandTypes())};
+    case OpCode::While: {
+      std::vector<Type> operands = operandTypes(), body = terminatorTypes(1);
+      if (body.size() == operands.size())
+        for (size_t i = 0; i < body.size(); ++i)
+          if (body[i] != operands[i])
+            return opError(op, "loop-carried value #" + std::to_string(i) + " enters the loop as " +
+                                   operands[i].toString() + " but the body returns " + body[i].toString() +
+                                   ": its shape changes between iterations");
+      return operands;
+    }
+    case OpCode::If: case OpCode::Case: {
+      std::vector<Type> first = terminatorTypes(0);
+      for (size_t r = 1; r < op.numRegions(); ++r)
+        if (terminatorTypes(r) != first)
+          return opError(op, "branch #" + std::to_string(r) + " returns " + Type::tuple(terminatorTypes(r)).toString() +
+                                 " but branch #0 returns " + Type::tuple(first).toString());
+      if (first.size() != nOut) return declared();
+      return first;
+    }
+    case OpCode::BatchNormTraining: case OpCode::BatchNormGrad: {
+      auto feature = intAttr(op, "feature_index");
+      if (nOut != 3 || !in(0).isTensor() || !feature || *feature < 0 || *feature >= in(0).rank()) return declared();
+      Dims f = {in(0).dim(*feature)};
+      return std::vector<Type>{like(0, in(0).shape()), like(1, f), like(2, f)};
+    }
+    case OpCode::Fft: {
+      const Attribute* kind = op.attr("fft_type");
+      Dims length = intsAttr(op, "fft_length");
+      if (nOut != 1 || !kind || !in(0).isTensor() || length.empty() ||
+          static_cast<int64_t>(length.size()) > in(0).rank())
+        return declared();
+      Dims s = in(0).shape();
+      if (kind->stringValue() == "RFFT") s.back() = length.back() / 2 + 1;
+      if (kind->stringValue() == "IRFFT") s.back() = length.back();
+      return std::vector<Type>{like(0, s)};
+    }
+    case OpCode::ChloTopK: {
+      auto k = intAttr(op, "k");
+      if (nOut != 2 || !k || !in(0).isTensor() || in(0).rank() == 0) return declared();
+      Dims s = in(0).shape();
+      s.back() = *k;
+      return std::vector<Type>{like(0, s), like(1, s)};
+    }
+    default:
+      // Collectives, custom calls, RNG, infeed, ...: the declared types (which must be static).
+      return declared();
+  }
+}
+
+Expected<std::unique_ptr<Operation>> Refiner::rewriteDynamic(const Operation& op, const std::vector<Value*>& operands) {
+  auto make = [&](std::string name, std::vector<Value*> newOperands, std::set<std::string> dropAttrs) {
+    auto out = std::make_unique<Operation>(std::move(name), op.location());
+    for (Value* v : newOperands) out->addOperand(v);
+    for (const auto& [k, v] : op.attributes().entries())
+      if (!dropAttrs.count(k)) out->setAttr(k, v);
+    return out;
+  };
+  auto i64s = [](const Dims& d) { return Attribute::denseArray(ElementType::kSI64, d); };
+  if (op.numResults() != 1) return std::unique_ptr<Operation>();
+  const Type& declared = op.result(0)->type();
+  auto check = [&](const Dims& values, size_t count, std::string_view what) -> Status {
+    if (values.size() != count)
+      return opError(op, "the " + std::string(what) + " operand has " + std::to_string(values.size()) +
+                             " elements, expected " + std::to_string(count));
+    return Status::ok();
+  };
+  // The shape operands are looked up in the refined values.
+  auto shapeOf = [&](size_t index, std::string_view what) -> Expected<Dims> {
+    const Value* v = operands[index];
+    const Literal* lit = constant(v);
+    if (!lit) {
+      const Value* orig = op.operand(index);
+      std::string name = orig->nameHint().empty() ? "" : " (" + orig->nameHint() + ")";
+      return unimplemented(op.describe() + ": the " + std::string(what) + " operand #" + std::to_string(index) + name +
+                           " cannot be computed at compile time: it depends on values known only at run time");
+    }
+    Dims out;
+    for (int64_t i = 0; i < lit->numElements(); ++i) out.push_back(lit->getInt(i));
+    return out;
+  };
+
+  switch (op.code()) {
+    case OpCode::DynamicBroadcastInDim: {
+      if (operands.size() != 2) return opError(op, "expects operand and output_dimensions");
+      WF_ASSIGN_OR_RETURN(Dims shape, shapeOf(1, "output_dimensions"));
+      WF_RETURN_IF_ERROR(check(shape, static_cast<size_t>(declared.rank()), "output_dimensions"));
+      auto out = make("stablehlo.broadcast_in_dim", {operands[0]},
+                      {"known_expanding_dimensions", "known_nonexpanding_dimensions"});
+      out->addResult(tensorLike(declared, shape));
+      return out;
+    }
+    case OpCode::DynamicReshape: {
+      if (operands.size() != 2) return opError(op, "expects operand and output_shape");
+      WF_ASSIGN_OR_RETURN(Dims shape, shapeOf(1, "output_shape"));
+      WF_RETURN_IF_ERROR(check(shape, static_cast<size_t>(declared.rank()), "output_shape"));
+      auto out = make("stablehlo.reshape", {operands[0]}, {});
+      out->addResult(tensorLike(declared, shape));
+      return out;
+    }
+    case OpCode::DynamicIota: {
+      if (operands.size() != 1) return opError(op, "expects output_shape");
+      WF_ASSIGN_OR_RETURN(Dims shape, shapeOf(0, "output_shape"));
+      WF_RETURN_IF_ERROR(check(shape, static_cast<size_t>(declared.rank()), "output_shape"));
+      auto out = make("stablehlo.iota", {}, {});
+      out->addResult(tensorLike(declared, shape));
+      return out;
+    }
+    case OpCode::DynamicPad: {
+      if (operands.size() != 5) return opError(op, "expects operand, padding_value, edge_padding_low, edge_padding_high, interior_padding");
+      size_t rank = static_cast<size_t>(operands[0]->type().rank());
+      WF_ASSIGN_OR_RETURN(Dims low, shapeOf(2, "edge_padding_low"));
+      WF_ASSIGN_OR_RETURN(Dims high, shapeOf(3, "edge_padding_high"));
+      WF_ASSIGN_OR_RETURN(Dims interior, shapeOf(4, "interior_padding"));
+      WF_RETURN_IF_ERROR(check(low, rank, "edge_padding_low"));
+      WF_RETURN_IF_ERROR(check(high, rank, "edge_padding_high"));
+      WF_RETURN_IF_ERROR(check(interior, rank, "interior_padding"));
+      auto out = make("stablehlo.pad", {operands[0], operands[1]}, {});
+      out->setAttr("edge_padding_low", i64s(low));
+      out->setAttr("edge_padding_high", i64s(high));
+      out->setAttr("interior_padding", i64s(interior));
+      out->addResult(declared);
+      return out;
+    }
+    case OpCode::RealDynamicSlice: {
+      if (operands.size() != 4) return opError(op, "expects operand, start_indices, limit_indices, strides");
+      const Type& operand = operands[0]->type();
+      size_t rank = static_cast<size_t>(operand.rank());
+      WF_ASSIGN_OR_RETURN(Dims start, shapeOf(1, "start_indices"));
+      WF_ASSIGN_OR_RETURN(Dims limit, shapeOf(2, "limit_indices"));
+      WF_ASSIGN_OR_RETURN(Dims strides, shapeOf(3, "strides"));
+      WF_RETURN_IF_ERROR(check(start, rank, "start_indices"));
+      WF_RETURN_IF_ERROR(check(limit, rank, "limit_indices"));
+      WF_RETURN_IF_ERROR(check(strides, rank, "strides"));
+      for (size_t d = 0; d < rank; ++d)
+        if (start[d] < 0 || start[d] > limit[d] || limit[d] > operand.dim(static_cast<int64_t>(d)) || strides[d] <= 0)
+          return opError(op, "slice [" + std::to_string(start[d]) + ":" + std::to_string(limit[d]) + ":" +
+                                 std::to_string(strides[d]) + "] of dimension " + std::to_string(d) + " is out of range for " +
+                                 operand.toString());
+      auto out = make("stablehlo.slice", {operands[0]}, {});
+      out->setAttr("start_indices", i64s(start));
+      out->setAttr("limit_indices", i64s(limit));
+      out->setAttr("strides", i64s(strides));
+      out->addResult(declared);
+      return out;
+    }
+    case OpCode::DynamicGather: {
+      if (operands.size() != 3) return opError(op, "expects operand, start_indices, slice_sizes");
+      WF_ASSIGN_OR_RETURN(Dims sizes, shapeOf(2, "slice_sizes"));
+      WF_RETURN_IF_ERROR(check(sizes, static_cast<size_t>(operands[0]->type().rank()), "slice_sizes"));
+      auto out = make("stablehlo.gather", {operands[0], operands[1]}, {});
+      out->setAttr("slice_sizes", i64s(sizes));
+      out->addResult(declared);
+      return out;
+    }
+    case OpCode::DynamicConv: {
+      if (operands.size() != 3) return opError(op, "expects lhs, rhs, padding");
+      WF_ASSIGN_OR_RETURN(Dims padding, shapeOf(2, "padding"));
+      int64_t spatial = std::max<int64_t>(operands[0]->type().rank() - 2, 0);
+      WF_RETURN_IF_ERROR(check(padding, static_cast<size_t>(2 * spatial), "padding"));
+      Literal pad = Literal::zeros(Type::tensor({spatial, 2}, ElementType::kSI64));
+      for (size_t i = 0; i < padding.size(); ++i) pad.setInt(static_cast<int64_t>(i), padding[i]);
+      auto out = make("stablehlo.convolution", {operands[0], operands[1]}, {});
+      out->setAttr("padding", Attribute::denseElements(pad));
+      out->addResult(declared);
+      return out;
+    }
+    case OpCode::Rng: {
+      if (operands.size() != 3) return opError(op, "expects a, b, shape");
+      WF_ASSIGN_OR_RETURN(Dims shape, shapeOf(2, "shape"));
+      WF_RETURN_IF_ERROR(check(shape, static_cast<size_t>(declared.rank()), "shape"));
+      auto out = make("stablehlo.rng", operands, {});
+      out->addResult(tensorLike(declared, shape));
+      return out;
+    }
+    default:
+      return std::unique_ptr<Operation>();
+  }
+}
+
+void Refiner::tryFold(const Operation& op) {
+  if (!options_.foldConstants || op.numResults() != 1) return;
+  const Type& type = op.result(0)->type();
+  if (!type.isTensor() || !type.hasStaticShape() || !isIntegerLike(type.elementType()) ||
+      type.numElements() > options_.maxFoldElements)
+    return;
+  if (op.code() == OpCode::Constant) {
+    const Attribute* v = op.attr("value");
+    if (v && v->kind() == Attribute::Kind::kDenseElements && v->literal() && v->literal()->type() == type)
+      constants_.emplace(op.result(0), *v->literal());
+    return;
+  }
+  if (op.code() == OpCode::GetDimensionSize) {
+    auto dim = intAttr(op, "dimension");
+    const Type& operand = op.operand(0)->type();
+    if (!dim || !operand.isTensor() || *dim < 0 || *dim >= operand.rank() || type.rank() != 0) return;
+    constants_.emplace(op.result(0), Literal::scalarInt(type.elementType(), operand.dim(*dim)));
+    return;
+  }
+  if (!isFoldable(op.code())) return;
+  std::vector<Literal> operands;
+  for (const Value* v : op.operands()) {
+    const Literal* lit = constant(v);
+    if (!lit) return;
+    operands.push_back(*lit);
+  }
+  const Kernel* kernel = KernelRegistry::instance().find(op.code());
+  if (!kernel || !*kernel) return;
+  EvalContext ctx;
+  auto result = (*kernel)(op, operands, ctx);
+  if (!result || result->size() != 1 || (*result)[0].type() != type) return;
+  constants_.emplace(op.result(0), (*result)[0]);
+}
+
+Status Refiner::inlineCall(const Operation& call, const Operation& callee, Block& dst, int depth) {
+  std::string name(FuncOp(&callee).symName());
+  if (std::find(callStack_.begin(), callStack_.end(), name) != callStack_.end())
+    return unimplemented(call.describe() + ": recursive call of @" + name + " cannot be inlined");
+  if (depth >= options_.maxInlineDepth)
+    return unimplemented(call.describe() + ": calls nest deeper than " + std::to_string(options_.maxInlineDepth));
+  if (callee.numRegions() == 0 || callee.region(0).empty())
+    return opError(call, "callee @" + name + " has no body");
+  const Block& body = callee.region(0).front();
+  if (body.numArguments() != call.numOperands())
+    return opError(call, "passes " + std::to_string(call.numOperands()) + " operands to @" + name + ", which takes " +
+                             std::to_string(body.numArguments()));
+  for (size_t i = 0; i < call.numOperands(); ++i) {
+    WF_ASSIGN_OR_RETURN(Value* v, mapped(call, call.operand(i)));
+    const Type& declared = body.argument(i)->type();
+    if (v->type().isTensor() && declared.isTensor() &&
+        (v->type().rank() != declared.rank() || v->type().elementType() != declared.elementType()))
+      return opError(call, "operand #" + std::to_string(i) + " of type " + v->type().toString() +
+                               " does not fit argument #" + std::to_string(i) + " of @" + name + " (" + declared.toString() + ")");
+    map_[body.argument(i)] = v;
+  }
+  callStack_.push_back(name);
+  std::vector<Value*> returned;
+  Status status = refineBlock(body, dst, &returned, depth + 1);
+  callStack_.pop_back();
+  WF_RETURN_IF_ERROR(status.isOk() ? status : status.withContext("in @" + name + " inlined at " + call.location().toString()));
+  if (returned.size() != call.numResults())
+    return opError(call, "expects " + std::to_string(call.numResults()) + " results, @" + name + " returns " +
+                             std::to_string(returned.size()));
+  for (size_t i = 0; i < returned.size(); ++i) {
+    WF_RETURN_IF_ERROR(merge(call, i, call.result(i)->type(), returned[i]->type()).status());
+    map_[call.result(i)] = returned[i];
+  }
+  return Status::ok();
+}
+
+Status Refiner::refineOp(const Operation& op, Block& dst, int depth) {
+  if (op.code() == OpCode::FuncCall || op.code() == OpCode::Composite) {
+    const char* key = op.code() == OpCode::FuncCall ? "callee" : "decomposition";
+    const Attribute* callee = op.attr(key);
+    if (!callee || callee->kind() != Attribute::Kind::kSymbolRef) return opError(op, std::string("missing attribute '") + key + "'");
+    const Operation* fn = source_.lookupFunction(callee->stringValue());
+    if (!fn) return opError(op, "@" + callee->stringValue() + " is not a function of this module");
+    return inlineCall(op, *fn, dst, depth);
+  }
+
+  std::vector<Value*> operands;
+  for (const Value* v : op.operands()) {
+    WF_ASSIGN_OR_RETURN(Value* m, mapped(op, v));
+    operands.push_back(m);
+  }
+  for (size_t i = 0; i < operands.size(); ++i)
+    if (!isStaticType(operands[i]->type()))
+      return internalError(op.describe() + ": operand #" + std::to_string(i) + " is still " + operands[i]->type().toString());
+
+  WF_ASSIGN_OR_RETURN(std::unique_ptr<Operation> refined, rewriteDynamic(op, operands));
+  if (!refined) {
+    refined = std::make_unique<Operation>(op.name(), op.location());
+    for (Value* v : operands) refined->addOperand(v);
+    for (const auto& [k, v] : op.attributes().entries()) refined->setAttr(k, v);
+    for (const auto& r : op.results()) refined->addResult(r->type());
+  }
+  // Regions: a while's block arguments take its operand types; other regions keep theirs
+  // (reduction bodies and comparators take rank-0 tensors).
+  for (const auto& region : op.regions()) {
+    Region* newRegion = refined->addRegion();
+    for (const auto& block : region->blocks()) {
+      Block* newBlock = newRegion->addBlock();
+      newBlock->label = block->label;
+      for (size_t i = 0; i < block->numArguments(); ++i) {
+        const Value* arg = block->argument(i);
+        Type type = arg->type();
+        if (op.code() == OpCode::While && i < operands.size()) type = operands[i]->type();
+        if (!isStaticType(type))
+          return unimplemented(op.describe() + ": cannot infer a static type for region argument #" + std::to_string(i) +
+                               " (" + type.toString() + ")");
+        Value* newArg = newBlock->addArgument(type);
+        newArg->setNameHint(arg->nameHint());
+        map_[arg] = newArg;
+      }
+      WF_RETURN_IF_ERROR(refineBlock(*block, *newBlock, nullptr, depth));
+    }
+  }
+  auto inferredOr = infer(*refined);
+  if (!inferredOr) {
+    Status status = std::move(inferredOr).takeStatus();
+    if (refined->name() != op.name()) return status.withContext(op.describe() + ", refined to " + refined->name());
+    return status;
+  }
+  std::vector<Type> inferred = std::move(*inferredOr);
+  if (inferred.size() != refined->numResults())
+    return internalError(op.describe() + ": inferred " + std::to_string(inferred.size()) + " result types for " +
+                         std::to_string(refined->numResults()) + " results");
+  for (size_t i = 0; i < refined->numResults(); ++i) {
+    // Rewritten dynamic ops carry the folded shape; check it against the original declaration too.
+    WF_RETURN_IF_ERROR(merge(op, i, op.result(i)->type(), refined->result(i)->type(), false).status());
+    WF_ASSIGN_OR_RETURN(Type type, merge(op, i, refined->result(i)->type(), inferred[i]));
+    refined->result(i)->setType(std::move(type));
+    refined->result(i)->setNameHint(op.result(i)->nameHint());
+  }
+  tryFold(*refined);
+  // A folded shape computation becomes a constant.
+  if (refined->code() != OpCode::Constant && refined->numResults() == 1 && constant(refined->result(0))) {
+    auto c = std::make_unique<Operation>("stablehlo.constant", op.location());
+    Literal value = *constant(refined->result(0));
+    c->setAttr("value", Attribute::denseElements(value));
+    Value* r = c->addResult(value.type());
+    r->setNameHint(op.result(0)->nameHint());
+    constants_.erase(refined->result(0));
+    constants_.emplace(r, value);
+    refined = std::move(c);
+  }
+  Operation* added = dst.append(std::move(refined));
+  for (size_t i = 0; i < op.numResults(); ++i) map_[op.result(i)] = added->result(i);
+  return Status::ok();
+}
+
+Status Refiner::refineBlock(const Block& src, Block& dst, std::vector<Value*>* returned, int depth) {
+  for (const auto& op : src.operations()) {
+    if (returned && op->code() == OpCode::FuncReturn) {
+      for (const Value* v : op->operands()) {
+        WF_ASSIGN_OR_RETURN(Value* m, mapped(*op, v));
+        returned->push_back(m);
+      }
+      continue;
+    }
+    WF_RETURN_IF_ERROR(refineOp(*op, dst, depth));
+  }
+  return Status::ok();
+}
+
+// Counts the uses of every value under `block`.
+void countUses(const Block& block, std::unordered_map<const Value*, int>& uses) {
+  for (const auto& op : block.operations()) {
+    for (const Value* v : op->operands()) ++uses[v];
+    for (const auto& region : op->regions())
+      for (const auto& b : region->blocks()) countUses(*b, uses);
+  }
+}
+
+void removeDeadOps(Block& block, std::unordered_map<const Value*, int>& uses) {
+  for (const auto& op : block.operations())
+    for (const auto& region : op->regions())
+      for (const auto& b : region->blocks()) removeDeadOps(*b, uses);
+  auto& ops = block.mutableOperations();
+  for (size_t i = ops.size(); i-- > 0;) {
+    const Operation& op = *ops[i];
+    if (hasSideEffects(op) || op.numResults() == 0) continue;
+    bool used = false;
+    for (const auto& r : op.results()) used = used || uses[r.get()] > 0;
+    if (used) continue;
+    for (const Value* v : op.operands()) --uses[v];
+    ops.erase(ops.begin() + static_cast<std::ptrdiff_t>(i));
+  }
+}
+
+Expected<std::unique_ptr<Module>> Refiner::run(std::string_view entry, std::span<const Type> argumentTypes) {
+  const Operation* fn = source_.lookupFunction(entry);
+  if (!fn) return notFound("refine shapes: no function @" + std::string(entry) + " in the module");
+  if (fn->numRegions() == 0 || fn->region(0).empty())
+    return invalidArgument("refine shapes: function @" + std::string(entry) + " has no body");
+  const Block& body = fn->region(0).front();
+  FunctionType type = FuncOp(fn).functionType();
+  if (argumentTypes.size() != body.numArguments())
+    return invalidArgument(fn->describe() + ": @" + std::string(entry) + " takes " +
+                           std::to_string(body.numArguments()) + " arguments, " + std::to_string(argumentTypes.size()) +
+                           " types were given");
+
+  auto module = std::make_unique<Module>();
+  module->name = source_.name;
+  module->attributes = source_.attributes;
+  module->sourceFile = source_.sourceFile;
+  module->resources = source_.resources;
+
+  auto newFn = std::make_unique<Operation>(fn->name(), fn->location());
+  for (const auto& [k, v] : fn->attributes().entries()) newFn->setAttr(k, v);
+  Block* newBody = newFn->addRegion()->addBlock();
+  newBody->label = body.label;
+  FunctionType newType;
+  for (size_t i = 0; i < argumentTypes.size(); ++i) {
+    const Type& given = argumentTypes[i];
+    const Value* arg = body.argument(i);
+    const Type& declared = arg->type();
+    std::string which = "argument #" + std::to_string(i) + (arg->nameHint().empty() ? "" : " (" + arg->nameHint() + ")");
+    if (!isStaticType(given))
+      return invalidArgument(fn->describe() + ": " + which + ": the given type " + given.toString() + " is not static");
+    if (given.kind() != declared.kind())
+      return invalidArgument(fn->describe() + ": " + which + " is declared " + declared.toString() + ", got " + given.toString());
+    if (declared.isTensor()) {
+      if (given.rank() != declared.rank())
+        return invalidArgument(fn->describe() + ": " + which + " is declared " + declared.toString() + " (rank " +
+                               std::to_string(declared.rank()) + "), got " + given.toString() + " (rank " +
+                               std::to_string(given.rank()) + ")");
+      if (given.elementType() != declared.elementType())
+        return invalidArgument(fn->describe() + ": " + which + " is declared " + declared.toString() +
+                               ", got element type " + std::string(elementTypeName(given.elementType())) + " (" +
+                               given.toString() + ")");
+      for (int64_t d = 0; d < declared.rank(); ++d)
+        if (declared.dim(d) != kDynamic && declared.dim(d) != given.dim(d))
+          return invalidArgument(fn->describe() + ": " + which + " is declared " + declared.toString() + ", got " +
+                                 given.toString() + ": static dimension " + std::to_string(d) + " differs");
+    } else if (given != declared) {
+      return invalidArgument(fn->describe() + ": " + which + " is declared " + declared.toString() + ", got " + given.toString());
+    }
+    Type argType = declared.isTensor() ? tensorLike(declared, given.shape()) : given;
+    Value* newArg = newBody->addArgument(argType);
+    newArg->setNameHint(arg->nameHint());
+    map_[arg] = newArg;
+    newType.inputs.push_back(argType);
+  }
+
+  callStack_.push_back(std::string(entry));
+  std::vector<Value*> returned;
+  WF_RETURN_IF_ERROR(refineBlock(body, *newBody, &returned, 0));
+  const Operation* ret = body.terminator();
+  if (!ret || ret->code() != OpCode::FuncReturn)
+    return invalidArgument(fn->describe() + ": body of @" + std::string(entry) + " does not end in func.return");
+  auto newRet = std::make_unique<Operation>(ret->name(), ret->location());
+  for (size_t i = 0; i < returned.size(); ++i) {
+    newRet->addOperand(returned[i]);
+    if (i < type.results.size()) WF_RETURN_IF_ERROR(merge(*ret, i, type.results[i], returned[i]->type()).status());
+    newType.results.push_back(returned[i]->type());
+  }
+  newBody->append(std::move(newRet));
+  newFn->setAttr("function_type", Attribute::functionType(newType));
+
+  if (options_.removeDeadOps) {
+    std::unordered_map<const Value*, int> uses;
+    countUses(*newBody, uses);
+    removeDeadOps(*newBody, uses);
+  }
+  module->append(std::move(newFn));
+  return module;
+}
+
+bool staticBlock(const Block& block, std::string* where);
+
+bool staticOp(const Operation& op, std::string* where) {
+  auto fail = [&](const std::string& what) {
+    if (where) *where = op.describe() + ": " + what;
+    return false;
+  };
+  for (size_t i = 0; i < op.numResults(); ++i)
+    if (!isStaticType(op.result(i)->type())) return fail("result #" + std::to_string(i) + " is " + op.result(i)->type().toString());
+  if (op.code() == OpCode::FuncFunc) {
+    FunctionType t = FuncOp(&op).functionType();
+    for (const Type& x : t.inputs)
+      if (!isStaticType(x)) return fail("signature has " + x.toString());
+    for (const Type& x : t.results)
+      if (!isStaticType(x)) return fail("signature has " + x.toString());
+  }
+  for (const auto& region : op.regions())
+    for (const auto& block : region->blocks()) {
+      for (size_t i = 0; i < block->numArguments(); ++i)
+        if (!isStaticType(block->argument(i)->type()))
+          return fail("block argument #" + std::to_string(i) + " is " + block->argument(i)->type().toString());
+      if (!staticBlock(*block, where)) return false;
+    }
+  return true;
+}
+
+bool staticBlock(const Block& block, std::string* where) {
+  for (const auto& op : block.operations())
+    if (!staticOp(*op, where)) return false;
+  return true;
+}
+
+// "tensor<4x?xf32>" -> Type; false when `text` is not a ranked tensor type.
+std::optional<Type> parseTensorType(std::string_view text) {
+  auto trim = [](std::string_view s) {
+    while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
+    while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
+    return s;
+  };
+  text = trim(text);
+  if (text.size() < 8 || text.substr(0, 7) != "tensor<" || text.back() != '>') return std::nullopt;
+  std::string_view inner = text.substr(7, text.size() - 8);
+  Dims shape;
+  // Dimensions are "<int>x" or "?x" prefixes; the rest is the element type.
+  while (true) {
+    size_t i = 0;
+    if (!inner.empty() && inner[0] == '?') {
+      i = 1;
+    } else {
+      while (i < inner.size() && std::isdigit(static_cast<unsigned char>(inner[i]))) ++i;
+    }
+    if (i == 0 || i >= inner.size() || inner[i] != 'x') break;
+    shape.push_back(inner[0] == '?' ? kDynamic : std::stoll(std::string(inner.substr(0, i))));
+    inner.remove_prefix(i + 1);
+  }
+  ElementType element;
+  if (!parseElementTypeName(trim(inner), &element)) return std::nullopt;
+  return Type::tensor(std::move(shape), element);
+}
+
+}  // namespace
+
+Expected<std::unique_ptr<Module>> refineShapes(const Module& module, std::string_view entry,
+                                               std::span<const Type> argumentTypes, const RefineShapesOptions& options) {
+  Refiner refiner(module, options);
+  return refiner.run(entry, argumentTypes);
+}
+
+bool hasOnlyStaticTypes(const Module& module, std::string* where) {
+  for (const auto& op : module.operations())
+    if (!staticOp(*op, where)) return false;
+  return true;
+}
+
+Expected<std::vector<Type>> parseTypeList(std::string_view text) {
+  std::vector<Type> out;
+  int depth = 0;
+  size_t start = 0;
+  for (size_t i = 0; i <= text.size(); ++i) {
+    char c = i < text.size() ? text[i] : ',';
+    if (c == '<') ++depth;
+    if (c == '>') --depth;
+    if (c != ',' || depth != 0) continue;
+    std::string_view item = text.substr(start, i - start);
+    auto type = parseTensorType(item);
+    if (!type) return invalidArgument("not a tensor type: '" + std::string(item) + "' (expected e.g. tensor<4x128xi64>)");
+    out.push_back(std::move(*type));
+    start = i + 1;
+  }
+  return out;
+}
+
+}  // namespace wf

@@ -1,0 +1,56 @@
+// Shape refinement: specializes a module whose entry function has dynamic dimensions (`?`) to
+// concrete argument types, the way StableHLO's `stablehlo-refine-shapes` pass does.
+//
+// The entry function's arguments take the given static types and every op's result type is
+// inferred again from its (now static) operands. Ops whose result shape is an operand value
+// (dynamic_broadcast_in_dim, dynamic_reshape, dynamic_iota, dynamic_pad, dynamic_gather,
+// real_dynamic_slice, dynamic_conv, rng) have that operand folded at compile time and become
+// their static forms (broadcast_in_dim, reshape, iota, pad, gather, slice, convolution).
+// Calls (func.call, and stablehlo.composite through its decomposition) are inlined. The input
+// module is left untouched; the result holds the refined entry function only and passes the
+// verifier with every type static. See docs/transforms.md.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "ir/ir.h"
+#include "support/status.h"
+
+namespace wf {
+
+struct RefineShapesOptions {
+  // Replace ops whose operands are all compile-time constants and whose integer (or i1) result
+  // has at most `maxFoldElements` elements by stablehlo.constant: the shape computations
+  // (get_dimension_size, the arithmetic, concatenate, reshape, ... on shape tensors) disappear.
+  bool foldConstants = true;
+  int64_t maxFoldElements = 4096;
+  // Remove side-effect-free ops whose results are unused once shapes are folded.
+  bool removeDeadOps = true;
+  // Inlining depth limit (recursive calls are an error).
+  int maxInlineDepth = 64;
+};
+
+// Returns a new module whose function `entry` takes `argumentTypes` (static tensor types, one
+// per argument, each compatible with the declared type: same rank and element type, equal
+// static dimensions). Errors name the op and its location: an argument type that does not fit,
+// a shape operand that cannot be computed at compile time, an inferred type that contradicts a
+// declared static one, or a result whose shape cannot be inferred.
+Expected<std::unique_ptr<Module>> refineShapes(const Module& module, std::string_view entry,
+                                               std::span<const Type> argumentTypes,
+                                               const RefineShapesOptions& options = {});
+
+// Whether every value in `module` (arguments, results, region arguments, function signatures)
+// has a static type. On false, `where` (if given) names the first op or function with a dynamic
+// type.
+bool hasOnlyStaticTypes(const Module& module, std::string* where = nullptr);
+
+// Parses a comma-separated list of types, "tensor<4x128xi64>, tensor<f32>" (for command-line
+// options). Errors name the offending text.
+Expected<std::vector<Type>> parseTypeList(std::string_view text);
+
+}  // namespace wf
