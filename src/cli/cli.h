@@ -107,6 +107,8 @@ int runInspect(const InspectOptions& options);
 struct PrintCommandOptions {
   std::string file;
   bool locations = false;
+  std::string refine;  // --refine: static argument types, "tensor<4x128xi64>,..."
+  std::string entry;   // --entry: the function --refine specializes (default: the package's, or main)
 };
 int runPrint(const PrintCommandOptions& options);
 

@@ -174,8 +174,12 @@ int main(int argc, char** argv) {
 
   PrintCommandOptions print;
   CLI::App* printCmd = app.add_subcommand("print", "Parse, verify and print a module in generic form");
-  printCmd->add_option("file", print.file, "MLIR file")->required();
+  printCmd->add_option("file", print.file, "MLIR file, or a model package directory")->required();
   printCmd->add_flag("--locations", print.locations, "Print loc(...) after each op");
+  printCmd->add_option("--refine", print.refine,
+                       "Print the module refined to these static argument types, e.g. 'tensor<4x128xi64>,...' "
+                       "(trailing arguments with static types, such as weights, may be left out)");
+  printCmd->add_option("--entry", print.entry, "Function for --refine (default: the package's entry, or main)");
 
   CLI::App* serveCmd = addServeCommand(app);
 
