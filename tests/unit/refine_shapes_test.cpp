@@ -286,6 +286,35 @@ TEST(RefineShapes, PackageFixture) {
   checkRefinement(m, {1, 3, 64});
 }
 
+// dynamic_conv with a constant padding operand becomes a convolution; the batch flows through.
+TEST(RefineShapes, DynamicConvBecomesConvolution) {
+  Module m = parse(R"(module {
+  func.func @main(%x: tensor<?x2x9xf32>, %w: tensor<3x2x3xf32>) -> tensor<?x3x5xf32> {
+    %pad = "stablehlo.constant"() {value = dense<[[1, 1]]> : tensor<1x2xi64>} : () -> tensor<1x2xi64>
+    %0 = "stablehlo.dynamic_conv"(%x, %w, %pad) {dimension_numbers = #stablehlo.conv<[b, f, 0]x[o, i, 0]->[b, f, 0]>, window_strides = array<i64: 2>, feature_group_count = 1 : i64, batch_group_count = 1 : i64} : (tensor<?x2x9xf32>, tensor<3x2x3xf32>, tensor<1x2xi64>) -> tensor<?x3x5xf32>
+    "func.return"(%0) : (tensor<?x3x5xf32>) -> ()
+  }
+})");
+  std::string printed = checkRefinement(m, {1, 3});
+  EXPECT_NE(printed.find("\"stablehlo.convolution\""), std::string::npos) << printed;
+  EXPECT_EQ(printed.find("dynamic_conv"), std::string::npos) << printed;
+}
+
+// A module that is already static refines to itself when nothing is folded or removed.
+TEST(RefineShapes, StaticModuleIsUnchanged) {
+  std::string path = std::string(WF_SOURCE_DIR) + "/tests/data/packages/mlp/model.mlir";
+  Module m = parse(readFile(path), path);
+  std::vector<Type> types;
+  for (const auto& arg : FuncOp(m.lookupFunction("main")).body().arguments()) types.push_back(arg->type());
+  RefineShapesOptions options;
+  options.foldConstants = false;
+  options.removeDeadOps = false;
+  auto r = refineShapes(m, "main", types, options);
+  ASSERT_TRUE(r) << r.status().toString();
+  std::string why;
+  EXPECT_TRUE(modulesEquivalent(m, **r, &why)) << why;
+}
+
 // ---------------------------------------------------------------------------------------------
 // Errors.
 
