@@ -18,6 +18,7 @@
 
 #include "backends/cpu/interpreter.h"
 #include "ir/literal.h"
+#include "ir/verifier.h"
 
 namespace wf {
 namespace {
@@ -567,10 +568,13 @@ Expected<std::unique_ptr<Operation>> Refiner::rewriteDynamic(const Operation& op
   auto i64s = [](const Dims& d) { return Attribute::denseArray(ElementType::kSI64, d); };
   if (op.numResults() != 1) return std::unique_ptr<Operation>();
   const Type& declared = op.result(0)->type();
-  auto check = [&](const Dims& values, size_t count, std::string_view what) -> Status {
+  auto check = [&](const Dims& values, size_t count, std::string_view what, bool sizes = false) -> Status {
     if (values.size() != count)
       return opError(op, "the " + std::string(what) + " operand has " + std::to_string(values.size()) +
                              " elements, expected " + std::to_string(count));
+    if (sizes)
+      for (int64_t v : values)
+        if (v < 0) return opError(op, "the " + std::string(what) + " operand is " + dimsString(values) + ": a negative size");
     return Status::ok();
   };
   // The shape operands are looked up in the refined values.
@@ -592,7 +596,7 @@ Expected<std::unique_ptr<Operation>> Refiner::rewriteDynamic(const Operation& op
     case OpCode::DynamicBroadcastInDim: {
       if (operands.size() != 2) return opError(op, "expects operand and output_dimensions");
       WF_ASSIGN_OR_RETURN(Dims shape, shapeOf(1, "output_dimensions"));
-      WF_RETURN_IF_ERROR(check(shape, static_cast<size_t>(declared.rank()), "output_dimensions"));
+      WF_RETURN_IF_ERROR(check(shape, static_cast<size_t>(declared.rank()), "output_dimensions", true));
       auto out = make("stablehlo.broadcast_in_dim", {operands[0]},
                       {"known_expanding_dimensions", "known_nonexpanding_dimensions"});
       out->addResult(tensorLike(declared, shape));
@@ -601,7 +605,7 @@ Expected<std::unique_ptr<Operation>> Refiner::rewriteDynamic(const Operation& op
     case OpCode::DynamicReshape: {
       if (operands.size() != 2) return opError(op, "expects operand and output_shape");
       WF_ASSIGN_OR_RETURN(Dims shape, shapeOf(1, "output_shape"));
-      WF_RETURN_IF_ERROR(check(shape, static_cast<size_t>(declared.rank()), "output_shape"));
+      WF_RETURN_IF_ERROR(check(shape, static_cast<size_t>(declared.rank()), "output_shape", true));
       auto out = make("stablehlo.reshape", {operands[0]}, {});
       out->addResult(tensorLike(declared, shape));
       return out;
@@ -609,7 +613,7 @@ Expected<std::unique_ptr<Operation>> Refiner::rewriteDynamic(const Operation& op
     case OpCode::DynamicIota: {
       if (operands.size() != 1) return opError(op, "expects output_shape");
       WF_ASSIGN_OR_RETURN(Dims shape, shapeOf(0, "output_shape"));
-      WF_RETURN_IF_ERROR(check(shape, static_cast<size_t>(declared.rank()), "output_shape"));
+      WF_RETURN_IF_ERROR(check(shape, static_cast<size_t>(declared.rank()), "output_shape", true));
       auto out = make("stablehlo.iota", {}, {});
       out->addResult(tensorLike(declared, shape));
       return out;
@@ -655,7 +659,7 @@ Expected<std::unique_ptr<Operation>> Refiner::rewriteDynamic(const Operation& op
     case OpCode::DynamicGather: {
       if (operands.size() != 3) return opError(op, "expects operand, start_indices, slice_sizes");
       WF_ASSIGN_OR_RETURN(Dims sizes, shapeOf(2, "slice_sizes"));
-      WF_RETURN_IF_ERROR(check(sizes, static_cast<size_t>(operands[0]->type().rank()), "slice_sizes"));
+      WF_RETURN_IF_ERROR(check(sizes, static_cast<size_t>(operands[0]->type().rank()), "slice_sizes", true));
       auto out = make("stablehlo.gather", {operands[0], operands[1]}, {});
       out->setAttr("slice_sizes", i64s(sizes));
       out->addResult(declared);
@@ -676,7 +680,7 @@ Expected<std::unique_ptr<Operation>> Refiner::rewriteDynamic(const Operation& op
     case OpCode::Rng: {
       if (operands.size() != 3) return opError(op, "expects a, b, shape");
       WF_ASSIGN_OR_RETURN(Dims shape, shapeOf(2, "shape"));
-      WF_RETURN_IF_ERROR(check(shape, static_cast<size_t>(declared.rank()), "shape"));
+      WF_RETURN_IF_ERROR(check(shape, static_cast<size_t>(declared.rank()), "shape", true));
       auto out = make("stablehlo.rng", operands, {});
       out->addResult(tensorLike(declared, shape));
       return out;
@@ -952,6 +956,8 @@ Expected<std::unique_ptr<Module>> Refiner::run(std::string_view entry, std::span
     removeDeadOps(*newBody, uses);
   }
   module->append(std::move(newFn));
+  Status verified = verifyModule(*module);
+  if (!verified.isOk()) return verified.withContext("the refined module does not verify");
   return module;
 }
 

@@ -388,6 +388,19 @@ TEST(RefineShapesErrors, InconsistentShapes) {
   EXPECT_TRUE(refineShapes(m2, "main", std::vector<Type>{tensor({2})}));
 }
 
+TEST(RefineShapesErrors, NegativeSize) {
+  Module m = parse(R"(module {
+  func.func @main(%x: tensor<?xf32>) -> tensor<?xf32> {
+    %s = "stablehlo.constant"() {value = dense<-2> : tensor<1xi64>} : () -> tensor<1xi64>
+    %0 = "stablehlo.dynamic_iota"(%s) {iota_dimension = 0 : i64} : (tensor<1xi64>) -> tensor<?xf32>
+    "func.return"(%0) : (tensor<?xf32>) -> ()
+  }
+})");
+  std::string e = refineError(m, {tensor({2})});
+  EXPECT_NE(e.find("'stablehlo.dynamic_iota' at test.mlir:4:"), std::string::npos) << e;
+  EXPECT_NE(e.find("negative size"), std::string::npos) << e;
+}
+
 TEST(RefineShapesErrors, LoopCarriedShapeThatGrows) {
   Module m = parse(R"(module {
   func.func @main(%x: tensor<?xf32>) -> tensor<?xf32> {
