@@ -315,6 +315,53 @@ TEST(RefineShapes, StaticModuleIsUnchanged) {
   EXPECT_TRUE(modulesEquivalent(m, **r, &why)) << why;
 }
 
+// More ops with a dynamic dimension: case, composite (inlined through its decomposition), sort,
+// tuples, dynamic_update_slice, reduce_window, dot_general with a batch, chlo broadcasting.
+const char* kMixed = R"(module {
+  func.func private @double(%a: tensor<?x3xf32>) -> tensor<?x3xf32> {
+    %0 = "stablehlo.add"(%a, %a) : (tensor<?x3xf32>, tensor<?x3xf32>) -> tensor<?x3xf32>
+    "func.return"(%0) : (tensor<?x3xf32>) -> ()
+  }
+  func.func @main(%x: tensor<?x3xf32>, %i: tensor<i32>, %b: tensor<3xf32>, %m: tensor<?x3x3xf32>) -> (tensor<?x3xf32>, tensor<?x3xf32>, tensor<?x3xf32>, tensor<?x2xf32>, tensor<?x3x3xf32>, tensor<?x3xf32>) {
+    %c = "stablehlo.case"(%i) ({
+      %n = "stablehlo.negate"(%x) : (tensor<?x3xf32>) -> tensor<?x3xf32>
+      "stablehlo.return"(%n) : (tensor<?x3xf32>) -> ()
+    }, {
+      %e = "stablehlo.exponential"(%x) : (tensor<?x3xf32>) -> tensor<?x3xf32>
+      "stablehlo.return"(%e) : (tensor<?x3xf32>) -> ()
+    }) : (tensor<i32>) -> tensor<?x3xf32>
+    %d = "stablehlo.composite"(%c) {name = "test.double", decomposition = @double} : (tensor<?x3xf32>) -> tensor<?x3xf32>
+    %s = "stablehlo.sort"(%x) ({
+    ^bb0(%l: tensor<f32>, %r: tensor<f32>):
+      %lt = "stablehlo.compare"(%l, %r) {comparison_direction = #stablehlo<comparison_direction LT>} : (tensor<f32>, tensor<f32>) -> tensor<i1>
+      "stablehlo.return"(%lt) : (tensor<i1>) -> ()
+    }) {dimension = 0 : i64, is_stable = true} : (tensor<?x3xf32>) -> tensor<?x3xf32>
+    %t = "stablehlo.tuple"(%s, %d) : (tensor<?x3xf32>, tensor<?x3xf32>) -> tuple<tensor<?x3xf32>, tensor<?x3xf32>>
+    %t0 = "stablehlo.get_tuple_element"(%t) {index = 0 : i32} : (tuple<tensor<?x3xf32>, tensor<?x3xf32>>) -> tensor<?x3xf32>
+    %zero = "stablehlo.constant"() {value = dense<0> : tensor<i64>} : () -> tensor<i64>
+    %one = "stablehlo.constant"() {value = dense<1> : tensor<i64>} : () -> tensor<i64>
+    %upd = "stablehlo.slice"(%b) {start_indices = array<i64: 0>, limit_indices = array<i64: 2>, strides = array<i64: 1>} : (tensor<3xf32>) -> tensor<2xf32>
+    %upd2 = "stablehlo.reshape"(%upd) : (tensor<2xf32>) -> tensor<1x2xf32>
+    %u = "stablehlo.dynamic_update_slice"(%t0, %upd2, %zero, %one) : (tensor<?x3xf32>, tensor<1x2xf32>, tensor<i64>, tensor<i64>) -> tensor<?x3xf32>
+    %ninf = "stablehlo.constant"() {value = dense<0xFF800000> : tensor<f32>} : () -> tensor<f32>
+    %rw = "stablehlo.reduce_window"(%u, %ninf) ({
+    ^bb0(%l: tensor<f32>, %r: tensor<f32>):
+      %mx = "stablehlo.maximum"(%l, %r) : (tensor<f32>, tensor<f32>) -> tensor<f32>
+      "stablehlo.return"(%mx) : (tensor<f32>) -> ()
+    }) {window_dimensions = array<i64: 1, 2>} : (tensor<?x3xf32>, tensor<f32>) -> tensor<?x2xf32>
+    %mm = "stablehlo.dot_general"(%m, %m) {dot_dimension_numbers = #stablehlo.dot<lhs_batching_dimensions = [0], rhs_batching_dimensions = [0], lhs_contracting_dimensions = [2], rhs_contracting_dimensions = [1]>} : (tensor<?x3x3xf32>, tensor<?x3x3xf32>) -> tensor<?x3x3xf32>
+    %bc = "chlo.broadcast_add"(%x, %b) : (tensor<?x3xf32>, tensor<3xf32>) -> tensor<?x3xf32>
+    "func.return"(%d, %s, %u, %rw, %mm, %bc) : (tensor<?x3xf32>, tensor<?x3xf32>, tensor<?x3xf32>, tensor<?x2xf32>, tensor<?x3x3xf32>, tensor<?x3xf32>) -> ()
+  }
+})";
+
+TEST(RefineShapes, MoreOpsWithADynamicBatch) {
+  Module m = parse(kMixed);
+  std::string printed = checkRefinement(m, {1, 2, 6});
+  EXPECT_EQ(printed.find("composite"), std::string::npos) << printed;
+  EXPECT_EQ(printed.find("?"), std::string::npos) << printed;
+}
+
 // ---------------------------------------------------------------------------------------------
 // Errors.
 
