@@ -25,7 +25,8 @@ elapsed() { echo "$(( $(date +%s) - $1 ))s"; }
 if [[ "${WF_GPU_PACK:-0}" == 1 ]]; then
   CARRY="$BUILD/carry"
   rm -rf "$CARRY" && mkdir -p "$CARRY/libs"
-  for b in warpforge tests/cuda/warpforge_cuda_tests; do
+  # libwarpforge.so: the C API, for bench/gpu_models.py (which finds it in this folder).
+  for b in warpforge libwarpforge.so tests/cuda/warpforge_cuda_tests; do
     cp "$BUILD/$b" "$CARRY/" && strip "$CARRY/$(basename "$b")"
   done
   # Host libraries the GPU machine may lack (not glibc, libstdc++ or the CUDA libraries).
