@@ -11,6 +11,9 @@ const CudaKernelRegistry& CudaKernelRegistry::instance() {
     registerIndexingLowerings(r);
     registerDotLowerings(r);
     registerConvolutionLowerings(r);
+    registerSortLowerings(r);
+    registerScatterLowerings(r);
+    registerRngLowerings(r);
     return r;
   }();
   return registry;

@@ -90,6 +90,9 @@ void registerReduceLowerings(CudaKernelRegistry& registry);        // reduce.cu
 void registerIndexingLowerings(CudaKernelRegistry& registry);      // indexing.cu
 void registerDotLowerings(CudaKernelRegistry& registry);           // dot.cpp
 void registerConvolutionLowerings(CudaKernelRegistry& registry);   // convolution.cpp (cuDNN)
+void registerSortLowerings(CudaKernelRegistry& registry);          // sort.cu (CUB)
+void registerScatterLowerings(CudaKernelRegistry& registry);       // scatter.cu
+void registerRngLowerings(CudaKernelRegistry& registry);           // rng.cu
 
 // "stablehlo.add" at f.mlir:3:5: no CUDA kernel for element type complex<f32>
 Status unsupportedOnCuda(const Operation& op, const std::string& why);

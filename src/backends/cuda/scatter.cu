@@ -1,0 +1,699 @@
+// CUDA kernels for stablehlo.scatter in the general form of the spec (update window dims,
+// inserted window dims, input/indices batching dims, any index vector dim), like the CPU
+// backend's scatter (src/backends/cpu/indexing.cpp): the result starts as a copy of the input,
+// one thread per update element computes its place in the result, and update elements that
+// land outside the input are skipped (the CPU kernel clips each window the same way).
+//
+// Update computations: assignment (`return %update...`, any number of inputs), and for one input
+// add, multiply, maximum and minimum of (current, update). Where indices may collide (no
+// unique_indices) the combiners are atomic: native atomicAdd for f32, f64, f16, bf16 and 32/64-bit
+// integers, atomicMax/atomicMin for 32/64-bit integers, compare-and-swap loops for the rest
+// (8/16-bit elements through their aligned 32-bit word). Colliding float additions therefore
+// sum in an unspecified order. Colliding assignments are deterministic: as on the CPU, the last
+// update in index order wins (each result element records the largest index position that
+// targets it, in workspace, then that position writes). Other bodies are unimplemented.
+// select_and_scatter (the max-pool gradient) is here too, on the same atomic combiners.
+#include <algorithm>
+#include <string>
+
+#include "backends/cuda/cuda_check.h"
+#include "backends/cuda/device_util.cuh"
+
+namespace wf::cuda {
+namespace {
+
+enum class IndexType : uint8_t { kS8, kS16, kS32, kS64, kU8, kU16, kU32, kU64 };
+
+__device__ int64_t loadIndex(const char* p, IndexType t) {
+  switch (t) {
+    case IndexType::kS8: return *reinterpret_cast<const int8_t*>(p);
+    case IndexType::kS16: return *reinterpret_cast<const int16_t*>(p);
+    case IndexType::kS32: return *reinterpret_cast<const int32_t*>(p);
+    case IndexType::kS64: return *reinterpret_cast<const int64_t*>(p);
+    case IndexType::kU8: return *reinterpret_cast<const uint8_t*>(p);
+    case IndexType::kU16: return *reinterpret_cast<const uint16_t*>(p);
+    case IndexType::kU32: return *reinterpret_cast<const uint32_t*>(p);
+    case IndexType::kU64: {
+      const uint64_t v = *reinterpret_cast<const uint64_t*>(p);
+      return v > static_cast<uint64_t>(INT64_MAX) ? INT64_MAX : static_cast<int64_t>(v);
+    }
+  }
+  return 0;
+}
+
+struct ScatterParams {
+  int updRank = 0;
+  int64_t updDims[kMaxRank] = {};
+  // Per update dim: the operand dim a window dim walks (-1 for a scatter dim); for a scatter dim,
+  // its stride in the indices tensor and in the row-major batch shape.
+  int windowOperandDim[kMaxRank] = {};
+  int64_t indicesStride[kMaxRank] = {};
+  int64_t batchStride[kMaxRank] = {};
+  int rank = 0;  // of the operand
+  int64_t dims[kMaxRank] = {};
+  int64_t strides[kMaxRank] = {};
+  int numIndices = 0;
+  int indexOperandDim[kMaxRank] = {};  // scatter_dims_to_operand_dims
+  int64_t indexVectorStride = 0;       // stride of the index vector dim in the indices tensor
+  int numBatching = 0;
+  int batchingOperandDim[kMaxRank] = {};
+  int batchingUpdateDim[kMaxRank] = {};
+  IndexType indexType = IndexType::kS64;
+  int indexBytes = 8;
+  int64_t n = 0;  // update elements
+};
+
+// The result offset of update element u (-1 if it lands outside) and its batch position.
+__device__ int64_t scatterTarget(const ScatterParams& p, const char* __restrict__ indices, int64_t u, int64_t& batch) {
+  int64_t c[kMaxRank];
+  int64_t rem = u;
+  for (int r = p.updRank - 1; r >= 0; --r) {
+    c[r] = rem % p.updDims[r];
+    rem /= p.updDims[r];
+  }
+  int64_t full[kMaxRank];
+  for (int d = 0; d < p.rank; ++d) full[d] = 0;
+  int64_t idxOff = 0;
+  batch = 0;
+  for (int r = 0; r < p.updRank; ++r) {
+    if (p.windowOperandDim[r] >= 0) {
+      full[p.windowOperandDim[r]] += c[r];
+    } else {
+      idxOff += c[r] * p.indicesStride[r];
+      batch += c[r] * p.batchStride[r];
+    }
+  }
+  for (int k = 0; k < p.numIndices; ++k)
+    full[p.indexOperandDim[k]] += loadIndex(indices + (idxOff + k * p.indexVectorStride) * p.indexBytes, p.indexType);
+  for (int k = 0; k < p.numBatching; ++k) full[p.batchingOperandDim[k]] += c[p.batchingUpdateDim[k]];
+  int64_t off = 0;
+  for (int d = 0; d < p.rank; ++d) {
+    if (full[d] < 0 || full[d] >= p.dims[d]) return -1;
+    off += full[d] * p.strides[d];
+  }
+  return off;
+}
+
+// ---- assignment ----
+
+struct alignas(16) Word16 {
+  uint64_t lo, hi;
+};
+
+__global__ void scatterWinnerKernel(const char* __restrict__ indices, int32_t* __restrict__ winner, ScatterParams p) {
+  WF_GRID_STRIDE_LOOP(u, p.n) {
+    int64_t batch;
+    const int64_t off = scatterTarget(p, indices, u, batch);
+    if (off >= 0) atomicMax(winner + off, static_cast<int32_t>(batch));
+  }
+}
+
+// winner: null when indices are unique (every update element writes).
+template <typename W>
+__global__ void scatterAssignKernel(W* __restrict__ out, const W* __restrict__ upd, const char* __restrict__ indices,
+                                    const int32_t* __restrict__ winner, ScatterParams p) {
+  WF_GRID_STRIDE_LOOP(u, p.n) {
+    int64_t batch;
+    const int64_t off = scatterTarget(p, indices, u, batch);
+    if (off < 0) continue;
+    if (winner && winner[off] != static_cast<int32_t>(batch)) continue;
+    out[off] = upd[u];
+  }
+}
+
+template <typename W>
+Status launchAssign(cudaStream_t stream, void* out, const void* upd, const void* indices, const int32_t* winner,
+                    const ScatterParams& p) {
+  scatterAssignKernel<W><<<gridFor(p.n), kThreads, 0, stream>>>(static_cast<W*>(out), static_cast<const W*>(upd),
+                                                                static_cast<const char*>(indices), winner, p);
+  WF_CUDA_CHECK_LAUNCH("scatterAssignKernel");
+  return Status::ok();
+}
+
+Status assign(int bytes, cudaStream_t stream, void* out, const void* upd, const void* indices, const int32_t* winner,
+              const ScatterParams& p) {
+  switch (bytes) {
+    case 1: return launchAssign<uint8_t>(stream, out, upd, indices, winner, p);
+    case 2: return launchAssign<uint16_t>(stream, out, upd, indices, winner, p);
+    case 4: return launchAssign<uint32_t>(stream, out, upd, indices, winner, p);
+    case 8: return launchAssign<uint64_t>(stream, out, upd, indices, winner, p);
+    case 16: return launchAssign<Word16>(stream, out, upd, indices, winner, p);
+    default: return internalError("scatter of " + std::to_string(bytes) + "-byte elements");
+  }
+}
+
+// ---- combiners ----
+
+enum class Comb : uint8_t { kAdd, kMul, kMax, kMin };
+
+template <typename Tr>
+__device__ typename Tr::C combineValues(Comb k, typename Tr::C a, typename Tr::C b) {
+  using C = typename Tr::C;
+  if constexpr (Tr::kCat == Cat::kBool) {
+    return (k == Comb::kAdd || k == Comb::kMax) ? (a || b) : (a && b);
+  } else if constexpr (Tr::kCat == Cat::kFloat) {
+    switch (k) {
+      case Comb::kAdd: return a + b;
+      case Comb::kMul: return a * b;
+      case Comb::kMax:
+        if (isnan(a) || isnan(b)) return a + b;
+        if (a == b) return signbit(a) ? b : a;
+        return a > b ? a : b;
+      case Comb::kMin:
+        if (isnan(a) || isnan(b)) return a + b;
+        if (a == b) return signbit(a) ? a : b;
+        return a < b ? a : b;
+    }
+    return a;
+  } else {
+    switch (k) {
+      case Comb::kAdd: return static_cast<C>(static_cast<uint64_t>(a) + static_cast<uint64_t>(b));
+      case Comb::kMul: return static_cast<C>(static_cast<uint64_t>(a) * static_cast<uint64_t>(b));
+      case Comb::kMax: return a > b ? a : b;
+      case Comb::kMin: return a < b ? a : b;
+    }
+    return a;
+  }
+}
+
+template <typename Tr>
+__device__ typename Tr::S combineStored(Comb k, typename Tr::S cur, typename Tr::S upd) {
+  return Tr::store(combineValues<Tr>(k, Tr::load(cur), Tr::load(upd)));
+}
+
+// A compare-and-swap loop on the element, for any combiner.
+template <typename Tr>
+__device__ void atomicCombineCas(typename Tr::S* addr, typename Tr::S upd, Comb k) {
+  using S = typename Tr::S;
+  if constexpr (sizeof(S) == 8) {
+    auto* w = reinterpret_cast<unsigned long long*>(addr);
+    unsigned long long old = *w, assumed;
+    do {
+      assumed = old;
+      S cur;
+      memcpy(&cur, &assumed, 8);
+      const S next = combineStored<Tr>(k, cur, upd);
+      unsigned long long nw;
+      memcpy(&nw, &next, 8);
+      if (nw == assumed) break;
+      old = atomicCAS(w, assumed, nw);
+    } while (old != assumed);
+  } else if constexpr (sizeof(S) == 4) {
+    auto* w = reinterpret_cast<unsigned int*>(addr);
+    unsigned int old = *w, assumed;
+    do {
+      assumed = old;
+      S cur;
+      memcpy(&cur, &assumed, 4);
+      const S next = combineStored<Tr>(k, cur, upd);
+      unsigned int nw;
+      memcpy(&nw, &next, 4);
+      if (nw == assumed) break;
+      old = atomicCAS(w, assumed, nw);
+    } while (old != assumed);
+  } else {
+    // 1- and 2-byte elements: CAS on the aligned 32-bit word that holds them (device allocations
+    // are at least 256-byte aligned and padded, so the word is inside the buffer).
+    const auto a = reinterpret_cast<uintptr_t>(addr);
+    auto* w = reinterpret_cast<unsigned int*>(a & ~uintptr_t{3});
+    const unsigned shift = static_cast<unsigned>(a & 3) * 8;
+    const unsigned mask = ((1u << (8 * sizeof(S))) - 1u) << shift;
+    unsigned int old = *w, assumed;
+    do {
+      assumed = old;
+      const auto cur = static_cast<S>((assumed & mask) >> shift);
+      const S next = combineStored<Tr>(k, cur, upd);
+      const unsigned nw = (assumed & ~mask) | ((static_cast<unsigned>(next) << shift) & mask);
+      if (nw == assumed) break;
+      old = atomicCAS(w, assumed, nw);
+    } while (old != assumed);
+  }
+}
+
+template <typename Tr>
+__device__ void atomicCombine(typename Tr::S* addr, typename Tr::S upd, Comb k) {
+  using S = typename Tr::S;
+  if constexpr (std::is_same_v<Tr, NativeFloatT<float>> || std::is_same_v<Tr, NativeFloatT<double>>) {
+    if (k == Comb::kAdd) {
+      atomicAdd(addr, upd);
+      return;
+    }
+  } else if constexpr (std::is_same_v<Tr, F16T>) {
+    if (k == Comb::kAdd) {
+      atomicAdd(reinterpret_cast<__half*>(addr), __ushort_as_half(upd));
+      return;
+    }
+  } else if constexpr (std::is_same_v<Tr, BF16T>) {
+    if (k == Comb::kAdd) {
+      atomicAdd(reinterpret_cast<__nv_bfloat16*>(addr), __ushort_as_bfloat16(upd));
+      return;
+    }
+  } else if constexpr ((Tr::kCat == Cat::kSInt || Tr::kCat == Cat::kUInt) && sizeof(S) == 4) {
+    if (k == Comb::kAdd) {
+      atomicAdd(reinterpret_cast<unsigned int*>(addr), static_cast<unsigned int>(upd));
+      return;
+    }
+    if (k == Comb::kMax || k == Comb::kMin) {
+      if constexpr (Tr::kCat == Cat::kSInt) {
+        if (k == Comb::kMax) atomicMax(reinterpret_cast<int*>(addr), static_cast<int>(upd));
+        else atomicMin(reinterpret_cast<int*>(addr), static_cast<int>(upd));
+      } else {
+        if (k == Comb::kMax) atomicMax(reinterpret_cast<unsigned int*>(addr), static_cast<unsigned int>(upd));
+        else atomicMin(reinterpret_cast<unsigned int*>(addr), static_cast<unsigned int>(upd));
+      }
+      return;
+    }
+  } else if constexpr ((Tr::kCat == Cat::kSInt || Tr::kCat == Cat::kUInt) && sizeof(S) == 8) {
+    if (k == Comb::kAdd) {
+      atomicAdd(reinterpret_cast<unsigned long long*>(addr), static_cast<unsigned long long>(upd));
+      return;
+    }
+    if (k == Comb::kMax || k == Comb::kMin) {
+      if constexpr (Tr::kCat == Cat::kSInt) {
+        if (k == Comb::kMax) atomicMax(reinterpret_cast<long long*>(addr), static_cast<long long>(upd));
+        else atomicMin(reinterpret_cast<long long*>(addr), static_cast<long long>(upd));
+      } else {
+        if (k == Comb::kMax) atomicMax(reinterpret_cast<unsigned long long*>(addr), static_cast<unsigned long long>(upd));
+        else atomicMin(reinterpret_cast<unsigned long long*>(addr), static_cast<unsigned long long>(upd));
+      }
+      return;
+    }
+  }
+  atomicCombineCas<Tr>(addr, upd, k);
+}
+
+template <typename Tr>
+__global__ void scatterCombineKernel(typename Tr::S* __restrict__ out, const typename Tr::S* __restrict__ upd,
+                                     const char* __restrict__ indices, ScatterParams p, Comb k, bool atomic) {
+  WF_GRID_STRIDE_LOOP(u, p.n) {
+    int64_t batch;
+    const int64_t off = scatterTarget(p, indices, u, batch);
+    if (off < 0) continue;
+    if (atomic) atomicCombine<Tr>(out + off, upd[u], k);
+    else out[off] = combineStored<Tr>(k, out[off], upd[u]);
+  }
+}
+
+// ---- lowering ----
+
+using Results = Expected<std::unique_ptr<OpKernel>>;
+
+enum class Body : uint8_t { kAssign, kCombine, kOther };
+
+// Assignment (`return %update...`) or, for one input, `return op(%current, %update)`.
+Body classifyBody(const Operation& op, size_t n, Comb& comb) {
+  if (op.numRegions() != 1 || op.region(0).empty()) return Body::kOther;
+  const Block& b = op.region(0).front();
+  if (b.numArguments() != 2 * n) return Body::kOther;
+  for (size_t i = 0; i < n; ++i)
+    if (b.argument(i)->type() != Type::tensor({}, op.operand(i)->type().elementType()) ||
+        b.argument(n + i)->type() != b.argument(i)->type())
+      return Body::kOther;
+  const Operation* ret = b.terminator();
+  if (!ret || (ret->code() != OpCode::Return && ret->code() != OpCode::FuncReturn) || ret->numOperands() != n)
+    return Body::kOther;
+  const auto& ops = b.operations();
+  if (ops.size() == 1) {
+    for (size_t i = 0; i < n; ++i)
+      if (ret->operand(i) != b.argument(n + i)) return Body::kOther;
+    return Body::kAssign;
+  }
+  if (n != 1 || ops.size() != 2) return Body::kOther;
+  const Operation& f = *ops[0];
+  if (f.numOperands() != 2 || f.numResults() != 1 || ret->operand(0) != f.result(0) ||
+      f.result(0)->type() != b.argument(0)->type())
+    return Body::kOther;
+  const Value* x = f.operand(0);
+  const Value* y = f.operand(1);
+  if (!((x == b.argument(0) && y == b.argument(1)) || (x == b.argument(1) && y == b.argument(0)))) return Body::kOther;
+  switch (f.code()) {
+    case OpCode::Add: comb = Comb::kAdd; return Body::kCombine;
+    case OpCode::Multiply: comb = Comb::kMul; return Body::kCombine;
+    case OpCode::Maximum: comb = Comb::kMax; return Body::kCombine;
+    case OpCode::Minimum: comb = Comb::kMin; return Body::kCombine;
+    default: return Body::kOther;
+  }
+}
+
+Results lowerScatter(const Operation& op, LowerContext& ctx) {
+  if (op.numOperands() < 3 || op.numOperands() % 2 == 0 || op.numResults() != (op.numOperands() - 1) / 2)
+    return invalidArgument(op.describe() + ": expects N inputs, indices and N updates");
+  const size_t n = (op.numOperands() - 1) / 2;
+  Comb comb = Comb::kAdd;
+  const Body body = classifyBody(op, n, comb);
+  if (body == Body::kOther)
+    return unsupportedOnCuda(op, "no CUDA kernel for this scatter update computation (assignment, or add, multiply, "
+                                 "maximum, minimum of one input)");
+  WF_ASSIGN_OR_RETURN(std::vector<int64_t> inShape, staticShape(op, op.operand(0)->type()));
+  WF_ASSIGN_OR_RETURN(std::vector<int64_t> sShape, staticShape(op, op.operand(n)->type()));
+  WF_ASSIGN_OR_RETURN(std::vector<int64_t> updShape, staticShape(op, op.operand(n + 1)->type()));
+  for (size_t i = 0; i < n; ++i) {
+    WF_ASSIGN_OR_RETURN(std::vector<int64_t> a, staticShape(op, op.operand(i)->type()));
+    WF_ASSIGN_OR_RETURN(std::vector<int64_t> u, staticShape(op, op.operand(n + 1 + i)->type()));
+    if (a != inShape || u != updShape)
+      return invalidArgument(op.describe() + ": all inputs (and all updates) must have the same shape");
+    const ElementType t = op.operand(i)->type().elementType();
+    if (t == ElementType::kQuantized || op.operand(n + 1 + i)->type().elementType() != t ||
+        op.result(i)->type().elementType() != t)
+      return unsupportedOnCuda(op, "no CUDA kernel for scatter of " + std::string(elementTypeName(t)));
+  }
+  if (inShape.size() > static_cast<size_t>(kMaxRank) || sShape.size() > static_cast<size_t>(kMaxRank) ||
+      updShape.size() > static_cast<size_t>(kMaxRank))
+    return unsupportedOnCuda(op, "scatter of rank over the CUDA kernels' limit");
+  const Attribute* dn = op.attr("scatter_dimension_numbers");
+  if (!dn) return invalidArgument(op.describe() + ": missing scatter_dimension_numbers");
+  auto list = [&](const char* name) -> std::vector<int64_t> {
+    const Attribute* f = dn->field(name);
+    if (!f) return {};
+    auto v = f->asIntList();
+    return v ? *v : std::vector<int64_t>{};
+  };
+  const std::vector<int64_t> updateWindowDims = list("update_window_dims"), inserted = list("inserted_window_dims"),
+                             inputBatching = list("input_batching_dims"),
+                             indicesBatching = list("scatter_indices_batching_dims"),
+                             toOperand = list("scatter_dims_to_operand_dims");
+  const Attribute* ivdAttr = dn->field("index_vector_dim");
+  // An absent index_vector_dim is 0 (the attribute's default), as on the CPU backend.
+  const int64_t ivd = ivdAttr && ivdAttr->asInt() ? *ivdAttr->asInt() : 0;
+  const auto rank = static_cast<int64_t>(inShape.size());
+  auto inRange = [](const std::vector<int64_t>& v, int64_t r) {
+    return std::all_of(v.begin(), v.end(), [&](int64_t d) { return d >= 0 && d < r; });
+  };
+  if (ivd < 0 || ivd > static_cast<int64_t>(sShape.size()) || !inRange(inserted, rank) ||
+      !inRange(inputBatching, rank) || !inRange(toOperand, rank) ||
+      !inRange(updateWindowDims, static_cast<int64_t>(updShape.size())) ||
+      !inRange(indicesBatching, static_cast<int64_t>(sShape.size())) || inputBatching.size() != indicesBatching.size())
+    return invalidArgument(op.describe() + ": inconsistent scatter dimension numbers");
+  const int64_t vectorSize = ivd < static_cast<int64_t>(sShape.size()) ? sShape[static_cast<size_t>(ivd)] : 1;
+  if (static_cast<int64_t>(toOperand.size()) != vectorSize)
+    return invalidArgument(op.describe() + ": scatter_dims_to_operand_dims does not match the index vector size");
+
+  auto contains = [](const std::vector<int64_t>& v, int64_t x) { return std::find(v.begin(), v.end(), x) != v.end(); };
+  std::vector<int64_t> windowDims, updateScatterDims, indicesBatchDims;
+  for (int64_t d = 0; d < rank; ++d)
+    if (!contains(inserted, d) && !contains(inputBatching, d)) windowDims.push_back(d);
+  for (int64_t d = 0; d < static_cast<int64_t>(updShape.size()); ++d)
+    if (!contains(updateWindowDims, d)) updateScatterDims.push_back(d);
+  for (int64_t d = 0; d < static_cast<int64_t>(sShape.size()); ++d)
+    if (d != ivd) indicesBatchDims.push_back(d);
+  if (windowDims.size() != updateWindowDims.size() || updateScatterDims.size() != indicesBatchDims.size())
+    return invalidArgument(op.describe() + ": updates do not match the scatter dimension numbers");
+
+  ScatterParams p;
+  p.updRank = static_cast<int>(updShape.size());
+  p.rank = static_cast<int>(rank);
+  p.n = numElementsOf(updShape);
+  const std::vector<int64_t> inStrides = rowMajorStridesOf(inShape), sStrides = rowMajorStridesOf(sShape);
+  for (int64_t d = 0; d < rank; ++d) {
+    p.dims[d] = inShape[static_cast<size_t>(d)];
+    p.strides[d] = inStrides[static_cast<size_t>(d)];
+  }
+  for (int r = 0; r < p.updRank; ++r) {
+    p.updDims[r] = updShape[static_cast<size_t>(r)];
+    p.windowOperandDim[r] = -1;
+  }
+  for (size_t k = 0; k < updateWindowDims.size(); ++k) {
+    const auto r = static_cast<size_t>(updateWindowDims[k]);
+    if (updShape[r] > inShape[static_cast<size_t>(windowDims[k])])
+      return invalidArgument(op.describe() + ": update window exceeds the input");
+    p.windowOperandDim[r] = static_cast<int>(windowDims[k]);
+  }
+  int64_t batchCount = 1;
+  for (size_t k = updateScatterDims.size(); k-- > 0;) {
+    const auto r = static_cast<size_t>(updateScatterDims[k]);
+    const auto sd = static_cast<size_t>(indicesBatchDims[k]);
+    if (updShape[r] != sShape[sd]) return invalidArgument(op.describe() + ": updates do not match the scatter indices");
+    p.indicesStride[r] = sStrides[sd];
+    p.batchStride[r] = batchCount;
+    batchCount *= updShape[r];
+  }
+  p.numIndices = static_cast<int>(toOperand.size());
+  for (size_t k = 0; k < toOperand.size(); ++k) p.indexOperandDim[k] = static_cast<int>(toOperand[k]);
+  p.indexVectorStride = ivd < static_cast<int64_t>(sShape.size()) ? sStrides[static_cast<size_t>(ivd)] : 0;
+  p.numBatching = static_cast<int>(inputBatching.size());
+  for (size_t k = 0; k < inputBatching.size(); ++k) {
+    const auto it = std::find(indicesBatchDims.begin(), indicesBatchDims.end(), indicesBatching[k]);
+    if (it == indicesBatchDims.end())
+      return invalidArgument(op.describe() + ": scatter_indices_batching_dims names the index vector dim");
+    p.batchingOperandDim[k] = static_cast<int>(inputBatching[k]);
+    p.batchingUpdateDim[k] = static_cast<int>(updateScatterDims[static_cast<size_t>(it - indicesBatchDims.begin())]);
+  }
+  const ElementType st = op.operand(n)->type().elementType();
+  p.indexBytes = storageBytes(st);
+  switch (st) {
+    case ElementType::kSI8: p.indexType = IndexType::kS8; break;
+    case ElementType::kSI16: p.indexType = IndexType::kS16; break;
+    case ElementType::kSI32: p.indexType = IndexType::kS32; break;
+    case ElementType::kSI64: p.indexType = IndexType::kS64; break;
+    case ElementType::kUI8: p.indexType = IndexType::kU8; break;
+    case ElementType::kUI16: p.indexType = IndexType::kU16; break;
+    case ElementType::kUI32: p.indexType = IndexType::kU32; break;
+    case ElementType::kUI64: p.indexType = IndexType::kU64; break;
+    default: return unsupportedOnCuda(op, "no CUDA kernel for scatter indices of type " + std::string(elementTypeName(st)));
+  }
+  const Attribute* uniqueAttr = op.attr("unique_indices");
+  const bool unique = uniqueAttr && uniqueAttr->boolValue();
+  const int64_t inElems = numElementsOf(inShape);
+  std::vector<size_t> copyBytes;
+  std::vector<int> elemBytes;
+  for (size_t i = 0; i < n; ++i) {
+    elemBytes.push_back(storageBytes(op.operand(i)->type().elementType()));
+    copyBytes.push_back(static_cast<size_t>(inElems) * static_cast<size_t>(elemBytes.back()));
+  }
+  auto copyInputs = [n, copyBytes](const LaunchContext& lc, std::span<void* const> in,
+                                   std::span<void* const> out) -> Status {
+    for (size_t i = 0; i < n; ++i)
+      if (copyBytes[i] > 0 && out[i] != in[i])
+        WF_CUDA_CHECK(cudaMemcpyAsync(out[i], in[i], copyBytes[i], cudaMemcpyDeviceToDevice, lc.stream));
+    return Status::ok();
+  };
+
+  if (body == Body::kAssign) {
+    // Colliding assignments: the last update in index order wins, through a winner table.
+    const bool needWinner = !unique && p.n > 0;
+    if (needWinner && batchCount > INT32_MAX)
+      return unsupportedOnCuda(op, "no CUDA kernel for over 2^31 scatter indices without unique_indices");
+    const size_t winnerBytes = needWinner ? static_cast<size_t>(inElems) * sizeof(int32_t) : 0;
+    ctx.workspaceBytes = std::max(ctx.workspaceBytes, winnerBytes);
+    return makeKernel([p, n, elemBytes, winnerBytes, needWinner, copyInputs](
+                          const LaunchContext& lc, std::span<void* const> in, std::span<void* const> out) -> Status {
+      WF_RETURN_IF_ERROR(copyInputs(lc, in, out));
+      // An empty input: every update lands outside.
+      if (p.n == 0 || out[0] == nullptr) return Status::ok();
+      int32_t* winner = nullptr;
+      if (needWinner) {
+        if (!lc.workspace || lc.workspaceBytes < winnerBytes) return internalError("scatter: workspace too small");
+        winner = static_cast<int32_t*>(lc.workspace);
+        WF_CUDA_CHECK(cudaMemsetAsync(winner, 0xFF, winnerBytes, lc.stream));  // -1 everywhere
+        scatterWinnerKernel<<<gridFor(p.n), kThreads, 0, lc.stream>>>(static_cast<const char*>(in[n]), winner, p);
+        WF_CUDA_CHECK_LAUNCH("scatterWinnerKernel");
+      }
+      for (size_t i = 0; i < n; ++i)
+        WF_RETURN_IF_ERROR(assign(elemBytes[i], lc.stream, out[i], in[n + 1 + i], in[n], winner, p));
+      return Status::ok();
+    });
+  }
+
+  const ElementType et = op.operand(0)->type().elementType();
+  return dispatchType(
+      et, Results(unsupportedOnCuda(op, "no CUDA kernel for scatter of " + std::string(elementTypeName(et)))),
+      [&](auto tag) -> Results {
+        using Tr = decltype(tag);
+        return makeKernel([p, comb, unique, copyInputs](const LaunchContext& lc, std::span<void* const> in,
+                                                        std::span<void* const> out) -> Status {
+          WF_RETURN_IF_ERROR(copyInputs(lc, in, out));
+          if (p.n == 0 || out[0] == nullptr) return Status::ok();
+          using S = typename Tr::S;
+          scatterCombineKernel<Tr><<<gridFor(p.n), kThreads, 0, lc.stream>>>(
+              static_cast<S*>(out[0]), static_cast<const S*>(in[2]), static_cast<const char*>(in[1]), p, comb, !unique);
+          WF_CUDA_CHECK_LAUNCH("scatterCombineKernel");
+          return Status::ok();
+        });
+      });
+}
+
+// ---- select_and_scatter -----------------------------------------------------------------------
+//
+// The max-pool gradient: each source element selects one element of its window of the operand
+// (a single compare GE/GT/LE/LT of the select region's arguments, FLOAT or integer: the first
+// element in row-major window order that no later one displaces, padding skipped, as on the CPU)
+// and combines into the result there with the scatter region's single add/multiply/max/min
+// (atomically: windows overlap). The result starts as the init value everywhere.
+
+enum class SelDir : uint8_t { kGE, kGT, kLE, kLT };
+
+struct WindowScatterParams {
+  int rank = 0;
+  int64_t inDims[kMaxRank] = {};
+  int64_t inStrides[kMaxRank] = {};
+  int64_t srcDims[kMaxRank] = {};
+  int64_t window[kMaxRank] = {};
+  int64_t strides[kMaxRank] = {};
+  int64_t padLo[kMaxRank] = {};
+  int64_t windowSize = 1;
+  int64_t nSource = 0;
+  int64_t nOut = 0;
+};
+
+template <typename Tr>
+__device__ inline bool keepSelected(SelDir d, typename Tr::C best, typename Tr::C v) {
+  switch (d) {
+    case SelDir::kGE: return best >= v;
+    case SelDir::kGT: return best > v;
+    case SelDir::kLE: return best <= v;
+    case SelDir::kLT: return best < v;
+  }
+  return true;
+}
+
+template <typename S>
+__global__ void fillKernel(S* out, const S* value, int64_t n) {
+  WF_GRID_STRIDE_LOOP(i, n) out[i] = *value;
+}
+
+template <typename Tr>
+__global__ void selectAndScatterKernel(const typename Tr::S* __restrict__ operand, const typename Tr::S* __restrict__ source,
+                                       typename Tr::S* __restrict__ out, WindowScatterParams p, SelDir dir, Comb comb) {
+  WF_GRID_STRIDE_LOOP(s, p.nSource) {
+    int64_t o[kMaxRank];
+    int64_t rem = s;
+    for (int d = p.rank - 1; d >= 0; --d) {
+      o[d] = rem % p.srcDims[d];
+      rem /= p.srcDims[d];
+    }
+    int64_t chosen = -1;
+    typename Tr::C best{};
+    for (int64_t w = 0; w < p.windowSize; ++w) {
+      int64_t wr = w, off = 0;
+      bool inside = true;
+      for (int d = p.rank - 1; d >= 0; --d) {
+        const int64_t wd = wr % p.window[d];
+        wr /= p.window[d];
+        const int64_t x = o[d] * p.strides[d] + wd - p.padLo[d];
+        if (x < 0 || x >= p.inDims[d]) inside = false;
+        off += x * p.inStrides[d];
+      }
+      if (!inside) continue;
+      const auto v = Tr::load(operand[off]);
+      if (chosen < 0 || !keepSelected<Tr>(dir, best, v)) {
+        chosen = off;
+        best = v;
+      }
+    }
+    if (chosen >= 0) atomicCombine<Tr>(out + chosen, source[s], comb);
+  }
+}
+
+Results lowerSelectAndScatter(const Operation& op, LowerContext&) {
+  if (op.numOperands() != 3 || op.numResults() != 1 || op.numRegions() != 2 || op.region(0).empty() ||
+      op.region(1).empty())
+    return invalidArgument(op.describe() + ": expects operand, source, init_value and two regions");
+  const ElementType et = op.operand(0)->type().elementType();
+  for (size_t i = 1; i < 3; ++i)
+    if (op.operand(i)->type().elementType() != et)
+      return unsupportedOnCuda(op, "no CUDA kernel for select_and_scatter of mixed element types");
+  if (op.result(0)->type().elementType() != et || et == ElementType::kI1 || !isGpuComputeType(et))
+    return unsupportedOnCuda(op, "no CUDA kernel for select_and_scatter of " + std::string(elementTypeName(et)));
+  const Block& sel = op.region(0).front();
+  const Block& sca = op.region(1).front();
+  const Type scalarType = Type::tensor({}, et);
+  if (sel.numArguments() != 2 || sca.numArguments() != 2 || sel.argument(0)->type() != scalarType ||
+      sca.argument(0)->type() != scalarType || sca.argument(1)->type() != scalarType)
+    return unsupportedOnCuda(op, "no CUDA kernel for select_and_scatter regions on other types");
+  // select: one compare of (a, b); scatter: one binary op of its two arguments.
+  const Operation* selRet = sel.terminator();
+  const Operation* cmp = selRet && selRet->numOperands() == 1 ? selRet->operand(0)->definingOp() : nullptr;
+  if (!cmp || cmp->code() != OpCode::Compare || cmp->numOperands() != 2 || sel.operations().size() != 2)
+    return unsupportedOnCuda(op, "no CUDA kernel for this select region (only one compare)");
+  const bool direct = cmp->operand(0) == sel.argument(0) && cmp->operand(1) == sel.argument(1);
+  const bool swapped = cmp->operand(0) == sel.argument(1) && cmp->operand(1) == sel.argument(0);
+  const Attribute* dirAttr = cmp->attr("comparison_direction");
+  const Attribute* typeAttr = cmp->attr("compare_type");
+  const std::string ct = typeAttr ? typeAttr->stringValue() : std::string();
+  if ((!direct && !swapped) || !dirAttr || ct == "TOTALORDER" || (ct == "SIGNED" && isUnsignedInteger(et)) ||
+      (ct == "UNSIGNED" && isSignedInteger(et)))
+    return unsupportedOnCuda(op, "no CUDA kernel for this select region");
+  std::string d = dirAttr->stringValue();
+  if (swapped) d = d == "GE" ? "LE" : d == "LE" ? "GE" : d == "GT" ? "LT" : d == "LT" ? "GT" : d;
+  SelDir dir;
+  if (d == "GE") dir = SelDir::kGE;
+  else if (d == "GT") dir = SelDir::kGT;
+  else if (d == "LE") dir = SelDir::kLE;
+  else if (d == "LT") dir = SelDir::kLT;
+  else return unsupportedOnCuda(op, "no CUDA kernel for a select compare " + d);
+  const Operation* scaRet = sca.terminator();
+  const Operation* f = scaRet && scaRet->numOperands() == 1 ? scaRet->operand(0)->definingOp() : nullptr;
+  if (!f || sca.operations().size() != 2 || f->numOperands() != 2 ||
+      !((f->operand(0) == sca.argument(0) && f->operand(1) == sca.argument(1)) ||
+        (f->operand(0) == sca.argument(1) && f->operand(1) == sca.argument(0))))
+    return unsupportedOnCuda(op, "no CUDA kernel for this scatter region (only one add, multiply, maximum, minimum)");
+  Comb comb;
+  switch (f->code()) {
+    case OpCode::Add: comb = Comb::kAdd; break;
+    case OpCode::Multiply: comb = Comb::kMul; break;
+    case OpCode::Maximum: comb = Comb::kMax; break;
+    case OpCode::Minimum: comb = Comb::kMin; break;
+    default: return unsupportedOnCuda(op, "no CUDA kernel for this scatter region (only one add, multiply, maximum, minimum)");
+  }
+  WF_ASSIGN_OR_RETURN(std::vector<int64_t> inShape, staticShape(op, op.operand(0)->type()));
+  WF_ASSIGN_OR_RETURN(std::vector<int64_t> srcShape, staticShape(op, op.operand(1)->type()));
+  const size_t r = inShape.size();
+  if (r > static_cast<size_t>(kMaxRank) || srcShape.size() != r)
+    return unsupportedOnCuda(op, "select_and_scatter of rank over the CUDA kernels' limit");
+  auto listOr = [&](const char* name, std::vector<int64_t> fallback) {
+    const Attribute* a = op.attr(name);
+    if (a)
+      if (auto v = a->asIntList()) return *v;
+    return fallback;
+  };
+  const std::vector<int64_t> window = listOr("window_dimensions", std::vector<int64_t>(r, 1));
+  const std::vector<int64_t> strides = listOr("window_strides", std::vector<int64_t>(r, 1));
+  const std::vector<int64_t> padding = listOr("padding", std::vector<int64_t>(2 * r, 0));
+  if (window.size() != r || strides.size() != r || padding.size() != 2 * r)
+    return invalidArgument(op.describe() + ": window attributes must have one entry per dimension");
+  WindowScatterParams p;
+  p.rank = static_cast<int>(r);
+  const std::vector<int64_t> inStrides = rowMajorStridesOf(inShape);
+  for (size_t i = 0; i < r; ++i) {
+    if (window[i] < 1 || strides[i] < 1) return invalidArgument(op.describe() + ": window sizes and strides must be positive");
+    // The number of windows must be the source's shape.
+    const int64_t padded = inShape[i] + padding[2 * i] + padding[2 * i + 1];
+    const int64_t windows = padded < window[i] ? 0 : (padded - window[i]) / strides[i] + 1;
+    if (windows != srcShape[i]) return invalidArgument(op.describe() + ": source shape does not match the windows");
+    p.inDims[i] = inShape[i];
+    p.inStrides[i] = inStrides[i];
+    p.srcDims[i] = srcShape[i];
+    p.window[i] = window[i];
+    p.strides[i] = strides[i];
+    p.padLo[i] = padding[2 * i];
+    p.windowSize *= window[i];
+  }
+  p.nSource = numElementsOf(srcShape);
+  p.nOut = numElementsOf(inShape);
+  return dispatchType(et, Results(unsupportedOnCuda(op, "no CUDA kernel for select_and_scatter of " + std::string(elementTypeName(et)))),
+                      [&](auto tag) -> Results {
+                        using Tr = decltype(tag);
+                        return makeKernel([p, dir, comb](const LaunchContext& lc, std::span<void* const> in,
+                                                         std::span<void* const> out) -> Status {
+                          if (p.nOut == 0) return Status::ok();
+                          using S = typename Tr::S;
+                          auto* o = static_cast<S*>(out[0]);
+                          fillKernel<S><<<gridFor(p.nOut), kThreads, 0, lc.stream>>>(o, static_cast<const S*>(in[2]), p.nOut);
+                          WF_CUDA_CHECK_LAUNCH("fillKernel");
+                          if (p.nSource == 0) return Status::ok();
+                          selectAndScatterKernel<Tr><<<gridFor(p.nSource), kThreads, 0, lc.stream>>>(
+                              static_cast<const S*>(in[0]), static_cast<const S*>(in[1]), o, p, dir, comb);
+                          WF_CUDA_CHECK_LAUNCH("selectAndScatterKernel");
+                          return Status::ok();
+                        });
+                      });
+}
+
+}  // namespace
+
+void registerScatterLowerings(CudaKernelRegistry& r) {
+  r.add(OpCode::Scatter, lowerScatter);
+  r.add(OpCode::SelectAndScatter, lowerSelectAndScatter);
+}
+
+}  // namespace wf::cuda
