@@ -28,7 +28,7 @@ struct RefineShapesOptions {
   // has at most `maxFoldElements` elements by stablehlo.constant: the shape computations
   // (get_dimension_size, the arithmetic, concatenate, reshape, ... on shape tensors) disappear.
   bool foldConstants = true;
-  int64_t maxFoldElements = 4096;
+  int64_t maxFoldElements = 1024;
   // Remove side-effect-free ops whose results are unused once shapes are folded.
   bool removeDeadOps = true;
   // Inlining depth limit (recursive calls are an error).
