@@ -1,6 +1,7 @@
 // CUDA kernels for stablehlo.reduce and stablehlo.reduce_window with a one-op body (sum,
-// product, max, min, and, or) over one operand; other bodies and multi-operand reductions
-// (argmax) are unimplemented here. reduce_window (pooling) takes strides, window dilation and
+// product, max, min, and, or) over one operand, and the two-operand argmax/argmin reduce (values
+// and indices, recognised structurally); other bodies and multi-operand reductions are
+// unimplemented here. reduce_window (pooling) takes strides, window dilation and
 // padding (padded positions hold the init value, as the spec says); base dilation is
 // unimplemented. f16
 // and bf16 accumulate in f32; integers accumulate in 64 bits and wrap to their width.
@@ -160,8 +161,6 @@ __global__ void reduceBlockPerOutput(RedKind k, const typename Tr::S* in, const 
   }
 }
 
-using Results = Expected<std::unique_ptr<OpKernel>>;
-
 // The reduction a body computes, if it is one binary op of its two arguments.
 Expected<RedKind> bodyKind(const Operation& op) {
   auto unsupportedBody = [&] { return unsupportedOnCuda(op, "no CUDA kernel for this reduction body"); };
@@ -187,7 +186,297 @@ Expected<RedKind> bodyKind(const Operation& op) {
   }
 }
 
+// ---- argmax / argmin: reduce of (values, indices) ----------------------------------------------
+//
+// The two-operand reduce JAX emits for argmax/argmin (jax.lax.argmax), recognised structurally:
+//   ^bb0(%v1, %i1, %v2, %i2):
+//     %p = or(compare GT|LT %v1 %v2, compare NE %v1 %v1)      (the NaN test optional for ints)
+//     %q = or(%p, and(compare EQ %v1 %v2, compare LT %i1 %i2))
+//     return select(%p, %v1, %v2), select(%q, %i1, %i2)
+// (either operand order of or/and/eq, compares written with swapped operands, GT/LT as LT/GT).
+// Its result: the largest (smallest) value, NaN above everything, and among equal values (or
+// NaNs) the smallest index; that is what the CPU's sequential application of the body gives when
+// the indices grow along the reduced dims (an iota, as JAX and PyTorch exporters produce). The
+// selection is associative, commutative and idempotent, so every thread starts from the init
+// pair and partial results combine in any order.
+
+// The block argument index of v, or -1.
+int argIndexOf(const Value* v, const Block& b) {
+  for (size_t i = 0; i < b.numArguments(); ++i)
+    if (b.argument(i) == v) return static_cast<int>(i);
+  return -1;
+}
+
+const Operation* definedBy(const Value* v, OpCode code) {
+  const Operation* d = v->definingOp();
+  return d && d->code() == code ? d : nullptr;
+}
+
+std::string compareDir(const Operation& c) {
+  const Attribute* a = c.attr("comparison_direction");
+  return a ? a->stringValue() : std::string();
+}
+
+// compare DIR (arg x, arg y) with DIR as seen from (x, y); "" if v is not such a compare.
+std::string compareOfArgs(const Value* v, const Block& b, int x, int y) {
+  const Operation* c = definedBy(v, OpCode::Compare);
+  if (!c || c->numOperands() != 2) return "";
+  if (const Attribute* t = c->attr("compare_type")) {
+    // TOTALORDER orders NaNs and zeros otherwise; SIGNED/UNSIGNED of the other signedness
+    // reinterprets bits.
+    const std::string& ct = t->stringValue();
+    const ElementType et = c->operand(0)->type().elementType();
+    if (ct == "TOTALORDER" || (ct == "SIGNED" && isUnsignedInteger(et)) || (ct == "UNSIGNED" && isSignedInteger(et)))
+      return "";
+  }
+  const int l = argIndexOf(c->operand(0), b), r = argIndexOf(c->operand(1), b);
+  const std::string d = compareDir(*c);
+  if (l == x && r == y) return d;
+  if (l == y && r == x) {
+    if (d == "LT") return "GT";
+    if (d == "GT") return "LT";
+    if (d == "LE") return "GE";
+    if (d == "GE") return "LE";
+    return d;
+  }
+  return "";
+}
+
+// The operands of a binary op of `code`, in either order, as (a, b) with pred(a) true.
+template <typename Pred>
+bool splitBinary(const Value* v, OpCode code, Pred pred, const Value*& a, const Value*& b) {
+  const Operation* o = definedBy(v, code);
+  if (!o || o->numOperands() != 2) return false;
+  if (pred(o->operand(0))) {
+    a = o->operand(0);
+    b = o->operand(1);
+    return true;
+  }
+  if (pred(o->operand(1))) {
+    a = o->operand(1);
+    b = o->operand(0);
+    return true;
+  }
+  return false;
+}
+
+// 1 argmax, -1 argmin, 0 not the pattern.
+int matchArgReduceBody(const Operation& op, bool floatValues) {
+  if (op.numRegions() != 1 || op.region(0).empty()) return 0;
+  const Block& b = op.region(0).front();
+  const Operation* ret = b.terminator();
+  if (b.numArguments() != 4 || !ret || ret->numOperands() != 2) return 0;
+  const Operation* selV = definedBy(ret->operand(0), OpCode::Select);
+  const Operation* selI = definedBy(ret->operand(1), OpCode::Select);
+  if (!selV || !selI || selV->numOperands() != 3 || selI->numOperands() != 3) return 0;
+  if (argIndexOf(selV->operand(1), b) != 0 || argIndexOf(selV->operand(2), b) != 2 ||
+      argIndexOf(selI->operand(1), b) != 1 || argIndexOf(selI->operand(2), b) != 3)
+    return 0;
+  const Value* p = selV->operand(0);
+  // %p: compare GT|LT (v1, v2), or'ed with the NaN test compare NE (v1, v1).
+  int kind = 0;
+  auto isOrder = [&](const Value* v) {
+    const std::string d = compareOfArgs(v, b, 0, 2);
+    return d == "GT" || d == "LT";
+  };
+  const Value* order = nullptr;
+  const Value* nanTest = nullptr;
+  if (isOrder(p)) {
+    if (floatValues) return 0;  // floats need the NaN test
+    order = p;
+  } else if (splitBinary(p, OpCode::Or, isOrder, order, nanTest)) {
+    if (compareOfArgs(nanTest, b, 0, 0) != "NE") return 0;
+  } else {
+    return 0;
+  }
+  kind = compareOfArgs(order, b, 0, 2) == "GT" ? 1 : -1;
+  // %q: or(%p, and(compare EQ (v1, v2), compare LT (i1, i2))).
+  const Value* q = selI->operand(0);
+  const Value* pp = nullptr;
+  const Value* tie = nullptr;
+  if (!splitBinary(q, OpCode::Or, [&](const Value* v) { return v == p; }, pp, tie)) return 0;
+  const Value* eq = nullptr;
+  const Value* lt = nullptr;
+  if (!splitBinary(tie, OpCode::And, [&](const Value* v) { return compareOfArgs(v, b, 0, 2) == "EQ"; }, eq, lt))
+    return 0;
+  if (compareOfArgs(lt, b, 1, 3) != "LT") return 0;
+  return kind;
+}
+
+template <typename Tr>
+struct ArgPair {
+  typename Tr::C v;
+  int64_t i;
+};
+
+// The better of two candidates: larger (kind 1) or smaller (kind -1) value, NaN first, ties to
+// the smaller index.
+template <typename Tr>
+__device__ inline ArgPair<Tr> argBetter(int kind, ArgPair<Tr> a, ArgPair<Tr> b) {
+  if constexpr (Tr::kCat == Cat::kFloat) {
+    const bool an = isnan(a.v), bn = isnan(b.v);
+    if (an || bn) {
+      if (an && bn) return a.i <= b.i ? a : b;
+      return an ? a : b;
+    }
+  }
+  if (kind > 0 ? a.v > b.v : a.v < b.v) return a;
+  if (kind > 0 ? b.v > a.v : b.v < a.v) return b;
+  return a.i <= b.i ? a : b;
+}
+
+template <typename I>
+__device__ inline int64_t loadArgIndex(const I* p, int64_t off) {
+  return static_cast<int64_t>(p[off]);
+}
+
+template <typename Tr, typename I>
+__global__ void argReduceThreadPerOutput(int kind, const typename Tr::S* __restrict__ vals, const I* __restrict__ idx,
+                                         const typename Tr::S* initV, const I* initI, typename Tr::S* outV, I* outI,
+                                         ReducePlan p) {
+  WF_GRID_STRIDE_LOOP(j, p.numOut) {
+    const int64_t base = outBase(p, j);
+    ArgPair<Tr> acc{Tr::load(*initV), static_cast<int64_t>(*initI)};
+    for (int64_t r = 0; r < p.numRed; ++r) {
+      const int64_t off = base + redOffset(p, r);
+      acc = argBetter<Tr>(kind, acc, ArgPair<Tr>{Tr::load(vals[off]), loadArgIndex(idx, off)});
+    }
+    outV[j] = Tr::store(acc.v);
+    outI[j] = static_cast<I>(acc.i);
+  }
+}
+
+template <typename Tr, typename I>
+__global__ void argReduceBlockPerOutput(int kind, const typename Tr::S* __restrict__ vals, const I* __restrict__ idx,
+                                        const typename Tr::S* initV, const I* initI, typename Tr::S* outV, I* outI,
+                                        ReducePlan p) {
+  using C = typename Tr::C;
+  __shared__ C sv[kThreads];
+  __shared__ int64_t si[kThreads];
+  for (int64_t j = blockIdx.x; j < p.numOut; j += gridDim.x) {
+    const int64_t base = outBase(p, j);
+    ArgPair<Tr> acc{Tr::load(*initV), static_cast<int64_t>(*initI)};
+    for (int64_t r = threadIdx.x; r < p.numRed; r += blockDim.x) {
+      const int64_t off = base + redOffset(p, r);
+      acc = argBetter<Tr>(kind, acc, ArgPair<Tr>{Tr::load(vals[off]), loadArgIndex(idx, off)});
+    }
+    sv[threadIdx.x] = acc.v;
+    si[threadIdx.x] = acc.i;
+    __syncthreads();
+    for (unsigned s = blockDim.x / 2; s > 0; s /= 2) {
+      if (threadIdx.x < s) {
+        const ArgPair<Tr> other{sv[threadIdx.x + s], si[threadIdx.x + s]};
+        const ArgPair<Tr> mine{sv[threadIdx.x], si[threadIdx.x]};
+        const ArgPair<Tr> best = argBetter<Tr>(kind, mine, other);
+        sv[threadIdx.x] = best.v;
+        si[threadIdx.x] = best.i;
+      }
+      __syncthreads();
+    }
+    if (threadIdx.x == 0) {
+      outV[j] = Tr::store(sv[0]);
+      outI[j] = static_cast<I>(si[0]);
+    }
+    __syncthreads();
+  }
+}
+
+using Results = Expected<std::unique_ptr<OpKernel>>;
+
+// The plan of a reduction of `inShape` over `dims` (shared by the one- and two-operand paths).
+Expected<ReducePlan> planReduce(const Operation& op, const std::vector<int64_t>& inShape) {
+  WF_ASSIGN_OR_RETURN(std::vector<int64_t> dims, cpu::intListAttr(op, "dimensions"));
+  if (inShape.size() > static_cast<size_t>(kMaxRank))
+    return unsupportedOnCuda(op, "rank " + std::to_string(inShape.size()) + " is over the CUDA kernels' limit");
+  std::vector<bool> reduced(inShape.size(), false);
+  for (int64_t d : dims) {
+    if (d < 0 || static_cast<size_t>(d) >= inShape.size()) return invalidArgument(op.describe() + ": dimension out of range");
+    reduced[static_cast<size_t>(d)] = true;
+  }
+  std::vector<int64_t> strides(inShape.size(), 1);
+  for (size_t i = inShape.size(); i-- > 1;) strides[i - 1] = strides[i] * inShape[i];
+  ReducePlan p;
+  p.numOut = 1;
+  p.numRed = 1;
+  bool seenReduced = false;
+  p.trailing = true;
+  for (size_t d = 0; d < inShape.size(); ++d) {
+    IndexMap<1>& m = reduced[d] ? p.redMap : p.outMap;
+    m.dims[m.rank] = inShape[d];
+    m.strides[0][m.rank] = strides[d];
+    ++m.rank;
+    if (reduced[d]) {
+      p.numRed *= inShape[d];
+      seenReduced = true;
+    } else {
+      p.numOut *= inShape[d];
+      if (seenReduced && inShape[d] != 1) p.trailing = false;
+    }
+  }
+  return p;
+}
+
+template <typename I>
+Results argReduceKernel(const Operation& op, ElementType et, int kind, const ReducePlan& p, bool blockPerOutput) {
+  return dispatchType(et, Results(unsupportedOnCuda(op, "no CUDA kernel for argmax/argmin of " + std::string(elementTypeName(et)))),
+                      [&](auto tag) -> Results {
+                        using Tr = decltype(tag);
+                        if constexpr (Tr::kCat == Cat::kBool) {
+                          return unsupportedOnCuda(op, "no CUDA kernel for argmax/argmin of i1");
+                        } else {
+                          return makeKernel([kind, p, blockPerOutput](const LaunchContext& ctx, std::span<void* const> in,
+                                                                      std::span<void* const> out) -> Status {
+                            if (p.numOut == 0) return Status::ok();
+                            using S = typename Tr::S;
+                            const auto* v = static_cast<const S*>(in[0]);
+                            const auto* ix = static_cast<const I*>(in[1]);
+                            const auto* iv = static_cast<const S*>(in[2]);
+                            const auto* ii = static_cast<const I*>(in[3]);
+                            auto* ov = static_cast<S*>(out[0]);
+                            auto* oi = static_cast<I*>(out[1]);
+                            if (blockPerOutput) {
+                              const unsigned blocks = static_cast<unsigned>(std::min<int64_t>(p.numOut, 65535 * 8));
+                              argReduceBlockPerOutput<Tr, I><<<blocks, kThreads, 0, ctx.stream>>>(kind, v, ix, iv, ii, ov, oi, p);
+                              WF_CUDA_CHECK_LAUNCH("argReduceBlockPerOutput");
+                            } else {
+                              argReduceThreadPerOutput<Tr, I><<<gridFor(p.numOut), kThreads, 0, ctx.stream>>>(kind, v, ix, iv, ii, ov, oi, p);
+                              WF_CUDA_CHECK_LAUNCH("argReduceThreadPerOutput");
+                            }
+                            return Status::ok();
+                          });
+                        }
+                      });
+}
+
+Results lowerArgReduce(const Operation& op, LowerContext& ctx) {
+  const ElementType et = op.operand(0)->type().elementType();
+  const ElementType it = op.operand(1)->type().elementType();
+  const int kind = matchArgReduceBody(op, isFloat(et));
+  if (kind == 0)
+    return unsupportedOnCuda(op, "no CUDA kernel for this two-operand reduction body (only argmax/argmin)");
+  if (op.operand(2)->type().elementType() != et || op.result(0)->type().elementType() != et ||
+      op.operand(3)->type().elementType() != it || op.result(1)->type().elementType() != it)
+    return unsupportedOnCuda(op, "no CUDA kernel for an argmax/argmin that changes element types");
+  const Block& b = op.region(0).front();
+  if (b.argument(0)->type().elementType() != et || b.argument(1)->type().elementType() != it)
+    return unsupportedOnCuda(op, "no CUDA kernel for an argmax/argmin body on promoted types");
+  WF_ASSIGN_OR_RETURN(std::vector<int64_t> inShape, staticShape(op, op.operand(0)->type()));
+  WF_ASSIGN_OR_RETURN(std::vector<int64_t> idxShape, staticShape(op, op.operand(1)->type()));
+  if (idxShape != inShape) return invalidArgument(op.describe() + ": inputs have different shapes");
+  WF_ASSIGN_OR_RETURN(ReducePlan p, planReduce(op, inShape));
+  const bool innermostReduced = p.redMap.rank > 0 && p.trailing;
+  const int sms = ctx.device.info().multiprocessors;
+  const bool blockPerOutput = p.numRed >= 32 && (innermostReduced || p.numOut < int64_t{8} * sms);
+  switch (it) {
+    case ElementType::kSI32: return argReduceKernel<int32_t>(op, et, kind, p, blockPerOutput);
+    case ElementType::kSI64: return argReduceKernel<int64_t>(op, et, kind, p, blockPerOutput);
+    default:
+      return unsupportedOnCuda(op, "no CUDA kernel for argmax/argmin indices of type " + std::string(elementTypeName(it)));
+  }
+}
+
 Results lowerReduce(const Operation& op, LowerContext& ctx) {
+  if (op.numOperands() == 4 && op.numResults() == 2) return lowerArgReduce(op, ctx);
   if (op.numOperands() != 2 || op.numResults() != 1)
     return unsupportedOnCuda(op, "no CUDA kernel for a reduction of " + std::to_string(op.numOperands() / 2) +
                                      " operands");
