@@ -5,10 +5,14 @@
 // strides of [N, C, spatial...] in whatever order the dimension numbers put them. The kernel must
 // be packed [O, I, spatial...] (PyTorch's OIHW); other kernel layouts (JAX's HWIO) are first
 // copied into that order in the workspace. 1-d convolutions get a unit spatial dim (cuDNN wants
-// at least two). Supported: feature groups, strides, rhs dilation, symmetric padding, f32 (true
-// f32 unless TF32 is allowed), f16 and bf16 (tensor cores, f32 accumulation), f64. Unsupported
-// here (unimplemented, so the op can run on the host): lhs dilation (transposed convolution),
-// asymmetric or negative padding, window reversal, batch groups, mixed result types.
+// at least two). Supported: feature groups, strides, rhs dilation, padding, lhs dilation,
+// window reversal, f32 (true f32 unless TF32 is allowed), f16 and bf16 (tensor cores, f32
+// accumulation), f64. Symmetric non-negative padding goes to cuDNN as is. Lhs dilation (the
+// transposed convolution PyTorch's ConvTranspose exports), asymmetric and negative padding are
+// dilate-then-convolve: the input is first written into a zeroed workspace buffer of the padded,
+// dilated shape (negative padding crops), which cuDNN then convolves unpadded. Window reversal
+// flips the kernel as it is repacked. Unsupported here (unimplemented, so the op can run on the
+// host): batch groups, mixed result types.
 #ifdef WF_HAVE_CUDNN
 
 #include <algorithm>
@@ -43,6 +47,13 @@ class ConvKernel final : public OpKernel {
   Status launch(const LaunchContext& ctx, std::span<void* const> in, std::span<void* const> out) override {
     if (empty_) return Status::ok();
     const void* w = in[1];
+    const void* x = in[0];
+    if (inputBytes_ > 0) {
+      void* dst = static_cast<char*>(ctx.workspace) + inputOffset_;
+      WF_CUDA_CHECK(cudaMemsetAsync(dst, 0, inputBytes_, ctx.stream));
+      if (inputCopy_) WF_RETURN_IF_ERROR(launchStridedCopy(ctx.stream, elemBytes_, *inputCopy_, in[0], dst));
+      x = dst;
+    }
     if (kernelCopy_) {
       void* dst = static_cast<char*>(ctx.workspace) + kernelOffset_;
       WF_RETURN_IF_ERROR(launchStridedCopy(ctx.stream, elemBytes_, *kernelCopy_, in[1], dst));
@@ -55,7 +66,7 @@ class ConvKernel final : public OpKernel {
     WF_CUDNN_CHECK(cudnnSetStream(handle_, ctx.stream));
     const void* alpha = useDouble_ ? static_cast<const void*>(&alphaD_) : static_cast<const void*>(&alphaF_);
     const void* beta = useDouble_ ? static_cast<const void*>(&betaD_) : static_cast<const void*>(&betaF_);
-    WF_CUDNN_CHECK(cudnnConvolutionForward(handle_, alpha, x_.get(), in[0], w_.get(), w, conv_.get(), algo_,
+    WF_CUDNN_CHECK(cudnnConvolutionForward(handle_, alpha, x_.get(), x, w_.get(), w, conv_.get(), algo_,
                                            static_cast<char*>(ctx.workspace) + cudnnOffset_, cudnnBytes_, beta,
                                            y_.get(), out[0]));
     return Status::ok();
@@ -66,6 +77,10 @@ class ConvKernel final : public OpKernel {
   int elemBytes_ = 0;
   std::shared_ptr<const StridedCopyPlan> kernelCopy_;
   size_t kernelOffset_ = 0;
+  // Dilate-then-convolve: the padded, dilated input in the workspace (null copy: all padding).
+  std::shared_ptr<const StridedCopyPlan> inputCopy_;
+  size_t inputOffset_ = 0;
+  size_t inputBytes_ = 0;
   size_t cudnnOffset_ = 0;
   size_t cudnnBytes_ = 0;
   bool useDouble_ = false;
@@ -141,12 +156,13 @@ Expected<std::unique_ptr<OpKernel>> lowerConvolution(const Operation& op, LowerC
   if (const Attribute* a = op.attr("batch_group_count")) batchGroups = a->asInt().value_or(1);
   if (strides.size() != r || lhsDil.size() != r || rhsDil.size() != r || pad.size() != 2 * r)
     return invalidArgument(op.describe() + ": window attributes must have one entry per spatial dimension");
+  bool dilateInput = false;  // lhs dilation, asymmetric or negative padding: dilate-then-convolve
   for (size_t d = 0; d < r; ++d) {
-    if (lhsDil[d] != 1) return unsupportedOnCuda(op, "no cuDNN convolution with lhs_dilation (transposed convolution)");
-    if (reversal.size() == r && reversal[d] != 0) return unsupportedOnCuda(op, "no cuDNN convolution with window_reversal");
-    if (pad[2 * d] != pad[2 * d + 1] || pad[2 * d] < 0)
-      return unsupportedOnCuda(op, "no cuDNN convolution with asymmetric or negative padding");
+    if (lhsDil[d] < 1 || strides[d] < 1 || rhsDil[d] < 1)
+      return invalidArgument(op.describe() + ": strides and dilations must be positive");
+    if (lhsDil[d] != 1 || pad[2 * d] != pad[2 * d + 1] || pad[2 * d] < 0) dilateInput = true;
   }
+  const bool reversed = reversal.size() == r && std::any_of(reversal.begin(), reversal.end(), [](int64_t v) { return v != 0; });
   if (batchGroups != 1) return unsupportedOnCuda(op, "no cuDNN convolution with batch_group_count");
 
   auto k = std::make_unique<ConvKernel>();
@@ -175,8 +191,42 @@ Expected<std::unique_ptr<OpKernel>> lowerConvolution(const Operation& op, LowerC
       strd.push_back(1);
     }
   };
+  // Dilate-then-convolve: input element i of spatial dim d lands at padLo + i * lhsDil in a
+  // zeroed buffer of (size - 1) * lhsDil + 1 + padLo + padHi (elements outside it are cropped).
+  std::vector<int64_t> xsConv = xs;
+  size_t wsEnd = 0;
+  std::vector<int64_t> box = xs, dstStrides, srcStrides = rowMajorStridesOf(xs);
+  int64_t dstOffset = 0, srcOffset = 0;
+  bool anyCopied = true;
+  if (dilateInput) {
+    for (size_t j = 0; j < r; ++j) {
+      const auto d = static_cast<size_t>(inSp[j]);
+      const int64_t size = (xs[d] - 1) * lhsDil[j] + 1 + pad[2 * j] + pad[2 * j + 1];
+      if (size <= 0) return unsupportedOnCuda(op, "no cuDNN convolution: padding crops the whole input");
+      xsConv[d] = size;
+    }
+    dstStrides = rowMajorStridesOf(xsConv);
+    std::vector<int64_t> dstSteps = dstStrides;
+    for (size_t j = 0; j < r; ++j) {
+      const auto d = static_cast<size_t>(inSp[j]);
+      const int64_t lo = pad[2 * j], dil = lhsDil[j];
+      // First and last input index that land inside [0, size).
+      const int64_t first = lo >= 0 ? 0 : (-lo + dil - 1) / dil;
+      const int64_t room = xsConv[d] - 1 - lo;  // may be negative: floor division
+      const int64_t last = std::min(xs[d] - 1, room >= 0 ? room / dil : -((-room + dil - 1) / dil));
+      box[d] = last - first + 1;
+      if (box[d] <= 0) anyCopied = false;
+      dstSteps[d] = dstStrides[d] * dil;
+      dstOffset += (lo + first * dil) * dstStrides[d];
+      srcOffset += first * srcStrides[d];
+    }
+    k->inputBytes_ = static_cast<size_t>(numElementsOf(xsConv)) * static_cast<size_t>(k->elemBytes_);
+    if (anyCopied) {
+      WF_ASSIGN_OR_RETURN(k->inputCopy_, planStridedCopy(op, box, dstSteps, srcStrides, dstOffset, srcOffset));
+    }
+  }
   std::vector<int> xd, xstr, yd, ystr;
-  nc(xs, inBatch, inFeature, inSp, xd, xstr);
+  nc(xsConv, inBatch, inFeature, inSp, xd, xstr);
   nc(ys, outBatch, outFeature, outSp, yd, ystr);
   WF_ASSIGN_OR_RETURN(k->x_, tensorDesc(dt, xd, xstr));
   WF_ASSIGN_OR_RETURN(k->y_, tensorDesc(dt, yd, ystr));
@@ -186,21 +236,35 @@ Expected<std::unique_ptr<OpKernel>> lowerConvolution(const Operation& op, LowerC
   order.insert(order.end(), kSp.begin(), kSp.end());
   bool packed = true;
   for (size_t i = 0; i < order.size(); ++i) packed = packed && order[i] == static_cast<int64_t>(i);
+  packed = packed && !reversed;
   std::vector<int> wd;
   for (int64_t d : order) wd.push_back(static_cast<int>(ws[static_cast<size_t>(d)]));
   if (pad1d) wd.push_back(1);
   size_t wsOffset = 0;
   if (!packed) {
     const std::vector<int64_t> s = rowMajorStridesOf(ws);
-    std::vector<int64_t> box, src;
+    std::vector<int64_t> kbox, src;
+    int64_t kOffset = 0;
     for (int64_t d : order) {
-      box.push_back(ws[static_cast<size_t>(d)]);
+      kbox.push_back(ws[static_cast<size_t>(d)]);
       src.push_back(s[static_cast<size_t>(d)]);
     }
-    WF_ASSIGN_OR_RETURN(k->kernelCopy_, planStridedCopy(op, box, rowMajorStridesOf(box), src, 0, 0));
+    // Window reversal: the spatial dims read backwards.
+    for (size_t j = 0; j < r && reversed; ++j) {
+      if (reversal[j] == 0) continue;
+      const auto d = static_cast<size_t>(kSp[j]);
+      src[2 + j] = -s[d];
+      kOffset += (ws[d] - 1) * s[d];
+    }
+    WF_ASSIGN_OR_RETURN(k->kernelCopy_, planStridedCopy(op, kbox, rowMajorStridesOf(kbox), src, 0, kOffset));
     k->kernelOffset_ = 0;
     wsOffset = (static_cast<size_t>(numElementsOf(ws)) * static_cast<size_t>(k->elemBytes_) + 255) / 256 * 256;
   }
+  if (dilateInput) {
+    k->inputOffset_ = wsOffset;
+    wsOffset += (k->inputBytes_ + 255) / 256 * 256;
+  }
+  wsEnd = wsOffset;
   cudnnFilterDescriptor_t fd = nullptr;
   WF_CUDNN_CHECK(cudnnCreateFilterDescriptor(&fd));
   k->w_ = FilterDesc(fd);
@@ -208,7 +272,7 @@ Expected<std::unique_ptr<OpKernel>> lowerConvolution(const Operation& op, LowerC
 
   std::vector<int> padA, strideA, dilA;
   for (size_t d = 0; d < r; ++d) {
-    padA.push_back(static_cast<int>(pad[2 * d]));
+    padA.push_back(dilateInput ? 0 : static_cast<int>(pad[2 * d]));
     strideA.push_back(static_cast<int>(strides[d]));
     dilA.push_back(static_cast<int>(rhsDil[d]));
   }
@@ -254,7 +318,7 @@ Expected<std::unique_ptr<OpKernel>> lowerConvolution(const Operation& op, LowerC
   if (!chosen) return unsupportedOnCuda(op, "cuDNN has no algorithm for this convolution");
   k->cudnnOffset_ = wsOffset;
   k->useDouble_ = et == ElementType::kF64;
-  ctx.workspaceBytes = std::max(ctx.workspaceBytes, wsOffset + k->cudnnBytes_ + 256);
+  ctx.workspaceBytes = std::max(ctx.workspaceBytes, wsEnd + k->cudnnBytes_ + 256);
   return std::unique_ptr<OpKernel>(std::move(k));
 }
 
