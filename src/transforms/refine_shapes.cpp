@@ -141,6 +141,7 @@ class Refiner {
   Status refineBlock(const Block& src, Block& dst, std::vector<Value*>* returned, int depth);
   Status refineOp(const Operation& op, Block& dst, int depth);
   Status inlineCall(const Operation& call, const Operation& callee, Block& dst, int depth);
+  Status checkShapeAssertion(const Operation& op, const std::vector<Value*>& operands);
 
   Expected<Value*> mapped(const Operation& user, const Value* v) const {
     auto it = map_.find(v);
@@ -775,6 +776,10 @@ Status Refiner::refineOp(const Operation& op, Block& dst, int depth) {
     WF_ASSIGN_OR_RETURN(Value* m, mapped(op, v));
     operands.push_back(m);
   }
+  if (op.code() == OpCode::CustomCall) {
+    const Attribute* target = op.attr("call_target_name");
+    if (target && target->stringValue() == "shape_assertion") return checkShapeAssertion(op, operands);
+  }
   for (size_t i = 0; i < operands.size(); ++i)
     if (!isStaticType(operands[i]->type()))
       return internalError(op.describe() + ": operand #" + std::to_string(i) + " is still " + operands[i]->type().toString());
@@ -839,6 +844,26 @@ Status Refiner::refineOp(const Operation& op, Block& dst, int depth) {
   Operation* added = dst.append(std::move(refined));
   for (size_t i = 0; i < op.numResults(); ++i) map_[op.result(i)] = added->result(i);
   return Status::ok();
+}
+
+// JAX's shape assertions (custom_call @shape_assertion(pred, error_message_inputs...)) hold
+// or fail once the shapes are static: a true one is dropped, a false one is an error with the
+// assertion's message, its {0}, {1}, ... placeholders filled with the inputs.
+Status Refiner::checkShapeAssertion(const Operation& op, const std::vector<Value*>& operands) {
+  const Literal* pred = operands.empty() ? nullptr : constant(operands[0]);
+  if (!pred || pred->numElements() != 1)
+    return unimplemented(op.describe() + ": the shape assertion's predicate cannot be computed at compile time");
+  if (pred->getInt(0) != 0) return Status::ok();
+  const Attribute* message = op.attr("error_message");
+  std::string text = message ? message->stringValue() : "shape assertion failed";
+  for (size_t i = 1; i < operands.size(); ++i) {
+    const Literal* input = constant(operands[i]);
+    if (!input || input->numElements() != 1) continue;
+    std::string key = "{" + std::to_string(i - 1) + "}", value = std::to_string(input->getInt(0));
+    for (size_t at = text.find(key); at != std::string::npos; at = text.find(key, at + value.size()))
+      text.replace(at, key.size(), value);
+  }
+  return invalidArgument(op.describe() + ": shape assertion failed: " + text);
 }
 
 Status Refiner::refineBlock(const Block& src, Block& dst, std::vector<Value*>* returned, int depth) {

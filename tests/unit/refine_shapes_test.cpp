@@ -362,6 +362,42 @@ TEST(RefineShapes, MoreOpsWithADynamicBatch) {
   EXPECT_EQ(printed.find("?"), std::string::npos) << printed;
 }
 
+// A JAX export with a symbolic batch (jax.export, shape polymorphism): the dimension variable
+// goes to the wrapped function as an argument, and a shape assertion guards it. The assertion
+// is checked and dropped; the result runs on the CPU interpreter (which has no shape_assertion).
+TEST(RefineShapes, JaxShapePolymorphism) {
+  std::string path = std::string(WF_SOURCE_DIR) + "/tests/data/jax/shape_poly.mlir";
+  Module m = parse(readFile(path), path);
+  for (int64_t b : {1, 4}) {
+    auto r = refineShapes(m, "main", std::vector<Type>{tensor({b, 3})});
+    ASSERT_TRUE(r) << r.status().toString();
+    std::string printed = printModule(**r);
+    EXPECT_EQ(printed.find("shape_assertion"), std::string::npos) << printed;
+    std::string where;
+    EXPECT_TRUE(hasOnlyStaticTypes(**r, &where)) << where;
+    std::mt19937 rng(5);
+    Literal x = randomLiteral(tensor({b, 3}), rng);
+    auto out = runEntry(**r, "main", {x});
+    ASSERT_TRUE(out) << out.status().toString();
+    ASSERT_EQ(out->size(), 3u);
+    EXPECT_EQ((*out)[1].type(), tensor({2 * b, 3}));
+    EXPECT_EQ((*out)[2].type(), tensor({3 * b}));
+    for (int64_t j = 0; j < 3; ++j) {
+      double sum = 0;
+      for (int64_t i = 0; i < b; ++i) sum += x.getDouble(i * 3 + j);
+      EXPECT_NEAR((*out)[0].getDouble(j), sum, 1e-5);
+    }
+    for (int64_t k = 0; k < 3 * b; ++k) {
+      EXPECT_EQ((*out)[2].getDouble(k), x.getDouble(k));
+      EXPECT_EQ((*out)[1].getDouble(k + 3 * b), x.getDouble(k));
+    }
+  }
+  // b = 0 violates the export's `b >= 1`.
+  std::string e = refineError(m, {tensor({0, 3})});
+  EXPECT_NE(e.find("shape assertion failed"), std::string::npos) << e;
+  EXPECT_NE(e.find("'b' = 0 from specification"), std::string::npos) << e;
+}
+
 // ---------------------------------------------------------------------------------------------
 // Errors.
 
