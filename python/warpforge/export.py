@@ -128,6 +128,8 @@ def export(module: torch.nn.Module, example_inputs, out_dir, *, dynamic_batch: b
             "golden": {"inputs": "golden/inputs.safetensors", "outputs": "golden/outputs.safetensors"},
         }
         out_vals = [n for n in _output_vals(ep)]
+        _check_output_shapes(out_names, out_vals, out_tensors,
+                             static=all(t is x for t, x in zip(trace_inputs, inputs)))
         for i, (oname, v, val) in enumerate(zip(out_names, lowered.outputs, out_vals)):
             manifest["outputs"].append({"name": oname, "result": i, "dtype": v.type.dtype, "shape": shape_of(val.shape)})
         act_tensors = {}
@@ -183,12 +185,51 @@ def _float64_reference(module, example_inputs, input_names, by_keyword, act_path
 def decomposition_table():
     """torch.export's core-ATen decompositions, except scaled_dot_product_attention, which the
     lowering takes whole (its decomposition also trips torch 2.15 on GPT-2: a view of the
-    non-contiguous attention output)."""
+    non-contiguous attention output), and with the LSTM's final states given their shape
+    (`_lstm_state_shapes`)."""
     table = torch.export.default_decompositions()
     for op in list(table.keys()):
         if "scaled_dot_product" in str(op):
             del table[op]
+    lstm = torch.ops.aten.lstm.input
+    if lstm in table:
+        table[lstm] = _lstm_state_shapes(table[lstm])
     return table
+
+
+def _lstm_state_shapes(decomposition):
+    """`aten.lstm.input`'s decomposition with its final hidden and cell states reshaped to the
+    shapes of the initial ones, [num_layers * num_directions, batch, hidden]. torch 2.11's
+    decomposition squeezes the wrong dimension of each layer's last state (`hx.squeeze(1)`
+    instead of `squeeze(0)` in `one_layer_lstm`), so for a batch other than 1 it returns
+    h_n and c_n as [num_layers * num_directions, 1, batch, hidden]: the right values in the
+    wrong shape, which the exported program then gives as the model's output shape. Where
+    the decomposition is right the states are returned as they are."""
+
+    def lstm(input, hx, params, *args, **kwargs):
+        out, h, c = decomposition(input, hx, params, *args, **kwargs)
+        if h.shape != hx[0].shape:
+            h = h.reshape(hx[0].shape)
+        if c.shape != hx[1].shape:
+            c = c.reshape(hx[1].shape)
+        return out, h, c
+
+    return lstm
+
+
+def _check_output_shapes(names, vals, tensors, static: bool):
+    """Raises when an output of the exported program does not have the shape of the tensor the
+    model returns (a wrong shape in a torch decomposition would otherwise be written into the
+    manifest and the StableHLO types). Symbolic sizes are not compared, nor, where the program
+    was traced on other inputs than the example (`static` false), any size but the rank."""
+    for name, val, t in zip(names, vals, tensors):
+        shape = list(val.shape)
+        ok = len(shape) == t.dim()
+        if ok and static:
+            ok = all(not isinstance(d, int) or d == n for d, n in zip(shape, t.shape))
+        if not ok:
+            raise RuntimeError(f"output {name!r}: the exported program gives shape {shape}, the model returns "
+                               f"{list(t.shape)}")
 
 
 def _output_vals(ep):
