@@ -552,8 +552,40 @@ Expected<std::vector<Type>> Refiner::infer(const Operation& op) const {
       s.back() = *k;
       return std::vector<Type>{like(0, s), like(1, s)};
     }
+    case OpCode::AllGather: case OpCode::ReduceScatter: case OpCode::AllToAll: {
+      // The group size is the second dimension of replica_groups (tensor<G x N>).
+      const Attribute* groups = op.attr("replica_groups");
+      if (!groups || groups->kind() != Attribute::Kind::kDenseElements || groups->typeValue().rank() != 2 ||
+          op.numOperands() != nOut || !tensorOperands())
+        return declared();
+      int64_t groupSize = groups->typeValue().dim(1);
+      std::vector<Type> t;
+      for (size_t i = 0; i < nOut; ++i) {
+        Dims s = in(i).shape();
+        auto at = [&](std::optional<int64_t> d) -> int64_t* {
+          return d && *d >= 0 && *d < static_cast<int64_t>(s.size()) ? &s[static_cast<size_t>(*d)] : nullptr;
+        };
+        if (op.code() == OpCode::AllGather) {
+          int64_t* d = at(intAttr(op, "all_gather_dim"));
+          if (!d || groupSize <= 0) return declared();
+          *d *= groupSize;
+        } else if (op.code() == OpCode::ReduceScatter) {
+          int64_t* d = at(intAttr(op, "scatter_dimension"));
+          if (!d || groupSize <= 0 || *d % groupSize != 0) return declared();
+          *d /= groupSize;
+        } else {
+          auto count = intAttr(op, "split_count");
+          int64_t *split = at(intAttr(op, "split_dimension")), *concat = at(intAttr(op, "concat_dimension"));
+          if (!count || *count <= 0 || !split || !concat || *split % *count != 0) return declared();
+          *split /= *count;
+          *concat *= *count;
+        }
+        t.push_back(like(i, s));
+      }
+      return t;
+    }
     default:
-      // Collectives, custom calls, RNG, infeed, ...: the declared types (which must be static).
+      // Custom calls, RNG, infeed, ...: the declared types (which must be static).
       return declared();
   }
 }

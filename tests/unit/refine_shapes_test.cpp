@@ -398,6 +398,37 @@ TEST(RefineShapes, JaxShapePolymorphism) {
   EXPECT_NE(e.find("'b' = 0 from specification"), std::string::npos) << e;
 }
 
+// Collectives that change shapes: the group size comes from replica_groups.
+TEST(RefineShapes, CollectivesScaleByTheGroupSize) {
+  Module m = parse(R"(module {
+  func.func @main(%x: tensor<?x4xf32>) -> (tensor<?x4xf32>, tensor<?x2xf32>, tensor<?x8xf32>) {
+    %g = "stablehlo.all_gather"(%x) {all_gather_dim = 0 : i64, replica_groups = dense<[[0, 1]]> : tensor<1x2xi64>} : (tensor<?x4xf32>) -> tensor<?x4xf32>
+    %r = "stablehlo.reduce_scatter"(%x) ({
+    ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+      %s = "stablehlo.add"(%a, %b) : (tensor<f32>, tensor<f32>) -> tensor<f32>
+      "stablehlo.return"(%s) : (tensor<f32>) -> ()
+    }) {scatter_dimension = 1 : i64, replica_groups = dense<[[0, 1]]> : tensor<1x2xi64>} : (tensor<?x4xf32>) -> tensor<?x2xf32>
+    %t = "stablehlo.all_to_all"(%x) {split_dimension = 0 : i64, concat_dimension = 1 : i64, split_count = 2 : i64, replica_groups = dense<[[0, 1]]> : tensor<1x2xi64>} : (tensor<?x4xf32>) -> tensor<?x8xf32>
+    "func.return"(%g, %r, %t) : (tensor<?x4xf32>, tensor<?x2xf32>, tensor<?x8xf32>) -> ()
+  }
+})");
+  std::vector<Type> args = {tensor({6, 4})};
+  auto r = refineShapes(m, "main", args);
+  ASSERT_TRUE(r) << r.status().toString();
+  FunctionType ft = FuncOp((*r)->lookupFunction("main")).functionType();
+  EXPECT_EQ(ft.results, (std::vector<Type>{tensor({12, 4}), tensor({6, 2}), tensor({3, 8})}));
+  // The same values as the dynamic program on two replicas.
+  std::mt19937 rng(3);
+  Literal x = randomLiteral(args[0], rng);
+  auto want = Interpreter::runGrid(*m.lookupFunction("main"), {x}, m, 2, 1, nullptr);
+  auto got = Interpreter::runGrid(*(*r)->lookupFunction("main"), {x}, **r, 2, 1, nullptr);
+  ASSERT_TRUE(want) << want.status().toString();
+  ASSERT_TRUE(got) << got.status().toString();
+  ASSERT_EQ(want->size(), got->size());
+  for (size_t p = 0; p < want->size(); ++p)
+    for (size_t i = 0; i < (*want)[p].size(); ++i) EXPECT_TRUE((*want)[p][i].bitwiseEqual((*got)[p][i])) << p << " " << i;
+}
+
 // ---------------------------------------------------------------------------------------------
 // Errors.
 
