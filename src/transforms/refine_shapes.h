@@ -7,9 +7,9 @@
 // real_dynamic_slice, dynamic_conv, rng) have that operand folded at compile time and become
 // their static forms (broadcast_in_dim, reshape, iota, pad, gather, slice, convolution).
 // Calls (func.call, and stablehlo.composite through its decomposition) are inlined, and JAX's
-// shape assertions are checked and dropped. The input
-// module is left untouched; the result holds the refined entry function only and passes the
-// verifier with every type static. See docs/transforms.md.
+// shape assertions are checked and dropped. The input module is left untouched; the result
+// holds the refined entry function only and passes the verifier with every type static. See
+// docs/transforms.md.
 #pragma once
 
 #include <cstdint>
