@@ -45,6 +45,14 @@ struct CompileOptions {
   // kernel). Off by default, since timing costs a clock read (or a device event) per op. Added
   // for `warpforge bench --profile`; a backend that cannot time ops leaves timings empty.
   bool recordTimings = false;
+  // Entry arguments the caller binds (Executable::bindArgument) before the first run: weights.
+  // Work that depends only on them and on constants (weight transposes and dtype conversions)
+  // may then run once, before the first run and again after a later bind, instead of on every
+  // run. Running without binding one of them is an error.
+  std::vector<size_t> boundArguments;
+  // Fuse chains of elementwise and data-movement ops into generated kernels (backends that can).
+  // On by default; off runs one kernel per op, for debugging and for comparing the two.
+  bool fuse = true;
 };
 
 // One span of a run, for traces and per-op timing.
@@ -57,6 +65,10 @@ struct OpTiming {
 struct RunReport {
   std::vector<std::string> hostFallbackOps;  // "stablehlo.sort at model.mlir:12:3", once each
   std::vector<OpTiming> timings;             // filled when the backend records them
+  // Time on the device from the program's first launch to its last (inputs already resident,
+  // outputs not yet copied back), measured with device events; negative where the backend has
+  // no device clock (cpu).
+  double deviceMillis = -1;
 };
 
 struct RunResult {

@@ -22,6 +22,7 @@ Expected<std::unique_ptr<Session>> Session::create(Package package, const Sessio
   WF_ASSIGN_OR_RETURN(session->backend_, createBackend(options.device));
 
   CompileOptions compile = options.compile;
+  for (const TensorSpec& w : m.weights) compile.boundArguments.push_back(w.index);
   session->captureActivations_ = options.captureActivations;
   if (options.captureActivations) {
     compile.tapValues.clear();

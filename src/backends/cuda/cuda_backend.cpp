@@ -5,11 +5,17 @@
 #include <mutex>
 #include <set>
 #include <unordered_map>
+#include <unordered_set>
+#include <cstring>
+
+#include <nvtx3/nvToolsExt.h>
 
 #include "backends/cpu/interpreter.h"
 #include "backends/cuda/cuda_check.h"
 #include "backends/cuda/device.h"
+#include "backends/cuda/fusion.h"
 #include "backends/cuda/kernel.h"
+#include "backends/cuda/nvrtc.h"
 
 namespace wf::cuda {
 namespace {
@@ -46,6 +52,31 @@ void collectCaptures(const Operation& root, const Operation& op, std::vector<con
         collectCaptures(root, *inner, out);
       }
 }
+
+// A generated fusion kernel (fusion.h): inputs..., output, one thread per output element in a
+// grid-stride loop. The kernel handle is filled in once the whole plan's kernels are compiled.
+class FusedKernel final : public OpKernel {
+ public:
+  static constexpr int kThreads = 256;
+  explicit FusedKernel(int64_t n) : n_(n) {}
+  void setKernel(cudaKernel_t k) { kernel_ = k; }
+  Status launch(const LaunchContext& ctx, std::span<void* const> in, std::span<void* const> out) override {
+    if (n_ == 0) return Status::ok();
+    if (!kernel_) return internalError("fused kernel launched before it was compiled");
+    std::vector<void*> pointers(in.begin(), in.end());
+    pointers.push_back(out[0]);
+    std::vector<void*> args;
+    for (void*& p : pointers) args.push_back(&p);
+    const int64_t blocks = std::min<int64_t>((n_ + kThreads - 1) / kThreads, int64_t{1} << 20);
+    WF_CUDA_CHECK(cudaLaunchKernel(reinterpret_cast<const void*>(kernel_), dim3(static_cast<unsigned>(blocks)),
+                                   dim3(kThreads), args.data(), 0, ctx.stream));
+    return Status::ok();
+  }
+
+ private:
+  int64_t n_;
+  cudaKernel_t kernel_ = nullptr;
+};
 
 struct Step {
   const Operation* op = nullptr;
@@ -90,7 +121,11 @@ class CudaExecutable final : public Executable {
     return static_cast<int>(bufferBytes_.size()) - 1;
   }
   Status planOp(const Operation& op, LowerContext& lctx, int depth = 0);
+  Status planFusedGroup(const FusionGroup& group);
+  Status compileFusedKernels();
   Status inlineCall(const Operation& op, const Operation& callee, LowerContext& lctx, int depth);
+  void planHoisting();
+  Status runPrologue();
   Status assignSlots();
   Status allocate();
   Status launchDeviceSteps();
@@ -118,12 +153,35 @@ class CudaExecutable final : public Executable {
   std::vector<int> argBuffers_;
   std::vector<bool> bound_;
   std::vector<Step> steps_;
+  // Hoisting (CompileOptions::boundArguments): steps that read only bound arguments, constants
+  // and other hoisted results run in the prologue, once before the first run (and again after
+  // a later bind), not in the per-run launch or graph.
+  std::vector<bool> hoisted_;           // by step
+  std::vector<bool> prologueTemp_;      // by buffer: read by hoisted steps only, freed after
+  std::vector<bool> prologueOnlyArg_;   // by buffer: bound argument that only hoisted steps read
+  std::vector<bool> declaredBound_;     // by entry argument
+  bool prologueDirty_ = true;
   std::vector<const Value*> outputs_;
   std::vector<const Value*> taps_;
   DeviceBuffer workspace_;
   size_t workspaceBytes_ = 0;
   GraphExec graphExec_;
   bool graphFailed_ = false;
+  Event runStart_, runEnd_;  // device time of each run (RunReport::deviceMillis)
+  std::vector<Event> stepEnd_;  // per step, with CompileOptions::recordTimings
+  // Generated kernels waiting for compileFusedKernels(): source, and the steps that run it.
+  std::vector<RuntimeKernelSource> fusedSources_;
+  std::vector<std::vector<FusedKernel*>> fusedUsers_;
+  std::unordered_map<std::string, size_t> fusedIndex_;  // source -> index in fusedSources_
+};
+
+// An NVTX range for the lifetime of the object (shown by Nsight Systems beside the kernels).
+class NvtxRange {
+ public:
+  explicit NvtxRange(const std::string& name) { nvtxRangePushA(name.c_str()); }
+  ~NvtxRange() { nvtxRangePop(); }
+  NvtxRange(const NvtxRange&) = delete;
+  NvtxRange& operator=(const NvtxRange&) = delete;
 };
 
 Status CudaExecutable::inlineCall(const Operation& op, const Operation& callee, LowerContext& lctx, int depth) {
@@ -235,6 +293,130 @@ Status CudaExecutable::planOp(const Operation& op, LowerContext& lctx, int depth
   return Status::ok();
 }
 
+Status CudaExecutable::planFusedGroup(const FusionGroup& group) {
+  const Operation& root = *group.root();
+  // The kernel's name comes from a hash of its body, so that identical groups (repeated layers)
+  // share one compiled kernel.
+  WF_ASSIGN_OR_RETURN(std::string code, generateFusedKernel(group, "WF_FUSED_KERNEL"));
+  size_t index;
+  if (auto it = fusedIndex_.find(code); it != fusedIndex_.end()) {
+    index = it->second;
+  } else {
+    uint64_t h = 1469598103934665603ull;
+    for (unsigned char c : code) h = (h ^ c) * 1099511628211ull;
+    char name[40];
+    std::snprintf(name, sizeof name, "wf_fused_%016llx", static_cast<unsigned long long>(h));
+    std::string named = code;
+    named.replace(named.find("WF_FUSED_KERNEL"), std::strlen("WF_FUSED_KERNEL"), name);
+    index = fusedSources_.size();
+    fusedIndex_[code] = index;
+    fusedSources_.push_back({name, std::move(named)});
+    fusedUsers_.emplace_back();
+  }
+  Step step;
+  step.op = &root;
+  auto kernel = std::make_unique<FusedKernel>(root.result(0)->type().numElements());
+  fusedUsers_[index].push_back(kernel.get());
+  step.kernel = std::move(kernel);
+  for (const Value* v : group.inputs) {
+    auto it = bufferOf_.find(v);
+    if (it == bufferOf_.end()) return internalError(root.describe() + ": fused operand has no device buffer");
+    step.inputs.push_back(v);
+    step.inputBuffers.push_back(it->second);
+  }
+  const int id = newBuffer(tensorBytes(root.result(0)->type()));
+  bufferOf_[root.result(0)] = id;
+  step.outputBuffers.push_back(id);
+  steps_.push_back(std::move(step));
+  ++info.deviceSteps;
+  ++info.fusedKernels;
+  info.fusedOps += static_cast<int>(group.ops.size());
+  return Status::ok();
+}
+
+Status CudaExecutable::compileFusedKernels() {
+  if (fusedSources_.empty()) return Status::ok();
+  WF_ASSIGN_OR_RETURN(std::vector<cudaKernel_t> kernels,
+                      compileRuntimeKernels(*device_, fusedKernelPrelude(), fusedSources_));
+  for (size_t i = 0; i < kernels.size(); ++i)
+    for (FusedKernel* k : fusedUsers_[i]) k->setKernel(kernels[i]);
+  info.uniqueFusedKernels = static_cast<int>(kernels.size());
+  fusedSources_.clear();
+  fusedUsers_.clear();
+  fusedIndex_.clear();
+  return Status::ok();
+}
+
+void CudaExecutable::planHoisting() {
+  const size_t numBuffers = bufferBytes_.size();
+  hoisted_.assign(steps_.size(), false);
+  prologueTemp_.assign(numBuffers, false);
+  prologueOnlyArg_.assign(numBuffers, false);
+  std::vector<bool> constant(numBuffers, false);
+  for (const auto& [id, lit] : constants_) constant[static_cast<size_t>(id)] = true;
+  for (size_t i = 0; i < argBuffers_.size(); ++i)
+    if (declaredBound_[i]) constant[static_cast<size_t>(argBuffers_[i])] = true;
+  std::vector<bool> readPerRun(numBuffers, false), readHoisted(numBuffers, false);
+  for (size_t s = 0; s < steps_.size(); ++s) {
+    const Step& step = steps_[s];
+    bool all = step.kernel != nullptr && !step.inputBuffers.empty();
+    for (int b : step.inputBuffers) all = all && constant[static_cast<size_t>(b)];
+    hoisted_[s] = all;
+    if (all) {
+      for (int b : step.outputBuffers) constant[static_cast<size_t>(b)] = true;
+      ++info.hoistedSteps;
+    }
+    for (int b : step.inputBuffers) (all ? readHoisted : readPerRun)[static_cast<size_t>(b)] = true;
+  }
+  for (const Value* v : outputs_) readPerRun[static_cast<size_t>(bufferOf_.at(v))] = true;
+  for (const Value* v : taps_) readPerRun[static_cast<size_t>(bufferOf_.at(v))] = true;
+  for (size_t s = 0; s < steps_.size(); ++s)
+    if (hoisted_[s])
+      for (int b : steps_[s].outputBuffers) prologueTemp_[static_cast<size_t>(b)] = !readPerRun[static_cast<size_t>(b)];
+  for (size_t i = 0; i < argBuffers_.size(); ++i) {
+    const size_t b = static_cast<size_t>(argBuffers_[i]);
+    prologueOnlyArg_[b] = declaredBound_[i] && readHoisted[b] && !readPerRun[b];
+  }
+}
+
+Status CudaExecutable::runPrologue() {
+  CachingAllocator& alloc = device_->allocator();
+  std::vector<DeviceBuffer> temps;
+  for (size_t b = 0; b < bufferBytes_.size(); ++b)
+    if (prologueTemp_[b]) {
+      WF_ASSIGN_OR_RETURN(DeviceBuffer buf, alloc.allocate(bufferBytes_[b], "weight preprocessing"));
+      ptr_[b] = buf.data();
+      temps.push_back(std::move(buf));
+    }
+  LaunchContext ctx{stream_.get(), device_.get(), workspace_.data(), workspace_.capacity()};
+  std::vector<void*> in, out;
+  for (size_t s = 0; s < steps_.size(); ++s) {
+    if (!hoisted_[s]) continue;
+    const Step& step = steps_[s];
+    NvtxRange range(step.op->name() + " (once)");
+    in.clear();
+    out.clear();
+    for (int b : step.inputBuffers) in.push_back(ptr_[static_cast<size_t>(b)]);
+    for (int b : step.outputBuffers) out.push_back(ptr_[static_cast<size_t>(b)]);
+    Status st = step.kernel->launch(ctx, in, out);
+    if (!st.isOk()) return st.message().find(step.op->location().toString()) == std::string::npos
+                               ? st.withContext(step.op->describe())
+                               : st;
+  }
+  WF_CUDA_CHECK(cudaStreamSynchronize(stream_.get()));
+  for (size_t b = 0; b < bufferBytes_.size(); ++b) {
+    if (prologueTemp_[b]) ptr_[b] = nullptr;
+    // Weights that only the prologue reads are not needed any more (a later bind uploads
+    // them again).
+    if (prologueOnlyArg_[b] && buffers_[b].data()) {
+      buffers_[b] = DeviceBuffer();
+      ptr_[b] = nullptr;
+    }
+  }
+  prologueDirty_ = false;
+  return Status::ok();
+}
+
 // Intermediate buffers become slots: a buffer takes a free slot once the last step that reads
 // the slot's previous buffer has run (best fit by size, else the largest free slot grows, else
 // a new slot).
@@ -243,6 +425,7 @@ Status CudaExecutable::assignSlots() {
   std::vector<int> lastUse(numBuffers, kNoUse);
   std::vector<bool> isIntermediate(numBuffers, false);
   for (size_t s = 0; s < steps_.size(); ++s) {
+    if (hoisted_[s]) continue;
     for (int b : steps_[s].outputBuffers) {
       isIntermediate[static_cast<size_t>(b)] = true;
       lastUse[static_cast<size_t>(b)] = std::max(lastUse[static_cast<size_t>(b)], static_cast<int>(s));
@@ -258,6 +441,7 @@ Status CudaExecutable::assignSlots() {
   std::vector<std::vector<int>> endsAt(steps_.size());
   slotOfBuffer_.assign(numBuffers, -1);
   for (size_t s = 0; s < steps_.size(); ++s) {
+    if (hoisted_[s]) continue;
     for (int b : steps_[s].outputBuffers) {
       const size_t bytes = bufferBytes_[static_cast<size_t>(b)];
       info.intermediateBytes += bytes;
@@ -293,7 +477,7 @@ Status CudaExecutable::allocate() {
   buffers_.resize(bufferBytes_.size());
   ptr_.assign(bufferBytes_.size(), nullptr);
   for (size_t b = 0; b < bufferBytes_.size(); ++b) {
-    if (slotOfBuffer_[b] >= 0) continue;
+    if (slotOfBuffer_[b] >= 0 || prologueTemp_[b]) continue;
     WF_ASSIGN_OR_RETURN(buffers_[b], alloc.allocate(bufferBytes_[b], "an argument or constant of " + deviceName()));
     ptr_[b] = buffers_[b].data();
   }
@@ -334,6 +518,25 @@ Status CudaExecutable::compile() {
     argBuffers_.push_back(id);
   }
   bound_.assign(body.numArguments(), false);
+  declaredBound_.assign(body.numArguments(), false);
+  for (size_t i : options_.boundArguments) {
+    if (i >= body.numArguments())
+      return invalidArgument("CompileOptions::boundArguments names argument #" + std::to_string(i) + " of @" +
+                             std::string(FuncOp(&entry_).symName()) + ", which has " +
+                             std::to_string(body.numArguments()));
+    declaredBound_[i] = true;
+  }
+
+  // Taps keep buffers of their own, so they are found before fusion is planned.
+  std::unordered_set<const Value*> tapped;
+  std::vector<const Value*> tapValues;
+  for (const std::string& name : options_.tapValues) {
+    WF_ASSIGN_OR_RETURN(const Value* found, findEntryValue(entry_, name));
+    tapValues.push_back(found);
+    tapped.insert(found);
+  }
+  FusionPlan fusion;
+  if (options_.fuse) fusion = planFusion(body, tapped);
 
   LowerContext lctx{*device_, options_};
   const Operation* terminator = nullptr;
@@ -343,6 +546,11 @@ Status CudaExecutable::compile() {
       terminator = &op;
       break;
     }
+    if (fusion.absorbed.count(&op)) continue;
+    if (auto it = fusion.groupOfRoot.find(&op); it != fusion.groupOfRoot.end()) {
+      WF_RETURN_IF_ERROR(planFusedGroup(fusion.groups[static_cast<size_t>(it->second)]));
+      continue;
+    }
     WF_RETURN_IF_ERROR(planOp(op, lctx));
   }
   if (!terminator) return invalidArgument("function @" + std::string(FuncOp(&entry_).symName()) + " has no return");
@@ -350,13 +558,14 @@ Status CudaExecutable::compile() {
     if (!bufferOf_.count(v)) return internalError(terminator->describe() + ": returned value has no buffer");
     outputs_.push_back(v);
   }
-  for (const std::string& name : options_.tapValues) {
-    WF_ASSIGN_OR_RETURN(const Value* found, findEntryValue(entry_, name));
-    if (!bufferOf_.count(found)) return internalError("tap value '" + name + "' has no device buffer");
+  for (const Value* found : tapValues) {
+    if (!bufferOf_.count(found)) return internalError("tap value '" + found->nameHint() + "' has no device buffer");
     taps_.push_back(found);
   }
+  WF_RETURN_IF_ERROR(compileFusedKernels());
   workspaceBytes_ = lctx.workspaceBytes;
   info.workspaceBytes = workspaceBytes_;
+  planHoisting();
   WF_RETURN_IF_ERROR(assignSlots());
   return allocate();
 }
@@ -387,8 +596,15 @@ Status CudaExecutable::bindArgument(size_t index, const Literal& value) {
     return invalidArgument("bindArgument: function @" + std::string(FuncOp(&entry_).symName()) + " has " +
                            std::to_string(body.numArguments()) + " arguments, not " + std::to_string(index + 1));
   WF_RETURN_IF_ERROR(device_->activate());
+  const size_t b = static_cast<size_t>(argBuffers_[index]);
+  if (!ptr_[b] && bufferBytes_[b] > 0) {
+    // Released after an earlier prologue (only hoisted work reads it): allocate it again.
+    WF_ASSIGN_OR_RETURN(buffers_[b], device_->allocator().allocate(bufferBytes_[b], "a bound argument"));
+    ptr_[b] = buffers_[b].data();
+  }
   WF_RETURN_IF_ERROR(upload(argBuffers_[index], value, body.argument(index)->type(),
                             "bound argument #" + std::to_string(index)));
+  if (prologueOnlyArg_[b] || declaredBound_[index]) prologueDirty_ = true;
   WF_CUDA_CHECK(cudaStreamSynchronize(stream_.get()));
   bound_[index] = true;
   return Status::ok();
@@ -397,7 +613,9 @@ Status CudaExecutable::bindArgument(size_t index, const Literal& value) {
 Status CudaExecutable::launchDeviceSteps() {
   LaunchContext ctx{stream_.get(), device_.get(), workspace_.data(), workspace_.capacity()};
   std::vector<void*> in, out;
-  for (const Step& step : steps_) {
+  for (size_t i = 0; i < steps_.size(); ++i) {
+    if (hoisted_[i]) continue;
+    const Step& step = steps_[i];
     if (!step.kernel) return internalError("host step in a device-only launch");
     in.clear();
     out.clear();
@@ -445,20 +663,32 @@ Status CudaExecutable::runHostStep(const Step& step) {
 
 Status CudaExecutable::runSteps() {
   LaunchContext ctx{stream_.get(), device_.get(), workspace_.data(), workspace_.capacity()};
+  const bool timed = options_.recordTimings;
+  if (timed && stepEnd_.size() != steps_.size()) {
+    stepEnd_.clear();
+    for (size_t i = 0; i < steps_.size(); ++i) {
+      WF_ASSIGN_OR_RETURN(Event e, createEvent(/*timing=*/true));
+      stepEnd_.push_back(std::move(e));
+    }
+  }
   std::vector<void*> in, out;
-  for (const Step& step : steps_) {
+  for (size_t i = 0; i < steps_.size(); ++i) {
+    if (hoisted_[i]) continue;
+    const Step& step = steps_[i];
+    NvtxRange range(step.op->name());
     if (!step.kernel) {
       WF_RETURN_IF_ERROR(runHostStep(step));
-      continue;
+    } else {
+      in.clear();
+      out.clear();
+      for (int b : step.inputBuffers) in.push_back(ptr_[static_cast<size_t>(b)]);
+      for (int b : step.outputBuffers) out.push_back(ptr_[static_cast<size_t>(b)]);
+      Status s = step.kernel->launch(ctx, in, out);
+      if (!s.isOk()) return s.message().find(step.op->location().toString()) == std::string::npos
+                                ? s.withContext(step.op->describe())
+                                : s;
     }
-    in.clear();
-    out.clear();
-    for (int b : step.inputBuffers) in.push_back(ptr_[static_cast<size_t>(b)]);
-    for (int b : step.outputBuffers) out.push_back(ptr_[static_cast<size_t>(b)]);
-    Status s = step.kernel->launch(ctx, in, out);
-    if (!s.isOk()) return s.message().find(step.op->location().toString()) == std::string::npos
-                              ? s.withContext(step.op->describe())
-                              : s;
+    if (timed) WF_CUDA_CHECK(cudaEventRecord(stepEnd_[i].get(), stream_.get()));
   }
   return Status::ok();
 }
@@ -497,8 +727,16 @@ Expected<RunResult> CudaExecutable::run(std::span<const Literal> args) {
     return invalidArgument("function @" + std::string(FuncOp(&entry_).symName()) + " takes " + std::to_string(next) +
                            " unbound arguments, got " + std::to_string(args.size()));
 
+  for (size_t i = 0; i < body.numArguments(); ++i)
+    if (declaredBound_[i] && !bound_[i])
+      return invalidArgument("function @" + std::string(FuncOp(&entry_).symName()) + " argument #" +
+                             std::to_string(i) + " is listed in CompileOptions::boundArguments but was not bound");
+  if (prologueDirty_) WF_RETURN_IF_ERROR(runPrologue());
   RunResult result;
-  const bool graphable = useGraphs && info.hostSteps == 0 && !steps_.empty() && !graphFailed_;
+  NvtxRange range("warpforge run @" + std::string(FuncOp(&entry_).symName()));
+  // Per-op timing runs the steps one by one, so that each gets its own events.
+  const bool graphable =
+      useGraphs && !options_.recordTimings && info.hostSteps == 0 && !steps_.empty() && !graphFailed_;
   if (graphable && !graphExec_) {
     Status captured = captureGraph();
     if (!captured.isOk()) {
@@ -507,6 +745,11 @@ Expected<RunResult> CudaExecutable::run(std::span<const Literal> args) {
       (void)cudaGetLastError();
     }
   }
+  if (!runStart_) {
+    WF_ASSIGN_OR_RETURN(runStart_, createEvent(/*timing=*/true));
+    WF_ASSIGN_OR_RETURN(runEnd_, createEvent(/*timing=*/true));
+  }
+  WF_CUDA_CHECK(cudaEventRecord(runStart_.get(), stream_.get()));
   if (graphable && graphExec_) {
     WF_CUDA_CHECK(cudaGraphLaunch(graphExec_.get(), stream_.get()));
     info.usesGraph = true;
@@ -514,6 +757,7 @@ Expected<RunResult> CudaExecutable::run(std::span<const Literal> args) {
   } else {
     WF_RETURN_IF_ERROR(runSteps());
   }
+  WF_CUDA_CHECK(cudaEventRecord(runEnd_.get(), stream_.get()));
   for (const Value* v : outputs_) {
     WF_ASSIGN_OR_RETURN(Literal l, download(bufferOf_.at(v), v->type()));
     result.outputs.push_back(std::move(l));
@@ -523,6 +767,19 @@ Expected<RunResult> CudaExecutable::run(std::span<const Literal> args) {
     result.taps.push_back(std::move(l));
   }
   WF_CUDA_CHECK(cudaStreamSynchronize(stream_.get()));
+  float deviceMillis = 0;
+  WF_CUDA_CHECK(cudaEventElapsedTime(&deviceMillis, runStart_.get(), runEnd_.get()));
+  result.report.deviceMillis = deviceMillis;
+  if (options_.recordTimings && !graphable) {
+    cudaEvent_t previous = runStart_.get();
+    for (size_t i = 0; i < steps_.size(); ++i) {
+      if (hoisted_[i]) continue;
+      float ms = 0;
+      WF_CUDA_CHECK(cudaEventElapsedTime(&ms, previous, stepEnd_[i].get()));
+      result.report.timings.push_back({steps_[i].op->name(), steps_[i].op->location().toString(), ms * 1000.0});
+      previous = stepEnd_[i].get();
+    }
+  }
   std::set<std::string> seen;
   for (const Step& step : steps_) {
     if (step.kernel) continue;

@@ -14,6 +14,9 @@
 // values, not their sum; slots, arguments and constants come from the device's caching
 // allocator. Bound arguments (weights) are uploaded once, at bindArgument().
 //
+// Fusion: with CompileOptions::fuse (the default), chains of elementwise and data-movement ops
+// of the entry function run as generated kernels (fusion.h), compiled with NVRTC (nvrtc.h).
+//
 // Launch: a program with static shapes and no host steps is captured into a CUDA graph on its
 // first run and replayed on every later run.
 #pragma once
@@ -40,6 +43,10 @@ struct ExecutableInfo {
   size_t slotBytes = 0;          // their total size
   size_t intermediateBytes = 0;  // sum of every intermediate value's size (what no reuse would take)
   size_t workspaceBytes = 0;
+  int fusedKernels = 0;  // steps that run a generated fusion kernel (fusion.h)
+  int fusedOps = 0;      // ops computed inside them (each op once, even where duplicated)
+  int uniqueFusedKernels = 0;
+  int hoistedSteps = 0;  // steps that depend only on bound arguments: run once, not per run  // distinct generated kernels (repeated layers share them)
   bool usesGraph = false;  // captured into a CUDA graph (after the first run)
   int graphLaunches = 0;
 };

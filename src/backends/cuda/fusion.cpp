@@ -1,0 +1,652 @@
+#include "backends/cuda/fusion.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cinttypes>
+#include <cstring>
+#include <map>
+#include <sstream>
+
+#include "backends/cpu/shape_util.h"
+
+namespace wf::cuda {
+namespace {
+
+enum class FuseKind { kNone, kCompute, kMove };
+
+bool isFusibleType(const Type& t) {
+  if (!t.isTensor() || !t.hasStaticShape()) return false;
+  switch (t.elementType()) {
+    case ElementType::kI1:
+    case ElementType::kSI8: case ElementType::kSI16: case ElementType::kSI32: case ElementType::kSI64:
+    case ElementType::kUI8: case ElementType::kUI16: case ElementType::kUI32: case ElementType::kUI64:
+    case ElementType::kBF16: case ElementType::kF16: case ElementType::kF32: case ElementType::kF64:
+      return true;
+    default:
+      return false;
+  }
+}
+
+// Unary float math: the float and double device functions (or an expression of x).
+struct FloatUnary {
+  OpCode code;
+  const char* f32;
+  const char* f64;
+};
+constexpr FloatUnary kFloatUnary[] = {
+    {OpCode::Abs, "fabsf(x)", "fabs(x)"},
+    {OpCode::Negate, "(-x)", "(-x)"},
+    {OpCode::Exponential, "expf(x)", "exp(x)"},
+    {OpCode::ExponentialMinusOne, "expm1f(x)", "expm1(x)"},
+    {OpCode::Log, "logf(x)", "log(x)"},
+    {OpCode::LogPlusOne, "log1pf(x)", "log1p(x)"},
+    {OpCode::Logistic, "(1.0f / (1.0f + expf(-x)))", "(1.0 / (1.0 + exp(-x)))"},
+    {OpCode::Sqrt, "sqrtf(x)", "sqrt(x)"},
+    {OpCode::Rsqrt, "(1.0f / sqrtf(x))", "(1.0 / sqrt(x))"},
+    {OpCode::Cbrt, "cbrtf(x)", "cbrt(x)"},
+    {OpCode::Sine, "sinf(x)", "sin(x)"},
+    {OpCode::Cosine, "cosf(x)", "cos(x)"},
+    {OpCode::Tan, "tanf(x)", "tan(x)"},
+    {OpCode::Tanh, "tanhf(x)", "tanh(x)"},
+    {OpCode::Floor, "floorf(x)", "floor(x)"},
+    {OpCode::Ceil, "ceilf(x)", "ceil(x)"},
+    {OpCode::RoundNearestAfz, "roundf(x)", "round(x)"},
+    {OpCode::RoundNearestEven, "rintf(x)", "rint(x)"},
+    {OpCode::Sign, "((isnan(x) || x == 0.0f) ? x : (x > 0.0f ? 1.0f : -1.0f))",
+     "((isnan(x) || x == 0.0) ? x : (x > 0.0 ? 1.0 : -1.0))"},
+    {OpCode::ChloErf, "erff(x)", "erf(x)"},
+    {OpCode::ChloErfc, "erfcf(x)", "erfc(x)"},
+    {OpCode::ChloErfInv, "erfinvf(x)", "erfinv(x)"},
+    {OpCode::ChloCosh, "coshf(x)", "cosh(x)"},
+    {OpCode::ChloSinh, "sinhf(x)", "sinh(x)"},
+    {OpCode::ChloTan, "tanf(x)", "tan(x)"},
+    {OpCode::ChloAsin, "asinf(x)", "asin(x)"},
+    {OpCode::ChloAcos, "acosf(x)", "acos(x)"},
+    {OpCode::ChloAtan, "atanf(x)", "atan(x)"},
+    {OpCode::ChloAsinh, "asinhf(x)", "asinh(x)"},
+    {OpCode::ChloAcosh, "acoshf(x)", "acosh(x)"},
+    {OpCode::ChloAtanh, "atanhf(x)", "atanh(x)"},
+    {OpCode::ChloLgamma, "lgammaf(x)", "lgamma(x)"},
+    {OpCode::ChloSquare, "(x * x)", "(x * x)"},
+};
+
+const FloatUnary* floatUnary(OpCode code) {
+  for (const FloatUnary& u : kFloatUnary)
+    if (u.code == code) return &u;
+  return nullptr;
+}
+
+bool isFloatBinary(OpCode c) {
+  return c == OpCode::Add || c == OpCode::Subtract || c == OpCode::Multiply || c == OpCode::Divide ||
+         c == OpCode::Remainder || c == OpCode::Maximum || c == OpCode::Minimum || c == OpCode::Power ||
+         c == OpCode::Atan2;
+}
+// Integer ops whose C spelling (on unsigned arithmetic where it could overflow) matches the
+// one-op kernels exactly; division, remainder, shifts and powers keep their own kernels.
+bool isIntBinary(OpCode c) {
+  return c == OpCode::Add || c == OpCode::Subtract || c == OpCode::Multiply || c == OpCode::Maximum ||
+         c == OpCode::Minimum || c == OpCode::And || c == OpCode::Or || c == OpCode::Xor;
+}
+bool isBoolBinary(OpCode c) { return c == OpCode::And || c == OpCode::Or || c == OpCode::Xor; }
+
+// A constant whose elements are all the same bytes.
+bool isSplatConstant(const Operation& op) {
+  const Attribute* value = op.attr("value");
+  if (!value || !value->literal()) return false;
+  const Literal& lit = *value->literal();
+  const int64_t n = lit.numElements();
+  const size_t bytes = static_cast<size_t>(storageBytes(lit.elementType()));
+  if (n == 0) return false;
+  for (int64_t i = 1; i < n; ++i)
+    if (std::memcmp(lit.data(), lit.data() + static_cast<size_t>(i) * bytes, bytes) != 0) return false;
+  return true;
+}
+
+FuseKind fuseKind(const Operation& op) {
+  if (op.numResults() != 1 || op.numRegions() != 0) return FuseKind::kNone;
+  const Type& rt = op.result(0)->type();
+  if (!isFusibleType(rt)) return FuseKind::kNone;
+  for (const Value* v : op.operands())
+    if (!isFusibleType(v->type())) return FuseKind::kNone;
+  const ElementType et = rt.elementType();
+  const OpCode c = op.code();
+  switch (c) {
+    case OpCode::BroadcastInDim:
+    case OpCode::Transpose:
+    case OpCode::Reshape:
+    case OpCode::Slice:
+    case OpCode::Iota:
+      return FuseKind::kMove;
+    case OpCode::Constant:
+      return isSplatConstant(op) ? FuseKind::kMove : FuseKind::kNone;
+    case OpCode::Compare: {
+      const Attribute* t = op.attr("compare_type");
+      if (t && t->stringValue() == "TOTALORDER") return FuseKind::kNone;
+      return op.attr("comparison_direction") ? FuseKind::kCompute : FuseKind::kNone;
+    }
+    case OpCode::Select:
+    case OpCode::Clamp:
+      return FuseKind::kCompute;
+    case OpCode::Convert: {
+      const ElementType from = op.operand(0)->type().elementType();
+      // float -> integer conversions (saturation, NaN) keep their own kernel.
+      if (isFloat(from) && isInteger(et)) return FuseKind::kNone;
+      return FuseKind::kCompute;
+    }
+    default:
+      break;
+  }
+  if (isFloat(et)) {
+    if (floatUnary(c) || isFloatBinary(c)) return FuseKind::kCompute;
+    return FuseKind::kNone;
+  }
+  if (isBoolean(et)) return (c == OpCode::Not || isBoolBinary(c)) ? FuseKind::kCompute : FuseKind::kNone;
+  if (c == OpCode::Not || c == OpCode::Negate || c == OpCode::Abs || isIntBinary(c)) return FuseKind::kCompute;
+  return FuseKind::kNone;
+}
+
+// --- planning ---------------------------------------------------------------------------------
+
+struct UseInfo {
+  int uses = 0;             // operand slots of top-level ops that read the value
+  bool needsBuffer = false; // read by a nested region, the terminator, or a tap
+};
+
+void countNestedUses(const Operation& op, std::unordered_map<const Value*, UseInfo>& info) {
+  for (const auto& region : op.regions())
+    for (const auto& block : region->blocks())
+      for (const auto& inner : block->operations()) {
+        for (const Value* v : inner->operands()) info[v].needsBuffer = true;
+        countNestedUses(*inner, info);
+      }
+}
+
+}  // namespace
+
+bool isFusible(const Operation& op) { return fuseKind(op) != FuseKind::kNone; }
+
+FusionPlan planFusion(const Block& block, const std::unordered_set<const Value*>& materialize,
+                      const FusionOptions& options) {
+  FusionPlan plan;
+  const auto& ops = block.operations();
+  std::unordered_map<const Operation*, int> position;
+  std::unordered_map<const Value*, UseInfo> uses;
+  for (size_t i = 0; i < ops.size(); ++i) {
+    const Operation& op = *ops[i];
+    position[&op] = static_cast<int>(i);
+    const bool isTerminator = op.code() == OpCode::FuncReturn || op.code() == OpCode::Return;
+    for (const Value* v : op.operands()) {
+      UseInfo& u = uses[v];
+      ++u.uses;
+      if (isTerminator || !isFusible(op)) u.needsBuffer = true;
+    }
+    countNestedUses(op, uses);
+  }
+  for (const Value* v : materialize) uses[v].needsBuffer = true;
+  std::unordered_map<const Value*, int> absorbedUses;
+
+  auto producerInBlock = [&](const Value* v) -> const Operation* {
+    const Operation* p = v->definingOp();
+    return p && p->parentBlock() == &block ? p : nullptr;
+  };
+
+  // Grows a group from `root`; returns its members and the uses it absorbs.
+  auto grow = [&](const Operation& root, int maxOps, std::vector<const Operation*>& members,
+                  std::vector<const Value*>& absorbedEdges) {
+    std::unordered_set<const Operation*> inGroup{&root};
+    std::unordered_set<const Operation*> exclusive{&root};  // computed for this group only
+    std::vector<const Operation*> work{&root};
+    members = {&root};
+    absorbedEdges.clear();
+    while (!work.empty()) {
+      const Operation* m = work.back();
+      work.pop_back();
+      for (const Value* v : m->operands()) {
+        const Operation* p = producerInBlock(v);
+        if (!p || uses[v].needsBuffer) continue;
+        const FuseKind kind = fuseKind(*p);
+        if (kind == FuseKind::kNone) continue;
+        if (inGroup.count(p)) {
+          absorbedEdges.push_back(v);
+          continue;
+        }
+        if (static_cast<int>(members.size()) >= maxOps) continue;
+        // A computing producer joins only a group that is its single user and that computes
+        // the consumer for itself alone (no duplicated math through a shared broadcast).
+        if (kind == FuseKind::kCompute && (uses[v].uses != 1 || !exclusive.count(m))) continue;
+        inGroup.insert(p);
+        members.push_back(p);
+        work.push_back(p);
+        absorbedEdges.push_back(v);
+        if (exclusive.count(m) && uses[v].uses == 1) exclusive.insert(p);
+      }
+    }
+    std::sort(members.begin(), members.end(),
+              [&](const Operation* a, const Operation* b) { return position[a] < position[b]; });
+  };
+
+  std::vector<FusionGroup> reversed;
+  for (size_t i = ops.size(); i-- > 0;) {
+    const Operation& op = *ops[i];
+    const FuseKind kind = fuseKind(op);
+    if (kind == FuseKind::kNone) continue;
+    const Value* v = op.result(0);
+    const UseInfo& u = uses[v];
+    if (!u.needsBuffer && u.uses > 0 && absorbedUses[v] >= u.uses) {
+      plan.absorbed.insert(&op);
+      continue;
+    }
+    // Reshapes stay aliases of their operand's buffer and splat constants stay uploaded once;
+    // neither is worth a kernel of its own.
+    if (op.code() == OpCode::Reshape || op.code() == OpCode::Constant) continue;
+    std::vector<const Operation*> members;
+    std::vector<const Value*> edges;
+    FusionGroup group;
+    for (int maxOps = options.maxOps;; maxOps = std::max(1, maxOps / 2)) {
+      grow(op, maxOps, members, edges);
+      group.ops = members;
+      group.inputs.clear();
+      std::unordered_set<const Operation*> set(members.begin(), members.end());
+      for (const Operation* m : members)
+        for (const Value* in : m->operands()) {
+          const Operation* p = in->definingOp();
+          if ((!p || !set.count(p)) && std::find(group.inputs.begin(), group.inputs.end(), in) == group.inputs.end())
+            group.inputs.push_back(in);
+        }
+      if (static_cast<int>(group.inputs.size()) <= options.maxInputs || maxOps == 1) break;
+    }
+    if (static_cast<int>(group.inputs.size()) > options.maxInputs) continue;  // the op's own kernel
+    for (const Value* e : edges) ++absorbedUses[e];
+    reversed.push_back(std::move(group));
+  }
+  for (size_t i = reversed.size(); i-- > 0;) {
+    plan.groupOfRoot[reversed[i].root()] = static_cast<int>(plan.groups.size());
+    plan.groups.push_back(std::move(reversed[i]));
+  }
+  return plan;
+}
+
+// --- code generation --------------------------------------------------------------------------
+
+namespace {
+
+const char* storageCType(ElementType t) {
+  switch (t) {
+    case ElementType::kI1: return "unsigned char";
+    case ElementType::kSI8: return "signed char";
+    case ElementType::kSI16: return "short";
+    case ElementType::kSI32: return "int";
+    case ElementType::kSI64: return "long long";
+    case ElementType::kUI8: return "unsigned char";
+    case ElementType::kUI16: return "unsigned short";
+    case ElementType::kUI32: return "unsigned int";
+    case ElementType::kUI64: return "unsigned long long";
+    case ElementType::kBF16: case ElementType::kF16: return "unsigned short";
+    case ElementType::kF32: return "float";
+    case ElementType::kF64: return "double";
+    default: return nullptr;
+  }
+}
+
+const char* computeCType(ElementType t) {
+  switch (t) {
+    case ElementType::kI1: return "bool";
+    case ElementType::kBF16: case ElementType::kF16: case ElementType::kF32: return "float";
+    default: return storageCType(t);
+  }
+}
+
+// Unsigned type of the same width, for wrapping integer arithmetic.
+const char* unsignedCType(ElementType t) {
+  switch (bitWidth(t)) {
+    case 8: return "unsigned char";
+    case 16: return "unsigned short";
+    case 32: return "unsigned int";
+    default: return "unsigned long long";
+  }
+}
+
+constexpr const char* kPrelude = R"(
+__device__ __forceinline__ float wf_bf16_load(unsigned short s) { return __uint_as_float(((unsigned)s) << 16); }
+__device__ __forceinline__ unsigned short wf_bf16_store(float f) {
+  unsigned u = __float_as_uint(f);
+  if ((u & 0x7fffffffu) > 0x7f800000u) return (unsigned short)0x7fff;
+  u += 0x7fffu + ((u >> 16) & 1u);
+  return (unsigned short)(u >> 16);
+}
+__device__ __forceinline__ float wf_f16_load(unsigned short s) {
+  float f;
+  asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(s));
+  return f;
+}
+__device__ __forceinline__ unsigned short wf_f16_store(float f) {
+  unsigned short s;
+  asm("cvt.rn.f16.f32 %0, %1;" : "=h"(s) : "f"(f));
+  return s;
+}
+__device__ __forceinline__ float wf_bf16_round(float f) { return wf_bf16_load(wf_bf16_store(f)); }
+__device__ __forceinline__ float wf_f16_round(float f) { return wf_f16_load(wf_f16_store(f)); }
+template <typename T> __device__ __forceinline__ T wf_max(T a, T b) {
+  if (isnan(a) || isnan(b)) return a + b;
+  if (a == b) return signbit(a) ? b : a;
+  return a > b ? a : b;
+}
+template <typename T> __device__ __forceinline__ T wf_min(T a, T b) {
+  if (isnan(a) || isnan(b)) return a + b;
+  if (a == b) return signbit(a) ? a : b;
+  return a < b ? a : b;
+}
+)";
+
+std::string hexLiteral(uint64_t bits, int bytes) {
+  char buf[40];
+  if (bytes == 8) std::snprintf(buf, sizeof buf, "0x%016" PRIx64 "ull", bits);
+  else std::snprintf(buf, sizeof buf, "0x%08" PRIx64 "u", bits);
+  return buf;
+}
+
+// The value of a splat constant as a C expression of its compute type.
+std::string splatLiteral(const Literal& lit) {
+  const ElementType t = lit.elementType();
+  const int bytes = storageBytes(t);
+  uint64_t raw = 0;
+  std::memcpy(&raw, lit.data(), static_cast<size_t>(bytes));
+  switch (t) {
+    case ElementType::kI1: return raw ? "true" : "false";
+    case ElementType::kF32: return "__uint_as_float(" + hexLiteral(raw, 4) + ")";
+    case ElementType::kF64: return "__longlong_as_double((long long)" + hexLiteral(raw, 8) + ")";
+    case ElementType::kBF16: return "wf_bf16_load((unsigned short)" + hexLiteral(raw, 4) + ")";
+    case ElementType::kF16: return "wf_f16_load((unsigned short)" + hexLiteral(raw, 4) + ")";
+    default: return std::string("((") + storageCType(t) + ")" + hexLiteral(raw, 8) + ")";
+  }
+}
+
+class KernelEmitter {
+ public:
+  KernelEmitter(const FusionGroup& group) : group_(group), members_(group.ops.begin(), group.ops.end()) {
+    for (size_t i = 0; i < group.inputs.size(); ++i) inputIndex_[group.inputs[i]] = static_cast<int>(i);
+  }
+
+  Expected<std::string> generate(const std::string& name) {
+    const Type& rt = group_.root()->result(0)->type();
+    rootShape_ = rt.shape();
+    const int64_t n = rt.numElements();
+    bool wide = n > INT32_MAX;
+    for (const Value* in : group_.inputs) wide = wide || in->type().numElements() > INT32_MAX;
+    idx_ = wide ? "long long" : "int";
+    std::vector<std::string> coords;
+    int64_t stride = 1;
+    std::vector<std::string> decl(rootShape_.size());
+    for (size_t d = rootShape_.size(); d-- > 0;) {
+      std::string c = "c" + std::to_string(d);
+      std::string expr = stride == 1 ? "i" : "i / " + std::to_string(stride);
+      if (d > 0) expr = "(" + expr + ") % " + std::to_string(rootShape_[d]);
+      if (rootShape_[d] == 1) expr = "0";
+      decl[d] = "    const " + idx_ + " " + c + " = " + expr + ";\n";
+      stride *= rootShape_[d];
+    }
+    for (size_t d = 0; d < rootShape_.size(); ++d) {
+      body_ << decl[d];
+      coords.push_back(rootShape_[d] == 1 ? "0" : "c" + std::to_string(d));
+    }
+    WF_ASSIGN_OR_RETURN(std::string result, emit(group_.root()->result(0), coords, true));
+
+    std::ostringstream src;
+    src << "extern \"C\" __global__ void __launch_bounds__(256) " << name << "(";
+    for (size_t i = 0; i < group_.inputs.size(); ++i)
+      src << "const " << storageCType(group_.inputs[i]->type().elementType()) << "* __restrict__ in" << i << ", ";
+    const ElementType rte = rt.elementType();
+    src << storageCType(rte) << "* __restrict__ out) {\n";
+    src << "  for (" << idx_ << " i = blockIdx.x * 256 + threadIdx.x; i < " << n << "; i += gridDim.x * 256) {\n";
+    src << body_.str();
+    src << "    out[i] = " << store(rte, result) << ";\n  }\n}\n";
+    return src.str();
+  }
+
+  static std::string prelude() { return kPrelude; }
+
+ private:
+  std::string fresh() { return "t" + std::to_string(next_++); }
+
+  std::string declare(ElementType t, const std::string& expr) {
+    std::string v = fresh();
+    body_ << "    const " << computeCType(t) << " " << v << " = " << expr << ";\n";
+    return v;
+  }
+
+  static std::string load(ElementType t, const std::string& ref) {
+    switch (t) {
+      case ElementType::kBF16: return "wf_bf16_load(" + ref + ")";
+      case ElementType::kF16: return "wf_f16_load(" + ref + ")";
+      case ElementType::kI1: return "(" + ref + " != 0)";
+      default: return ref;
+    }
+  }
+  static std::string store(ElementType t, const std::string& v) {
+    switch (t) {
+      case ElementType::kBF16: return "wf_bf16_store(" + v + ")";
+      case ElementType::kF16: return "wf_f16_store(" + v + ")";
+      case ElementType::kI1: return "(unsigned char)(" + v + " ? 1 : 0)";
+      default: return v;
+    }
+  }
+  // Narrow floats round to their type after every op.
+  static std::string rounded(ElementType t, const std::string& expr) {
+    if (t == ElementType::kBF16) return "wf_bf16_round(" + expr + ")";
+    if (t == ElementType::kF16) return "wf_f16_round(" + expr + ")";
+    return expr;
+  }
+
+  std::string linearIndex(const std::vector<int64_t>& shape, const std::vector<std::string>& coords) {
+    std::string expr;
+    int64_t stride = 1;
+    for (size_t d = shape.size(); d-- > 0;) {
+      if (coords[d] != "0" && shape[d] != 1) {
+        std::string term = stride == 1 ? coords[d] : "(" + idx_ + ")" + coords[d] + " * " + std::to_string(stride);
+        expr = expr.empty() ? term : term + " + " + expr;
+      }
+      stride *= shape[d];
+    }
+    return expr.empty() ? "0" : expr;
+  }
+
+  Expected<std::string> emit(const Value* v, const std::vector<std::string>& coords, bool identity) {
+    std::string key = std::to_string(reinterpret_cast<uintptr_t>(v));
+    for (const std::string& c : coords) key += "," + c;
+    if (auto it = memo_.find(key); it != memo_.end()) return it->second;
+    WF_ASSIGN_OR_RETURN(std::string r, emitUncached(v, coords, identity));
+    memo_[key] = r;
+    return r;
+  }
+
+  Expected<std::string> emitUncached(const Value* v, const std::vector<std::string>& coords, bool identity) {
+    const ElementType t = v->type().elementType();
+    const std::vector<int64_t>& shape = v->type().shape();
+    if (auto it = inputIndex_.find(v); it != inputIndex_.end()) {
+      std::string off = identity && shape == rootShape_ ? "i" : linearIndex(shape, coords);
+      return declare(t, load(t, "in" + std::to_string(it->second) + "[" + off + "]"));
+    }
+    const Operation& op = *v->definingOp();
+    const OpCode c = op.code();
+    auto operandAt = [&](size_t k) -> Expected<std::string> {
+      const Value* o = op.operand(k);
+      if (o->type().rank() == 0) return emit(o, {}, false);
+      return emit(o, coords, identity);
+    };
+    switch (c) {
+      case OpCode::Constant:
+        return declare(t, splatLiteral(*op.attr("value")->literal()));
+      case OpCode::Iota: {
+        WF_ASSIGN_OR_RETURN(int64_t dim, cpu::intAttr(op, "iota_dimension"));
+        if (dim < 0 || dim >= static_cast<int64_t>(coords.size()))
+          return invalidArgument(op.describe() + ": iota_dimension out of range");
+        return declare(t, rounded(t, std::string("(") + computeCType(t) + ")(" + coords[static_cast<size_t>(dim)] + ")"));
+      }
+      case OpCode::BroadcastInDim: {
+        WF_ASSIGN_OR_RETURN(std::vector<int64_t> dims, cpu::intListAttr(op, "broadcast_dimensions"));
+        const std::vector<int64_t>& inShape = op.operand(0)->type().shape();
+        if (dims.size() != inShape.size()) return invalidArgument(op.describe() + ": bad broadcast_dimensions");
+        std::vector<std::string> inCoords(inShape.size());
+        bool same = inShape == shape;
+        for (size_t j = 0; j < inShape.size(); ++j) {
+          inCoords[j] = inShape[j] == 1 ? "0" : coords[static_cast<size_t>(dims[j])];
+          same = same && dims[j] == static_cast<int64_t>(j);
+        }
+        return emit(op.operand(0), inCoords, identity && same);
+      }
+      case OpCode::Transpose: {
+        WF_ASSIGN_OR_RETURN(std::vector<int64_t> perm, cpu::intListAttr(op, "permutation"));
+        std::vector<std::string> inCoords(perm.size());
+        bool same = true;
+        for (size_t d = 0; d < perm.size(); ++d) {
+          inCoords[static_cast<size_t>(perm[d])] = coords[d];
+          same = same && perm[d] == static_cast<int64_t>(d);
+        }
+        return emit(op.operand(0), inCoords, identity && same);
+      }
+      case OpCode::Reshape: {
+        const std::vector<int64_t>& inShape = op.operand(0)->type().shape();
+        std::string lin = identity && shape == rootShape_ ? "i" : linearIndex(shape, coords);
+        std::string l = fresh();
+        body_ << "    const " << idx_ << " " << l << " = " << lin << ";\n";
+        std::vector<std::string> inCoords(inShape.size());
+        int64_t stride = 1;
+        for (size_t d = inShape.size(); d-- > 0;) {
+          if (inShape[d] == 1) {
+            inCoords[d] = "0";
+          } else {
+            std::string e = stride == 1 ? l : "(" + l + " / " + std::to_string(stride) + ")";
+            if (d > 0) e = "(" + e + " % " + std::to_string(inShape[d]) + ")";
+            inCoords[d] = e;
+          }
+          stride *= inShape[d];
+        }
+        return emit(op.operand(0), inCoords, identity && inShape == rootShape_);
+      }
+      case OpCode::Slice: {
+        WF_ASSIGN_OR_RETURN(std::vector<int64_t> start, cpu::intListAttr(op, "start_indices"));
+        WF_ASSIGN_OR_RETURN(std::vector<int64_t> strides, cpu::intListAttr(op, "strides"));
+        std::vector<std::string> inCoords(coords.size());
+        for (size_t d = 0; d < coords.size(); ++d) {
+          std::string e = coords[d];
+          if (strides[d] != 1) e = "(" + e + " * " + std::to_string(strides[d]) + ")";
+          if (start[d] != 0) e = "(" + e + " + " + std::to_string(start[d]) + ")";
+          inCoords[d] = e;
+        }
+        return emit(op.operand(0), inCoords, false);
+      }
+      case OpCode::Convert: {
+        WF_ASSIGN_OR_RETURN(std::string x, operandAt(0));
+        const ElementType from = op.operand(0)->type().elementType();
+        if (isBoolean(t) && !isBoolean(from)) return declare(t, "(" + x + " != 0)");
+        return declare(t, rounded(t, std::string("(") + computeCType(t) + ")(" + x + ")"));
+      }
+      case OpCode::Compare: {
+        WF_ASSIGN_OR_RETURN(std::string a, operandAt(0));
+        WF_ASSIGN_OR_RETURN(std::string b, operandAt(1));
+        const std::string& d = op.attr("comparison_direction")->stringValue();
+        const char* sym = d == "EQ" ? "==" : d == "NE" ? "!=" : d == "GE" ? ">=" : d == "GT" ? ">" : d == "LE" ? "<=" : d == "LT" ? "<" : nullptr;
+        if (!sym) return invalidArgument(op.describe() + ": unknown comparison_direction '" + d + "'");
+        return declare(t, "(" + a + " " + sym + " " + b + ")");
+      }
+      case OpCode::Select: {
+        WF_ASSIGN_OR_RETURN(std::string p, operandAt(0));
+        WF_ASSIGN_OR_RETURN(std::string a, operandAt(1));
+        WF_ASSIGN_OR_RETURN(std::string b, operandAt(2));
+        return declare(t, "(" + p + " ? " + a + " : " + b + ")");
+      }
+      case OpCode::Clamp: {
+        WF_ASSIGN_OR_RETURN(std::string lo, operandAt(0));
+        WF_ASSIGN_OR_RETURN(std::string x, operandAt(1));
+        WF_ASSIGN_OR_RETURN(std::string hi, operandAt(2));
+        if (isFloat(t)) return declare(t, "wf_min(wf_max(" + x + ", " + lo + "), " + hi + ")");
+        std::string m = declare(t, "(" + x + " > " + lo + " ? " + x + " : " + lo + ")");
+        return declare(t, "(" + m + " < " + hi + " ? " + m + " : " + hi + ")");
+      }
+      default:
+        break;
+    }
+    const std::string ct = computeCType(t);
+    if (op.numOperands() == 1) {
+      WF_ASSIGN_OR_RETURN(std::string x, operandAt(0));
+      if (isFloat(t)) {
+        const FloatUnary* u = floatUnary(c);
+        if (!u) return internalError(op.describe() + ": no fused form");
+        std::string e = t == ElementType::kF64 ? u->f64 : u->f32;
+        // Substitute the operand for every standalone `x`.
+        std::string out;
+        for (size_t k = 0; k < e.size(); ++k) {
+          const bool standalone = e[k] == 'x' && (k == 0 || !std::isalnum(static_cast<unsigned char>(e[k - 1]))) &&
+                                  (k + 1 == e.size() || !std::isalnum(static_cast<unsigned char>(e[k + 1])));
+          out += standalone ? x : std::string(1, e[k]);
+        }
+        return declare(t, rounded(t, out));
+      }
+      if (isBoolean(t)) return declare(t, "(!" + x + ")");
+      const std::string u = unsignedCType(t);
+      if (c == OpCode::Not) return declare(t, "(" + ct + ")(~(" + u + ")" + x + ")");
+      if (c == OpCode::Negate) return declare(t, "(" + ct + ")((" + u + ")0 - (" + u + ")" + x + ")");
+      if (c == OpCode::Abs) {
+        if (isUnsignedInteger(t)) return x;
+        return declare(t, "(" + x + " < 0 ? (" + ct + ")((" + u + ")0 - (" + u + ")" + x + ") : " + x + ")");
+      }
+      return internalError(op.describe() + ": no fused form");
+    }
+    WF_ASSIGN_OR_RETURN(std::string a, operandAt(0));
+    WF_ASSIGN_OR_RETURN(std::string b, operandAt(1));
+    if (isFloat(t)) {
+      const bool d = t == ElementType::kF64;
+      std::string e;
+      switch (c) {
+        case OpCode::Add: e = a + " + " + b; break;
+        case OpCode::Subtract: e = a + " - " + b; break;
+        case OpCode::Multiply: e = a + " * " + b; break;
+        case OpCode::Divide: e = a + " / " + b; break;
+        case OpCode::Remainder: e = std::string(d ? "fmod(" : "fmodf(") + a + ", " + b + ")"; break;
+        case OpCode::Maximum: e = "wf_max(" + a + ", " + b + ")"; break;
+        case OpCode::Minimum: e = "wf_min(" + a + ", " + b + ")"; break;
+        case OpCode::Power: e = std::string(d ? "pow(" : "powf(") + a + ", " + b + ")"; break;
+        case OpCode::Atan2: e = std::string(d ? "atan2(" : "atan2f(") + a + ", " + b + ")"; break;
+        default: return internalError(op.describe() + ": no fused form");
+      }
+      return declare(t, rounded(t, "(" + e + ")"));
+    }
+    if (isBoolean(t)) {
+      const char* sym = c == OpCode::And ? "&&" : c == OpCode::Or ? "||" : "!=";
+      return declare(t, "(" + a + " " + sym + " " + b + ")");
+    }
+    const std::string u = unsignedCType(t);
+    switch (c) {
+      case OpCode::Add: return declare(t, "(" + ct + ")((" + u + ")" + a + " + (" + u + ")" + b + ")");
+      case OpCode::Subtract: return declare(t, "(" + ct + ")((" + u + ")" + a + " - (" + u + ")" + b + ")");
+      case OpCode::Multiply: return declare(t, "(" + ct + ")((" + u + ")" + a + " * (" + u + ")" + b + ")");
+      case OpCode::Maximum: return declare(t, "(" + a + " > " + b + " ? " + a + " : " + b + ")");
+      case OpCode::Minimum: return declare(t, "(" + a + " < " + b + " ? " + a + " : " + b + ")");
+      case OpCode::And: return declare(t, "(" + ct + ")(" + a + " & " + b + ")");
+      case OpCode::Or: return declare(t, "(" + ct + ")(" + a + " | " + b + ")");
+      case OpCode::Xor: return declare(t, "(" + ct + ")(" + a + " ^ " + b + ")");
+      default: return internalError(op.describe() + ": no fused form");
+    }
+  }
+
+  const FusionGroup& group_;
+  std::unordered_set<const Operation*> members_;
+  std::unordered_map<const Value*, int> inputIndex_;
+  std::unordered_map<std::string, std::string> memo_;
+  std::ostringstream body_;
+  std::vector<int64_t> rootShape_;
+  std::string idx_;
+  int next_ = 0;
+};
+
+}  // namespace
+
+std::string fusedKernelPrelude() { return KernelEmitter::prelude(); }
+
+Expected<std::string> generateFusedKernel(const FusionGroup& group, const std::string& name) {
+  if (group.ops.empty()) return internalError("empty fusion group");
+  KernelEmitter emitter(group);
+  return emitter.generate(name);
+}
+
+}  // namespace wf::cuda

@@ -1,0 +1,60 @@
+// Loop fusion for the CUDA backend. Chains of elementwise ops (math, compare, select, clamp,
+// convert) together with the ops that only move or make elements (broadcast_in_dim, transpose,
+// reshape, slice, iota, splat constants) become one generated kernel: each thread computes
+// elements of the group's root from the group's inputs, so the intermediate values never touch
+// memory. The kernels are CUDA C++ compiled at run time with NVRTC (nvrtc.h).
+//
+// Planning (planFusion) walks a block from its last op to its first. An op whose result must
+// live in memory roots a group; the group absorbs a producer when
+//   - the producer computes (elementwise, convert) and the group is its only user, or
+//   - the producer only moves or makes elements (broadcast, transpose, reshape, slice, iota,
+//     splat constant): it is cheap to recompute, so every group that uses it absorbs it, and it
+//     gets a buffer of its own only if some other user needs one.
+// Values in `materialize` (activation taps) and values used by nested regions or by ops that are
+// not fused keep their buffers. Narrow floats round to their type after every op, so a fused
+// group computes bit for bit what the one-op kernels compute (contraction into FMA is off).
+#pragma once
+
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#include "ir/ir.h"
+#include "support/status.h"
+
+namespace wf::cuda {
+
+struct FusionGroup {
+  std::vector<const Operation*> ops;  // members in block order; the last one is the root
+  std::vector<const Value*> inputs;   // values read from outside the group, in first-use order
+  const Operation* root() const { return ops.back(); }
+};
+
+struct FusionPlan {
+  std::vector<FusionGroup> groups;
+  std::unordered_map<const Operation*, int> groupOfRoot;  // root op -> index in groups
+  std::unordered_set<const Operation*> absorbed;          // ops that need no step of their own
+};
+
+struct FusionOptions {
+  int maxOps = 64;     // members per group
+  int maxInputs = 24;  // kernel parameters per group
+};
+
+// Plans the top-level ops of `block` (nested regions are left alone). Groups of one op are made
+// only for ops that benefit from the generated kernel (see fusion.cpp).
+FusionPlan planFusion(const Block& block, const std::unordered_set<const Value*>& materialize,
+                      const FusionOptions& options = {});
+
+// The CUDA C++ source of one kernel computing `group`, with `extern "C" __global__` entry
+// `name(inputs..., output)`; the launch covers numElements(root result) elements.
+Expected<std::string> generateFusedKernel(const FusionGroup& group, const std::string& name);
+
+// Device helpers every generated kernel uses (narrow-float loads and stores, IEEE max/min).
+std::string fusedKernelPrelude();
+
+// True if this op may be a member of a fusion group (its types and attributes are supported).
+bool isFusible(const Operation& op);
+
+}  // namespace wf::cuda

@@ -1,0 +1,338 @@
+// Loop fusion (fusion.h): which ops a plan groups, that every generated kernel compiles with
+// NVRTC (no GPU needed), and, on a GPU, that fused programs give what the CPU interpreter and the
+// one-kernel-per-op plan give.
+#include <gtest/gtest.h>
+
+#include "backends/cuda/fusion.h"
+#include "backends/cuda/nvrtc.h"
+#include "cuda_test_util.h"
+#include "runtime/file_io.h"
+#include "transforms/refine_shapes.h"
+
+namespace wf::cudatest {
+namespace {
+
+// LayerNorm over the last dim, as the exporter lowers it (bias and scale broadcast from rank 1).
+const char* kLayerNorm = R"(
+func.func @main(%x: tensor<4x33x96xf32>, %g: tensor<96xf32>, %b: tensor<96xf32>) -> tensor<4x33x96xf32> {
+  %zero = "stablehlo.constant"() {value = dense<0.0> : tensor<f32>} : () -> tensor<f32>
+  %sum = "stablehlo.reduce"(%x, %zero) ({
+  ^bb0(%p: tensor<f32>, %q: tensor<f32>):
+    %s = "stablehlo.add"(%p, %q) : (tensor<f32>, tensor<f32>) -> tensor<f32>
+    "stablehlo.return"(%s) : (tensor<f32>) -> ()
+  }) {dimensions = array<i64: 2>} : (tensor<4x33x96xf32>, tensor<f32>) -> tensor<4x33xf32>
+  %n = "stablehlo.constant"() {value = dense<96.0> : tensor<4x33xf32>} : () -> tensor<4x33xf32>
+  %mean = "stablehlo.divide"(%sum, %n) : (tensor<4x33xf32>, tensor<4x33xf32>) -> tensor<4x33xf32>
+  %mb = "stablehlo.broadcast_in_dim"(%mean) {broadcast_dimensions = array<i64: 0, 1>} : (tensor<4x33xf32>) -> tensor<4x33x96xf32>
+  %d = "stablehlo.subtract"(%x, %mb) : (tensor<4x33x96xf32>, tensor<4x33x96xf32>) -> tensor<4x33x96xf32>
+  %sq = "stablehlo.multiply"(%d, %d) : (tensor<4x33x96xf32>, tensor<4x33x96xf32>) -> tensor<4x33x96xf32>
+  %vs = "stablehlo.reduce"(%sq, %zero) ({
+  ^bb0(%p: tensor<f32>, %q: tensor<f32>):
+    %s = "stablehlo.add"(%p, %q) : (tensor<f32>, tensor<f32>) -> tensor<f32>
+    "stablehlo.return"(%s) : (tensor<f32>) -> ()
+  }) {dimensions = array<i64: 2>} : (tensor<4x33x96xf32>, tensor<f32>) -> tensor<4x33xf32>
+  %var = "stablehlo.divide"(%vs, %n) : (tensor<4x33xf32>, tensor<4x33xf32>) -> tensor<4x33xf32>
+  %eps = "stablehlo.constant"() {value = dense<1e-5> : tensor<4x33xf32>} : () -> tensor<4x33xf32>
+  %ve = "stablehlo.add"(%var, %eps) : (tensor<4x33xf32>, tensor<4x33xf32>) -> tensor<4x33xf32>
+  %r = "stablehlo.rsqrt"(%ve) : (tensor<4x33xf32>) -> tensor<4x33xf32>
+  %rb = "stablehlo.broadcast_in_dim"(%r) {broadcast_dimensions = array<i64: 0, 1>} : (tensor<4x33xf32>) -> tensor<4x33x96xf32>
+  %y = "stablehlo.multiply"(%d, %rb) : (tensor<4x33x96xf32>, tensor<4x33x96xf32>) -> tensor<4x33x96xf32>
+  %gb = "stablehlo.broadcast_in_dim"(%g) {broadcast_dimensions = array<i64: 2>} : (tensor<96xf32>) -> tensor<4x33x96xf32>
+  %yg = "stablehlo.multiply"(%y, %gb) : (tensor<4x33x96xf32>, tensor<4x33x96xf32>) -> tensor<4x33x96xf32>
+  %bb = "stablehlo.broadcast_in_dim"(%b) {broadcast_dimensions = array<i64: 2>} : (tensor<96xf32>) -> tensor<4x33x96xf32>
+  %out = "stablehlo.add"(%yg, %bb) : (tensor<4x33x96xf32>, tensor<4x33x96xf32>) -> tensor<4x33x96xf32>
+  func.return %out : tensor<4x33x96xf32>
+}
+)";
+
+// Attention-style head split in bf16 with the exporter's f32 islands: convert, bias add,
+// reshape, transpose, convert back; a mask from iota/compare/select; a strided slice.
+const char* kHeads = R"(
+func.func @main(%x: tensor<6x40xbf16>, %bias: tensor<40xbf16>, %m: tensor<2x3x4x10xf32>) -> (tensor<2x4x3x10xbf16>, tensor<2x4x3x10xf32>, tensor<2x2x4x5xf32>) {
+  %xf = "stablehlo.convert"(%x) : (tensor<6x40xbf16>) -> tensor<6x40xf32>
+  %bf = "stablehlo.convert"(%bias) : (tensor<40xbf16>) -> tensor<40xf32>
+  %bb = "stablehlo.broadcast_in_dim"(%bf) {broadcast_dimensions = array<i64: 1>} : (tensor<40xf32>) -> tensor<6x40xf32>
+  %s = "stablehlo.add"(%xf, %bb) : (tensor<6x40xf32>, tensor<6x40xf32>) -> tensor<6x40xf32>
+  %r = "stablehlo.reshape"(%s) : (tensor<6x40xf32>) -> tensor<2x3x4x10xf32>
+  %t = "stablehlo.transpose"(%r) {permutation = array<i64: 0, 2, 1, 3>} : (tensor<2x3x4x10xf32>) -> tensor<2x4x3x10xf32>
+  %o = "stablehlo.convert"(%t) : (tensor<2x4x3x10xf32>) -> tensor<2x4x3x10xbf16>
+  %i0 = "stablehlo.iota"() {iota_dimension = 2 : i64} : () -> tensor<2x4x3x10xi32>
+  %i1 = "stablehlo.iota"() {iota_dimension = 3 : i64} : () -> tensor<2x4x3x10xi32>
+  %c = "stablehlo.compare"(%i0, %i1) {comparison_direction = #stablehlo<comparison_direction GE>} : (tensor<2x4x3x10xi32>, tensor<2x4x3x10xi32>) -> tensor<2x4x3x10xi1>
+  %ninf = "stablehlo.constant"() {value = dense<0xFF800000> : tensor<2x4x3x10xf32>} : () -> tensor<2x4x3x10xf32>
+  %mt = "stablehlo.transpose"(%m) {permutation = array<i64: 0, 2, 1, 3>} : (tensor<2x3x4x10xf32>) -> tensor<2x4x3x10xf32>
+  %e = "stablehlo.exponential"(%mt) : (tensor<2x4x3x10xf32>) -> tensor<2x4x3x10xf32>
+  %sel = "stablehlo.select"(%c, %e, %ninf) : (tensor<2x4x3x10xi1>, tensor<2x4x3x10xf32>, tensor<2x4x3x10xf32>) -> tensor<2x4x3x10xf32>
+  %sl = "stablehlo.slice"(%m) {start_indices = array<i64: 0, 1, 0, 1>, limit_indices = array<i64: 2, 3, 4, 10>, strides = array<i64: 1, 1, 1, 2>} : (tensor<2x3x4x10xf32>) -> tensor<2x2x4x5xf32>
+  %neg = "stablehlo.negate"(%sl) : (tensor<2x2x4x5xf32>) -> tensor<2x2x4x5xf32>
+  %mx = "stablehlo.maximum"(%neg, %sl) : (tensor<2x2x4x5xf32>, tensor<2x2x4x5xf32>) -> tensor<2x2x4x5xf32>
+  func.return %o, %sel, %mx : tensor<2x4x3x10xbf16>, tensor<2x4x3x10xf32>, tensor<2x2x4x5xf32>
+}
+)";
+
+// Integer and boolean chains, a value with two users, and a clamp with scalar bounds.
+const char* kInts = R"(
+func.func @main(%a: tensor<7x9xi32>, %b: tensor<7x9xi32>, %lo: tensor<i32>, %hi: tensor<i32>) -> (tensor<7x9xi32>, tensor<7x9xi64>, tensor<7x9xi1>) {
+  %s = "stablehlo.add"(%a, %b) : (tensor<7x9xi32>, tensor<7x9xi32>) -> tensor<7x9xi32>
+  %p = "stablehlo.multiply"(%s, %s) : (tensor<7x9xi32>, tensor<7x9xi32>) -> tensor<7x9xi32>
+  %n = "stablehlo.negate"(%p) : (tensor<7x9xi32>) -> tensor<7x9xi32>
+  %c = "stablehlo.clamp"(%lo, %n, %hi) : (tensor<i32>, tensor<7x9xi32>, tensor<i32>) -> tensor<7x9xi32>
+  %w = "stablehlo.convert"(%s) : (tensor<7x9xi32>) -> tensor<7x9xi64>
+  %x = "stablehlo.xor"(%a, %b) : (tensor<7x9xi32>, tensor<7x9xi32>) -> tensor<7x9xi32>
+  %z = "stablehlo.constant"() {value = dense<0> : tensor<7x9xi32>} : () -> tensor<7x9xi32>
+  %gt = "stablehlo.compare"(%x, %z) {comparison_direction = #stablehlo<comparison_direction GT>} : (tensor<7x9xi32>, tensor<7x9xi32>) -> tensor<7x9xi1>
+  %lt = "stablehlo.compare"(%s, %z) {comparison_direction = #stablehlo<comparison_direction LT>} : (tensor<7x9xi32>, tensor<7x9xi32>) -> tensor<7x9xi1>
+  %both = "stablehlo.and"(%gt, %lt) : (tensor<7x9xi1>, tensor<7x9xi1>) -> tensor<7x9xi1>
+  %nb = "stablehlo.not"(%both) : (tensor<7x9xi1>) -> tensor<7x9xi1>
+  func.return %c, %w, %nb : tensor<7x9xi32>, tensor<7x9xi64>, tensor<7x9xi1>
+}
+)";
+
+const Block& mainBody(const Module& m) { return FuncOp(mainOf(m)).body(); }
+
+TEST(FusionPlan, LayerNormFusesItsElementwiseChains) {
+  Module m = parse(kLayerNorm);
+  ASSERT_TRUE(mainOf(m));
+  cuda::FusionPlan plan = cuda::planFusion(mainBody(m), {});
+  // Groups: d = x - mean (with the mean's divide and broadcast; d has three users, so it is
+  // kept), d * d (read by a reduce), and everything after the variance's reduce. The broadcasts
+  // are absorbed everywhere; no group holds a reduce.
+  ASSERT_EQ(plan.groups.size(), 3u);
+  const cuda::FusionGroup& last = plan.groups.back();
+  EXPECT_EQ(last.root()->code(), OpCode::Add);
+  EXPECT_EQ(last.ops.size(), 11u);    // n, var, eps, ve, r, rb, y, gb, yg, bb, out
+  EXPECT_EQ(last.inputs.size(), 4u);  // vs, d, g, b
+  for (const cuda::FusionGroup& g : plan.groups)
+    for (const Operation* op : g.ops) EXPECT_NE(op->code(), OpCode::Reduce);
+  int broadcasts = 0;
+  for (const Operation* op : plan.absorbed) broadcasts += op->code() == OpCode::BroadcastInDim;
+  EXPECT_EQ(broadcasts, 4);
+}
+
+TEST(FusionPlan, TapsKeepTheirBuffers) {
+  Module m = parse(kLayerNorm);
+  ASSERT_TRUE(mainOf(m));
+  const Block& body = mainBody(m);
+  const Value* y = nullptr;
+  for (const auto& op : body.operations())
+    if (op->numResults() == 1 && op->result(0)->nameHint() == "%y") y = op->result(0);
+  ASSERT_NE(y, nullptr);
+  cuda::FusionPlan plan = cuda::planFusion(body, {y});
+  EXPECT_EQ(plan.groups.size(), 4u);
+  EXPECT_TRUE(plan.groupOfRoot.count(y->definingOp()));
+}
+
+TEST(FusionPlan, GeneratedKernelsCompileWithNvrtc) {
+  for (const char* text : {kLayerNorm, kHeads, kInts}) {
+    Module m = parse(text);
+    ASSERT_TRUE(mainOf(m));
+    cuda::FusionPlan plan = cuda::planFusion(mainBody(m), {});
+    ASSERT_FALSE(plan.groups.empty());
+    std::string source = cuda::fusedKernelPrelude();
+    for (size_t i = 0; i < plan.groups.size(); ++i) {
+      Expected<std::string> code = cuda::generateFusedKernel(plan.groups[i], "k" + std::to_string(i));
+      ASSERT_TRUE(code) << code.status().toString();
+      source += *code;
+    }
+    for (const char* arch : {"sm_80", "sm_90"}) {
+      Expected<std::string> cubin = cuda::compileToCubin(source, arch);
+      EXPECT_TRUE(cubin) << cubin.status().toString() << "\n" << source;
+      if (cubin) EXPECT_GT(cubin->size(), 0u);
+    }
+  }
+}
+
+TEST(FusionPlan, CompilerErrorsComeBackWithTheLog) {
+  Expected<std::string> cubin = cuda::compileToCubin("extern \"C\" __global__ void k() { undeclared(); }", "sm_90");
+  ASSERT_FALSE(cubin);
+  EXPECT_NE(cubin.status().message().find("undeclared"), std::string::npos) << cubin.status().toString();
+}
+
+// Fused, unfused and the CPU interpreter on the same fresh inputs.
+void expectFusedMatches(const char* text, std::vector<Literal> args) {
+  Module m = parse(text);
+  ASSERT_TRUE(mainOf(m));
+  std::vector<Literal> copies;
+  for (const Literal& a : args) copies.push_back(a.clone());
+  Expected<std::vector<Literal>> want = runCpu(m, std::move(copies));
+  ASSERT_TRUE(want) << want.status().toString();
+  CompileOptions fused, unfused;
+  unfused.fuse = false;
+  Expected<std::unique_ptr<Executable>> exe = cudaBackend().compile(m, *mainOf(m), fused);
+  ASSERT_TRUE(exe) << exe.status().toString();
+  const cuda::ExecutableInfo* info = cuda::executableInfo(**exe);
+  ASSERT_NE(info, nullptr);
+  EXPECT_GT(info->fusedKernels, 0);
+  Expected<RunResult> got = (*exe)->run(args);
+  ASSERT_TRUE(got) << got.status().toString();
+  Expected<RunResult> plain = runCuda(m, args, unfused);
+  ASSERT_TRUE(plain) << plain.status().toString();
+  ASSERT_EQ(got->outputs.size(), want->size());
+  for (size_t i = 0; i < want->size(); ++i) {
+    EXPECT_EQ(compareLiterals(got->outputs[i], (*want)[i], defaultTolerance((*want)[i].elementType())), "")
+        << "result #" << i;
+    // Same rounding after every op, no FMA contraction: bit for bit the per-op kernels.
+    EXPECT_EQ(compareLiterals(got->outputs[i], plain->outputs[i], Tolerance{0, 0}), "") << "result #" << i;
+  }
+}
+
+TEST(FusionRun, LayerNorm) {
+  WF_REQUIRE_GPU();
+  expectFusedMatches(kLayerNorm, {randomLiteral(Type::tensor({4, 33, 96}, ElementType::kF32)),
+                                  randomLiteral(Type::tensor({96}, ElementType::kF32)),
+                                  randomLiteral(Type::tensor({96}, ElementType::kF32))});
+}
+
+TEST(FusionRun, HeadsMaskAndSlice) {
+  WF_REQUIRE_GPU();
+  expectFusedMatches(kHeads, {randomLiteral(Type::tensor({6, 40}, ElementType::kBF16)),
+                              randomLiteral(Type::tensor({40}, ElementType::kBF16)),
+                              randomLiteral(Type::tensor({2, 3, 4, 10}, ElementType::kF32))});
+}
+
+TEST(FusionRun, IntegersAndBooleans) {
+  WF_REQUIRE_GPU();
+  expectFusedMatches(kInts, {randomLiteral(Type::tensor({7, 9}, ElementType::kSI32), 1, 0),
+                             randomLiteral(Type::tensor({7, 9}, ElementType::kSI32), 1, 0),
+                             randomLiteral(Type::tensor({}, ElementType::kSI32), -1000, 0),
+                             randomLiteral(Type::tensor({}, ElementType::kSI32), 0, 1000)});
+}
+
+TEST(FusionRun, LargeTensorUsesEveryBlock) {
+  WF_REQUIRE_GPU();
+  // More elements than one launch's threads cover in one pass of the grid-stride loop.
+  const char* text = R"(
+func.func @main(%a: tensor<1100x1100xf32>, %b: tensor<1100xf32>) -> tensor<1100x1100xbf16> {
+  %bb = "stablehlo.broadcast_in_dim"(%b) {broadcast_dimensions = array<i64: 0>} : (tensor<1100xf32>) -> tensor<1100x1100xf32>
+  %t = "stablehlo.transpose"(%a) {permutation = array<i64: 1, 0>} : (tensor<1100x1100xf32>) -> tensor<1100x1100xf32>
+  %s = "stablehlo.multiply"(%t, %bb) : (tensor<1100x1100xf32>, tensor<1100x1100xf32>) -> tensor<1100x1100xf32>
+  %e = "stablehlo.tanh"(%s) : (tensor<1100x1100xf32>) -> tensor<1100x1100xf32>
+  %o = "stablehlo.convert"(%e) : (tensor<1100x1100xf32>) -> tensor<1100x1100xbf16>
+  func.return %o : tensor<1100x1100xbf16>
+}
+)";
+  expectFusedMatches(text, {randomLiteral(Type::tensor({1100, 1100}, ElementType::kF32)),
+                            randomLiteral(Type::tensor({1100}, ElementType::kF32))});
+}
+
+// A weight converted and transposed before a matrix product, as the exporter writes linear
+// layers of bf16 models: with the weight bound, that work runs once, not per run.
+const char* kLinear = R"(
+func.func @main(%x: tensor<5x24xbf16>, %w: tensor<16x24xbf16>, %b: tensor<16xbf16>) -> tensor<5x16xf32> {
+  %wf = "stablehlo.convert"(%w) : (tensor<16x24xbf16>) -> tensor<16x24xf32>
+  %wt = "stablehlo.transpose"(%wf) {permutation = array<i64: 1, 0>} : (tensor<16x24xf32>) -> tensor<24x16xf32>
+  %wb = "stablehlo.convert"(%wt) : (tensor<24x16xf32>) -> tensor<24x16xbf16>
+  %y = "stablehlo.dot_general"(%x, %wb) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>} : (tensor<5x24xbf16>, tensor<24x16xbf16>) -> tensor<5x16xbf16>
+  %yf = "stablehlo.convert"(%y) : (tensor<5x16xbf16>) -> tensor<5x16xf32>
+  %bf = "stablehlo.convert"(%b) : (tensor<16xbf16>) -> tensor<16xf32>
+  %bb = "stablehlo.broadcast_in_dim"(%bf) {broadcast_dimensions = array<i64: 1>} : (tensor<16xf32>) -> tensor<5x16xf32>
+  %out = "stablehlo.add"(%yf, %bb) : (tensor<5x16xf32>, tensor<5x16xf32>) -> tensor<5x16xf32>
+  func.return %out : tensor<5x16xf32>
+}
+)";
+
+TEST(FusionRun, BoundWeightWorkRunsOnceAndAgainAfterARebind) {
+  WF_REQUIRE_GPU();
+  Module m = parse(kLinear);
+  ASSERT_TRUE(mainOf(m));
+  CompileOptions options;
+  options.boundArguments = {1, 2};
+  Expected<std::unique_ptr<Executable>> exe = cudaBackend().compile(m, *mainOf(m), options);
+  ASSERT_TRUE(exe) << exe.status().toString();
+  const cuda::ExecutableInfo* info = cuda::executableInfo(**exe);
+  EXPECT_EQ(info->hoistedSteps, 1);  // the weight's convert-transpose-convert, one fused kernel
+  Literal x = randomLiteral(Type::tensor({5, 24}, ElementType::kBF16));
+  std::vector<Literal> xs;
+  xs.push_back(x.clone());
+  // Declared bound but not bound: an error, not a run on stale memory.
+  Expected<RunResult> unbound = (*exe)->run(xs);
+  ASSERT_FALSE(unbound);
+  EXPECT_NE(unbound.status().message().find("argument #1"), std::string::npos) << unbound.status().toString();
+  for (int round = 0; round < 2; ++round) {
+    Literal w = randomLiteral(Type::tensor({16, 24}, ElementType::kBF16));
+    Literal b = randomLiteral(Type::tensor({16}, ElementType::kBF16));
+    ASSERT_TRUE((*exe)->bindArgument(1, w).isOk());
+    ASSERT_TRUE((*exe)->bindArgument(2, b).isOk());
+    std::vector<Literal> args;
+    args.push_back(x.clone());
+    args.push_back(w.clone());
+    args.push_back(b.clone());
+    Expected<std::vector<Literal>> want = runCpu(m, std::move(args));
+    ASSERT_TRUE(want) << want.status().toString();
+    for (int run = 0; run < 2; ++run) {
+      Expected<RunResult> got = (*exe)->run(xs);
+      ASSERT_TRUE(got) << got.status().toString();
+      Tolerance tol;
+      tol.relL2 = 1e-2;  // bf16 products
+      EXPECT_EQ(compareLiterals(got->outputs[0], (*want)[0], tol), "") << "round " << round << " run " << run;
+    }
+  }
+}
+
+// Programs the exporter wrote (with a dynamic batch), refined to batch 3.
+std::unique_ptr<Module> exportedProgram(const std::string& name) {
+  // From the repository root (where scripts/gpu-check.sh runs a carried binary), else from the
+  // source tree this binary was built from.
+  const std::string rel = "tests/unit/data/refine_shapes/" + name + ".mlir";
+  Expected<std::string> text = readFileBytes(rel);
+  if (!text) text = readFileBytes(std::string(WF_SOURCE_DIR) + "/" + rel);
+  EXPECT_TRUE(text) << text.status().toString();
+  if (!text) return nullptr;
+  Module m = parse(*text);
+  if (!mainOf(m)) return nullptr;
+  std::vector<Type> args;
+  for (const Type& t : FuncOp(mainOf(m)).functionType().inputs) {
+    std::vector<int64_t> shape = t.shape();
+    for (int64_t& d : shape)
+      if (d == kDynamic) d = 3;
+    args.push_back(Type::tensor(shape, t.elementType()));
+  }
+  Expected<std::unique_ptr<Module>> refined = refineShapes(m, "main", args);
+  EXPECT_TRUE(refined) << refined.status().toString();
+  return refined ? std::move(*refined) : nullptr;
+}
+
+const char* const kExported[] = {"mlp", "bert_small", "convnet", "embednet", "lstm"};
+
+TEST(FusionPlan, ExportedModelsKernelsCompile) {
+  for (const char* name : kExported) {
+    std::unique_ptr<Module> m = exportedProgram(name);
+    ASSERT_TRUE(m) << name;
+    cuda::FusionPlan plan = cuda::planFusion(FuncOp(mainOf(*m)).body(), {});
+    EXPECT_FALSE(plan.groups.empty()) << name;
+    std::string source = cuda::fusedKernelPrelude();
+    for (size_t i = 0; i < plan.groups.size(); ++i) {
+      Expected<std::string> code = cuda::generateFusedKernel(plan.groups[i], "k" + std::to_string(i));
+      ASSERT_TRUE(code) << name << ": " << code.status().toString();
+      source += *code;
+    }
+    Expected<std::string> cubin = cuda::compileToCubin(source, "sm_90");
+    EXPECT_TRUE(cubin) << name << ": " << cubin.status().toString();
+  }
+}
+
+TEST(FusionRun, ExportedModelsMatchTheInterpreter) {
+  WF_REQUIRE_GPU();
+  for (const char* name : kExported) {
+    std::unique_ptr<Module> m = exportedProgram(name);
+    ASSERT_TRUE(m) << name;
+    std::vector<Literal> args;
+    for (const Type& t : FuncOp(mainOf(*m)).functionType().inputs)
+      args.push_back(isInteger(t.elementType()) ? randomLiteral(t, 0, 1) : randomLiteral(t, -1, 1));
+    std::vector<Literal> copies;
+    for (const Literal& a : args) copies.push_back(a.clone());
+    Expected<std::vector<Literal>> want = runCpu(*m, std::move(copies));
+    ASSERT_TRUE(want) << name << ": " << want.status().toString();
+    Expected<RunResult> got = runCuda(*m, args);
+    ASSERT_TRUE(got) << name << ": " << got.status().toString();
+    ASSERT_EQ(got->outputs.size(), want->size());
+    for (size_t i = 0; i < want->size(); ++i) {
+      Tolerance tol;
+      tol.relL2 = 1e-5;  // matrix products sum in another order on the GPU
+      EXPECT_EQ(compareLiterals(got->outputs[i], (*want)[i], tol), "") << name << " result #" << i;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace wf::cudatest
