@@ -198,6 +198,7 @@ int runBench(const BenchOptions& options) {
   sessionOptions.device = *device;
   sessionOptions.compile.allowCpuFallback = options.allowCpuFallback;
   sessionOptions.compile.allowTf32 = options.allowTf32;
+  sessionOptions.compile.fuse = !options.noFusion;
   sessionOptions.compile.numThreads = options.threads;
   std::unique_ptr<serve::TraceWriter> trace;
   if (!options.traceFile.empty()) {

@@ -62,6 +62,7 @@ struct RunOptions {
   std::string device = "cpu";
   bool allowCpuFallback = false;  // CompileOptions::allowCpuFallback
   bool allowTf32 = false;         // CompileOptions::allowTf32
+  bool noFusion = false;          // CompileOptions::fuse off
   std::string traceFile;          // --trace: Chrome trace-event JSON of the run (serve/trace.h)
 };
 // `file` is an MLIR file, or a model package directory (inputs by manifest name, weights from
@@ -75,6 +76,7 @@ struct ValidateOptions {
   bool json = false;
   bool allowCpuFallback = false;
   bool allowTf32 = false;
+  bool noFusion = false;
 };
 // Runs a package on its golden inputs and compares outputs (and activations) under the
 // manifest's tolerances. Exit 0 if all pass, 1 on a mismatch (naming the first diverging
@@ -93,6 +95,7 @@ struct BenchOptions {
   std::string traceFile;  // --trace: Chrome trace-event JSON of the timed runs (serve/trace.h)
   bool allowCpuFallback = false;
   bool allowTf32 = false;
+  bool noFusion = false;
 };
 // Times runs of a package (golden inputs, or synthetic ones of the manifest's shapes) after
 // warm-up: median, p10, p90 latency and throughput in samples/s.

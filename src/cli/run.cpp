@@ -341,6 +341,7 @@ int runPackage(const RunOptions& options, const DeviceSpec& device) {
   sessionOptions.device = device;
   sessionOptions.compile.allowCpuFallback = options.allowCpuFallback;
   sessionOptions.compile.allowTf32 = options.allowTf32;
+  sessionOptions.compile.fuse = !options.noFusion;
   sessionOptions.compile.recordTimings = trace != nullptr;
   auto session = Session::create(std::move(*pkg), sessionOptions);
   if (!session) return reportStatus(session.status());
@@ -371,6 +372,7 @@ Expected<std::vector<Literal>> runOnBackend(const Module& module, const Operatio
   CompileOptions compile;
   compile.allowCpuFallback = options.allowCpuFallback;
   compile.allowTf32 = options.allowTf32;
+  compile.fuse = !options.noFusion;
   compile.recordTimings = trace != nullptr;
   WF_ASSIGN_OR_RETURN(std::unique_ptr<Executable> executable, backend->compile(module, entry, compile));
   auto start = serve::TraceWriter::Clock::now();

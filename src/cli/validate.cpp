@@ -132,6 +132,7 @@ int runValidate(const ValidateOptions& options) {
   sessionOptions.device = *device;
   sessionOptions.compile.allowCpuFallback = options.allowCpuFallback;
   sessionOptions.compile.allowTf32 = options.allowTf32;
+  sessionOptions.compile.fuse = !options.noFusion;
   sessionOptions.captureActivations = capture;
   std::string pkgDir = pkg->dir();
   auto session = Session::create(std::move(*pkg), sessionOptions);

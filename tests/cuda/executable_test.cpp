@@ -34,7 +34,9 @@ TEST(CudaExecutable, IntermediatesShareSlotsByLiveness) {
   WF_REQUIRE_GPU();
   const std::string text = chainProgram(12);
   Module m = parse(text);
-  auto exe = cudaBackend().compile(m, *mainOf(m), {});
+  CompileOptions unfused;  // one kernel per op, so that every intermediate needs a buffer
+  unfused.fuse = false;
+  auto exe = cudaBackend().compile(m, *mainOf(m), unfused);
   ASSERT_TRUE(exe) << exe.status().toString();
   const cuda::ExecutableInfo* info = cuda::executableInfo(**exe);
   ASSERT_NE(info, nullptr);

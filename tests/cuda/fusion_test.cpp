@@ -3,6 +3,9 @@
 // one-kernel-per-op plan give.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+#include <iostream>
+
 #include "backends/cuda/fusion.h"
 #include "backends/cuda/nvrtc.h"
 #include "cuda_test_util.h"
@@ -94,16 +97,16 @@ TEST(FusionPlan, LayerNormFusesItsElementwiseChains) {
   Module m = parse(kLayerNorm);
   ASSERT_TRUE(mainOf(m));
   cuda::FusionPlan plan = cuda::planFusion(mainBody(m), {});
-  // Groups: d = x - mean (with the mean's divide and broadcast; d has three users, so it is
-  // kept), d * d (read by a reduce), and everything after the variance's reduce. The broadcasts
-  // are absorbed everywhere; no group holds a reduce.
-  ASSERT_EQ(plan.groups.size(), 3u);
-  const cuda::FusionGroup& last = plan.groups.back();
-  EXPECT_EQ(last.root()->code(), OpCode::Add);
-  EXPECT_EQ(last.ops.size(), 11u);    // n, var, eps, ve, r, rb, y, gb, yg, bb, out
-  EXPECT_EQ(last.inputs.size(), 4u);  // vs, d, g, b
-  for (const cuda::FusionGroup& g : plan.groups)
-    for (const Operation* op : g.ops) EXPECT_NE(op->code(), OpCode::Reduce);
+  // Row fusion: the whole norm is one group, both reductions included (d = x - mean has three
+  // users, all inside the group, so it is recomputed per pass instead of stored).
+  ASSERT_EQ(plan.groups.size(), 1u);
+  const cuda::FusionGroup& g = plan.groups.back();
+  EXPECT_EQ(g.root()->code(), OpCode::Add);
+  int reduces = 0;
+  for (const Operation* op : g.ops) reduces += op->code() == OpCode::Reduce;
+  EXPECT_EQ(reduces, 2);
+  ASSERT_EQ(g.inputs.size(), 3u);  // x, g, b
+  EXPECT_EQ(g.inputs[0]->nameHint(), "%x");
   int broadcasts = 0;
   for (const Operation* op : plan.absorbed) broadcasts += op->code() == OpCode::BroadcastInDim;
   EXPECT_EQ(broadcasts, 4);
@@ -118,7 +121,7 @@ TEST(FusionPlan, TapsKeepTheirBuffers) {
     if (op->numResults() == 1 && op->result(0)->nameHint() == "%y") y = op->result(0);
   ASSERT_NE(y, nullptr);
   cuda::FusionPlan plan = cuda::planFusion(body, {y});
-  EXPECT_EQ(plan.groups.size(), 4u);
+  EXPECT_EQ(plan.groups.size(), 2u);  // the norm up to the tap, and the scale and bias after it
   EXPECT_TRUE(plan.groupOfRoot.count(y->definingOp()));
 }
 
@@ -130,10 +133,11 @@ TEST(FusionPlan, GeneratedKernelsCompileWithNvrtc) {
     ASSERT_FALSE(plan.groups.empty());
     std::string source = cuda::fusedKernelPrelude();
     for (size_t i = 0; i < plan.groups.size(); ++i) {
-      Expected<std::string> code = cuda::generateFusedKernel(plan.groups[i], "k" + std::to_string(i));
+      Expected<cuda::FusedKernelSource> code = cuda::generateFusedKernel(plan.groups[i], "k" + std::to_string(i));
       ASSERT_TRUE(code) << code.status().toString();
-      source += *code;
+      source += code->code;
     }
+    if (std::getenv("WF_PRINT_FUSED")) std::cout << source << "\n";
     for (const char* arch : {"sm_80", "sm_90"}) {
       Expected<std::string> cubin = cuda::compileToCubin(source, arch);
       EXPECT_TRUE(cubin) << cubin.status().toString() << "\n" << source;
@@ -169,8 +173,10 @@ void expectFusedMatches(const char* text, std::vector<Literal> args) {
   ASSERT_TRUE(plain) << plain.status().toString();
   ASSERT_EQ(got->outputs.size(), want->size());
   for (size_t i = 0; i < want->size(); ++i) {
-    EXPECT_EQ(compareLiterals(got->outputs[i], (*want)[i], defaultTolerance((*want)[i].elementType())), "")
-        << "result #" << i;
+    // Reductions on the GPU sum in another order than the interpreter.
+    Tolerance tol = defaultTolerance((*want)[i].elementType());
+    if ((*want)[i].elementType() == ElementType::kF32) tol.rtol = 2e-5;
+    EXPECT_EQ(compareLiterals(got->outputs[i], (*want)[i], tol), "") << "result #" << i;
     // Same rounding after every op, no FMA contraction: bit for bit the per-op kernels.
     EXPECT_EQ(compareLiterals(got->outputs[i], plain->outputs[i], Tolerance{0, 0}), "") << "result #" << i;
   }
@@ -302,9 +308,9 @@ TEST(FusionPlan, ExportedModelsKernelsCompile) {
     EXPECT_FALSE(plan.groups.empty()) << name;
     std::string source = cuda::fusedKernelPrelude();
     for (size_t i = 0; i < plan.groups.size(); ++i) {
-      Expected<std::string> code = cuda::generateFusedKernel(plan.groups[i], "k" + std::to_string(i));
+      Expected<cuda::FusedKernelSource> code = cuda::generateFusedKernel(plan.groups[i], "k" + std::to_string(i));
       ASSERT_TRUE(code) << name << ": " << code.status().toString();
-      source += *code;
+      source += code->code;
     }
     Expected<std::string> cubin = cuda::compileToCubin(source, "sm_90");
     EXPECT_TRUE(cubin) << name << ": " << cubin.status().toString();

@@ -57,8 +57,7 @@ void collectCaptures(const Operation& root, const Operation& op, std::vector<con
 // grid-stride loop. The kernel handle is filled in once the whole plan's kernels are compiled.
 class FusedKernel final : public OpKernel {
  public:
-  static constexpr int kThreads = 256;
-  explicit FusedKernel(int64_t n) : n_(n) {}
+  FusedKernel(int64_t n, int threads, int64_t blocks) : n_(n), threads_(threads), blocks_(blocks) {}
   void setKernel(cudaKernel_t k) { kernel_ = k; }
   Status launch(const LaunchContext& ctx, std::span<void* const> in, std::span<void* const> out) override {
     if (n_ == 0) return Status::ok();
@@ -67,14 +66,15 @@ class FusedKernel final : public OpKernel {
     pointers.push_back(out[0]);
     std::vector<void*> args;
     for (void*& p : pointers) args.push_back(&p);
-    const int64_t blocks = std::min<int64_t>((n_ + kThreads - 1) / kThreads, int64_t{1} << 20);
-    WF_CUDA_CHECK(cudaLaunchKernel(reinterpret_cast<const void*>(kernel_), dim3(static_cast<unsigned>(blocks)),
-                                   dim3(kThreads), args.data(), 0, ctx.stream));
+    WF_CUDA_CHECK(cudaLaunchKernel(reinterpret_cast<const void*>(kernel_), dim3(static_cast<unsigned>(blocks_)),
+                                   dim3(static_cast<unsigned>(threads_)), args.data(), 0, ctx.stream));
     return Status::ok();
   }
 
  private:
   int64_t n_;
+  int threads_;
+  int64_t blocks_;
   cudaKernel_t kernel_ = nullptr;
 };
 
@@ -297,7 +297,8 @@ Status CudaExecutable::planFusedGroup(const FusionGroup& group) {
   const Operation& root = *group.root();
   // The kernel's name comes from a hash of its body, so that identical groups (repeated layers)
   // share one compiled kernel.
-  WF_ASSIGN_OR_RETURN(std::string code, generateFusedKernel(group, "WF_FUSED_KERNEL"));
+  WF_ASSIGN_OR_RETURN(FusedKernelSource source, generateFusedKernel(group, "WF_FUSED_KERNEL"));
+  const std::string& code = source.code;
   size_t index;
   if (auto it = fusedIndex_.find(code); it != fusedIndex_.end()) {
     index = it->second;
@@ -315,7 +316,7 @@ Status CudaExecutable::planFusedGroup(const FusionGroup& group) {
   }
   Step step;
   step.op = &root;
-  auto kernel = std::make_unique<FusedKernel>(root.result(0)->type().numElements());
+  auto kernel = std::make_unique<FusedKernel>(root.result(0)->type().numElements(), source.threads, source.blocks);
   fusedUsers_[index].push_back(kernel.get());
   step.kernel = std::move(kernel);
   for (const Value* v : group.inputs) {
@@ -711,6 +712,10 @@ Expected<RunResult> CudaExecutable::run(std::span<const Literal> args) {
   std::lock_guard<std::mutex> lock(runMu_);
   WF_RETURN_IF_ERROR(device_->activate());
   const Block& body = FuncOp(&entry_).body();
+  for (size_t i = 0; i < body.numArguments(); ++i)
+    if (declaredBound_[i] && !bound_[i])
+      return invalidArgument("function @" + std::string(FuncOp(&entry_).symName()) + " argument #" +
+                             std::to_string(i) + " is listed in CompileOptions::boundArguments but was not bound");
   size_t next = 0;
   for (size_t i = 0; i < body.numArguments(); ++i) {
     if (bound_[i]) continue;
@@ -727,10 +732,6 @@ Expected<RunResult> CudaExecutable::run(std::span<const Literal> args) {
     return invalidArgument("function @" + std::string(FuncOp(&entry_).symName()) + " takes " + std::to_string(next) +
                            " unbound arguments, got " + std::to_string(args.size()));
 
-  for (size_t i = 0; i < body.numArguments(); ++i)
-    if (declaredBound_[i] && !bound_[i])
-      return invalidArgument("function @" + std::string(FuncOp(&entry_).symName()) + " argument #" +
-                             std::to_string(i) + " is listed in CompileOptions::boundArguments but was not bound");
   if (prologueDirty_) WF_RETURN_IF_ERROR(runPrologue());
   RunResult result;
   NvtxRange range("warpforge run @" + std::string(FuncOp(&entry_).symName()));

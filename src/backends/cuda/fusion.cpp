@@ -5,6 +5,7 @@
 #include <cinttypes>
 #include <cstring>
 #include <map>
+#include <optional>
 #include <sstream>
 
 #include "backends/cpu/shape_util.h"
@@ -12,7 +13,63 @@
 namespace wf::cuda {
 namespace {
 
-enum class FuseKind { kNone, kCompute, kMove };
+enum class FuseKind { kNone, kCompute, kMove, kReduce };
+
+int64_t elementCount(const std::vector<int64_t>& shape) {
+  int64_t n = 1;
+  for (int64_t d : shape) n *= d;
+  return n;
+}
+
+enum class RowReduce { kSum, kProd, kMax, kMin };
+
+// A reduce that row fusion takes: one float operand and a rank-0 init, a body that is one add,
+// multiply, maximum or minimum of its two arguments, over the trailing dims of the operand.
+struct ReduceInfo {
+  RowReduce kind;
+  std::vector<int64_t> rows, cols;  // operand shape split at the first reduced dim
+};
+
+std::optional<ReduceInfo> rowReduceInfo(const Operation& op) {
+  if (op.code() != OpCode::Reduce || op.numOperands() != 2 || op.numResults() != 1 || op.numRegions() != 1)
+    return std::nullopt;
+  const Type& in = op.operand(0)->type();
+  if (!in.isTensor() || !in.hasStaticShape() || !isFloat(in.elementType()) || op.operand(1)->type().rank() != 0)
+    return std::nullopt;
+  const ElementType et = in.elementType();
+  if (et != ElementType::kF32 && et != ElementType::kBF16 && et != ElementType::kF16 && et != ElementType::kF64)
+    return std::nullopt;
+  if (op.region(0).empty()) return std::nullopt;
+  const Block& b = op.region(0).front();
+  if (b.numArguments() != 2 || b.operations().size() != 2) return std::nullopt;
+  const Operation& f = *b.operations()[0];
+  const Operation& ret = *b.operations()[1];
+  if (f.numOperands() != 2 || f.numResults() != 1 || ret.numOperands() != 1 || ret.operand(0) != f.result(0))
+    return std::nullopt;
+  if (!((f.operand(0) == b.argument(0) && f.operand(1) == b.argument(1)) ||
+        (f.operand(0) == b.argument(1) && f.operand(1) == b.argument(0))))
+    return std::nullopt;
+  ReduceInfo info;
+  switch (f.code()) {
+    case OpCode::Add: info.kind = RowReduce::kSum; break;
+    case OpCode::Multiply: info.kind = RowReduce::kProd; break;
+    case OpCode::Maximum: info.kind = RowReduce::kMax; break;
+    case OpCode::Minimum: info.kind = RowReduce::kMin; break;
+    default: return std::nullopt;
+  }
+  Expected<std::vector<int64_t>> dims = cpu::intListAttr(op, "dimensions");
+  if (!dims || dims->empty()) return std::nullopt;
+  std::vector<int64_t> d = *dims;
+  std::sort(d.begin(), d.end());
+  const int64_t rank = in.rank();
+  for (size_t k = 0; k < d.size(); ++k)
+    if (d[k] != rank - static_cast<int64_t>(d.size()) + static_cast<int64_t>(k)) return std::nullopt;
+  const size_t split = static_cast<size_t>(rank) - d.size();
+  info.rows.assign(in.shape().begin(), in.shape().begin() + static_cast<std::ptrdiff_t>(split));
+  info.cols.assign(in.shape().begin() + static_cast<std::ptrdiff_t>(split), in.shape().end());
+  if (elementCount(info.cols) == 0) return std::nullopt;
+  return info;
+}
 
 bool isFusibleType(const Type& t) {
   if (!t.isTensor() || !t.hasStaticShape()) return false;
@@ -103,6 +160,7 @@ bool isSplatConstant(const Operation& op) {
 }
 
 FuseKind fuseKind(const Operation& op) {
+  if (op.code() == OpCode::Reduce) return rowReduceInfo(op) ? FuseKind::kReduce : FuseKind::kNone;
   if (op.numResults() != 1 || op.numRegions() != 0) return FuseKind::kNone;
   const Type& rt = op.result(0)->type();
   if (!isFusibleType(rt)) return FuseKind::kNone;
@@ -165,6 +223,12 @@ void countNestedUses(const Operation& op, std::unordered_map<const Value*, UseIn
 
 bool isFusible(const Operation& op) { return fuseKind(op) != FuseKind::kNone; }
 
+bool FusionGroup::hasReduce() const {
+  for (const Operation* op : ops)
+    if (op->code() == OpCode::Reduce) return true;
+  return false;
+}
+
 FusionPlan planFusion(const Block& block, const std::unordered_set<const Value*>& materialize,
                       const FusionOptions& options) {
   FusionPlan plan;
@@ -190,36 +254,85 @@ FusionPlan planFusion(const Block& block, const std::unordered_set<const Value*>
     return p && p->parentBlock() == &block ? p : nullptr;
   };
 
-  // Grows a group from `root`; returns its members and the uses it absorbs.
-  auto grow = [&](const Operation& root, int maxOps, std::vector<const Operation*>& members,
+  // Grows a group from `root`; returns its members and the uses it absorbs. With
+  // `allowReduce`, reductions over the trailing dims of one row shape may join (row fusion).
+  auto grow = [&](const Operation& root, int maxOps, bool allowReduce, std::vector<const Operation*>& members,
                   std::vector<const Value*>& absorbedEdges) {
     std::unordered_set<const Operation*> inGroup{&root};
     std::unordered_set<const Operation*> exclusive{&root};  // computed for this group only
     std::vector<const Operation*> work{&root};
     members = {&root};
     absorbedEdges.clear();
-    while (!work.empty()) {
-      const Operation* m = work.back();
-      work.pop_back();
-      for (const Value* v : m->operands()) {
-        const Operation* p = producerInBlock(v);
-        if (!p || uses[v].needsBuffer) continue;
-        const FuseKind kind = fuseKind(*p);
-        if (kind == FuseKind::kNone) continue;
-        if (inGroup.count(p)) {
-          absorbedEdges.push_back(v);
-          continue;
+    const std::vector<int64_t>& rootShape = root.result(0)->type().shape();
+    std::optional<ReduceInfo> sig = root.code() == OpCode::Reduce ? rowReduceInfo(root) : std::nullopt;
+    // A reduction may join if its row shape is the group's (the root's shape is rows x cols or
+    // rows).
+    auto reduceFits = [&](const Operation& p) {
+      if (!allowReduce) return false;
+      std::optional<ReduceInfo> info = rowReduceInfo(p);
+      if (!info) return false;
+      if (sig) return info->rows == sig->rows && info->cols == sig->cols;
+      std::vector<int64_t> full = info->rows;
+      full.insert(full.end(), info->cols.begin(), info->cols.end());
+      return rootShape == full || rootShape == info->rows;
+    };
+    auto add = [&](const Operation* p, bool isExclusive) {
+      inGroup.insert(p);
+      members.push_back(p);
+      work.push_back(p);
+      if (isExclusive) exclusive.insert(p);
+      if (p->code() == OpCode::Reduce && !sig) sig = rowReduceInfo(*p);
+    };
+    std::vector<const Operation*> pending;  // computing producers with several users
+    for (;;) {
+      while (!work.empty()) {
+        const Operation* m = work.back();
+        work.pop_back();
+        for (const Value* v : m->operands()) {
+          const Operation* p = producerInBlock(v);
+          if (!p || uses[v].needsBuffer) continue;
+          const FuseKind kind = fuseKind(*p);
+          if (kind == FuseKind::kNone || (kind == FuseKind::kReduce && !allowReduce)) continue;
+          if (inGroup.count(p)) {
+            absorbedEdges.push_back(v);
+            continue;
+          }
+          if (static_cast<int>(members.size()) >= maxOps) continue;
+          if (kind == FuseKind::kMove) {
+            add(p, exclusive.count(m) && uses[v].uses == 1);
+            absorbedEdges.push_back(v);
+          } else if (kind == FuseKind::kReduce && !reduceFits(*p)) {
+            continue;
+          } else if (uses[v].uses == 1 && exclusive.count(m)) {
+            // The group is the producer's single user and computes the consumer for itself
+            // alone (no duplicated math through a shared broadcast).
+            add(p, true);
+            absorbedEdges.push_back(v);
+          } else if (std::find(pending.begin(), pending.end(), p) == pending.end()) {
+            pending.push_back(p);
+          }
         }
-        if (static_cast<int>(members.size()) >= maxOps) continue;
-        // A computing producer joins only a group that is its single user and that computes
-        // the consumer for itself alone (no duplicated math through a shared broadcast).
-        if (kind == FuseKind::kCompute && (uses[v].uses != 1 || !exclusive.count(m))) continue;
-        inGroup.insert(p);
-        members.push_back(p);
-        work.push_back(p);
-        absorbedEdges.push_back(v);
-        if (exclusive.count(m) && uses[v].uses == 1) exclusive.insert(p);
       }
+      // A producer with several users joins once all of them are exclusive members.
+      bool grew = false;
+      for (const Operation* p : pending) {
+        if (inGroup.count(p) || static_cast<int>(members.size()) >= maxOps) continue;
+        if (p->code() == OpCode::Reduce && !reduceFits(*p)) continue;
+        const Value* v = p->result(0);
+        int inside = 0;
+        bool allExclusive = true;
+        for (const Operation* m : members)
+          for (const Value* o : m->operands())
+            if (o == v) {
+              ++inside;
+              allExclusive = allExclusive && exclusive.count(m);
+            }
+        if (inside != uses[v].uses || !allExclusive) continue;
+        add(p, true);
+        for (int k = 0; k < inside; ++k) absorbedEdges.push_back(v);
+        grew = true;
+      }
+      if (!grew) break;
     }
     std::sort(members.begin(), members.end(),
               [&](const Operation* a, const Operation* b) { return position[a] < position[b]; });
@@ -242,8 +355,9 @@ FusionPlan planFusion(const Block& block, const std::unordered_set<const Value*>
     std::vector<const Operation*> members;
     std::vector<const Value*> edges;
     FusionGroup group;
+    bool allowReduce = true;
     for (int maxOps = options.maxOps;; maxOps = std::max(1, maxOps / 2)) {
-      grow(op, maxOps, members, edges);
+      grow(op, maxOps, allowReduce, members, edges);
       group.ops = members;
       group.inputs.clear();
       std::unordered_set<const Operation*> set(members.begin(), members.end());
@@ -253,9 +367,19 @@ FusionPlan planFusion(const Block& block, const std::unordered_set<const Value*>
           if ((!p || !set.count(p)) && std::find(group.inputs.begin(), group.inputs.end(), in) == group.inputs.end())
             group.inputs.push_back(in);
         }
-      if (static_cast<int>(group.inputs.size()) <= options.maxInputs || maxOps == 1) break;
+      const bool fits = static_cast<int>(group.inputs.size()) <= options.maxInputs;
+      // A row group whose reductions the code generator cannot place (a reduction's result
+      // read at other coordinates than its row) is planned again without reductions.
+      if (fits && group.hasReduce() && allowReduce && !generateFusedKernel(group, "probe")) {
+        allowReduce = false;
+        if (op.code() == OpCode::Reduce) break;
+        maxOps = options.maxOps * 2;
+        continue;
+      }
+      if (fits || maxOps == 1) break;
     }
     if (static_cast<int>(group.inputs.size()) > options.maxInputs) continue;  // the op's own kernel
+    if (op.code() == OpCode::Reduce && !allowReduce) continue;
     for (const Value* e : edges) ++absorbedUses[e];
     reversed.push_back(std::move(group));
   }
@@ -336,6 +460,25 @@ template <typename T> __device__ __forceinline__ T wf_min(T a, T b) {
   if (a == b) return signbit(a) ? a : b;
   return a < b ? a : b;
 }
+struct WfAdd { template <typename T> __device__ T operator()(T a, T b) const { return a + b; } };
+struct WfMul { template <typename T> __device__ T operator()(T a, T b) const { return a * b; } };
+struct WfMax { template <typename T> __device__ T operator()(T a, T b) const { return wf_max(a, b); } };
+struct WfMin { template <typename T> __device__ T operator()(T a, T b) const { return wf_min(a, b); } };
+// Every lane ends with the combination of the warp's values (the same order on every lane).
+template <typename T, typename F> __device__ __forceinline__ T wf_warp_allreduce(T v, F f) {
+  for (int o = 16; o > 0; o /= 2) v = f(v, __shfl_xor_sync(0xffffffffu, v, o));
+  return v;
+}
+// Every thread of the block ends with the combination of the block's values.
+template <typename T, typename S, typename F> __device__ __forceinline__ T wf_block_allreduce(T v, F f, S* smem) {
+  v = wf_warp_allreduce(v, f);
+  __syncthreads();
+  if (threadIdx.x % 32 == 0) smem[threadIdx.x / 32] = (S)v;
+  __syncthreads();
+  T r = (T)smem[0];
+  for (int w = 1; w < (int)(blockDim.x / 32); ++w) r = f(r, (T)smem[w]);
+  return r;
+}
 )";
 
 std::string hexLiteral(uint64_t bits, int bytes) {
@@ -367,45 +510,174 @@ class KernelEmitter {
     for (size_t i = 0; i < group.inputs.size(); ++i) inputIndex_[group.inputs[i]] = static_cast<int>(i);
   }
 
-  Expected<std::string> generate(const std::string& name) {
+  Expected<FusedKernelSource> generate(const std::string& name) {
     const Type& rt = group_.root()->result(0)->type();
     rootShape_ = rt.shape();
     const int64_t n = rt.numElements();
     bool wide = n > INT32_MAX;
     for (const Value* in : group_.inputs) wide = wide || in->type().numElements() > INT32_MAX;
+    for (const Operation* op : group_.ops) wide = wide || op->result(0)->type().numElements() > INT32_MAX;
     idx_ = wide ? "long long" : "int";
-    std::vector<std::string> coords;
-    int64_t stride = 1;
-    std::vector<std::string> decl(rootShape_.size());
-    for (size_t d = rootShape_.size(); d-- > 0;) {
-      std::string c = "c" + std::to_string(d);
-      std::string expr = stride == 1 ? "i" : "i / " + std::to_string(stride);
-      if (d > 0) expr = "(" + expr + ") % " + std::to_string(rootShape_[d]);
-      if (rootShape_[d] == 1) expr = "0";
-      decl[d] = "    const " + idx_ + " " + c + " = " + expr + ";\n";
-      stride *= rootShape_[d];
-    }
-    for (size_t d = 0; d < rootShape_.size(); ++d) {
-      body_ << decl[d];
-      coords.push_back(rootShape_[d] == 1 ? "0" : "c" + std::to_string(d));
-    }
-    WF_ASSIGN_OR_RETURN(std::string result, emit(group_.root()->result(0), coords, true));
+    memo_.emplace_back();
+    if (group_.hasReduce()) return generateRows(name);
 
+    std::vector<std::string> coords = declareCoords(rootShape_, 0, "i", "    ");
+    WF_ASSIGN_OR_RETURN(std::string result, emit(group_.root()->result(0), coords, true));
+    FusedKernelSource out;
     std::ostringstream src;
-    src << "extern \"C\" __global__ void __launch_bounds__(256) " << name << "(";
-    for (size_t i = 0; i < group_.inputs.size(); ++i)
-      src << "const " << storageCType(group_.inputs[i]->type().elementType()) << "* __restrict__ in" << i << ", ";
-    const ElementType rte = rt.elementType();
-    src << storageCType(rte) << "* __restrict__ out) {\n";
+    src << signature(name);
     src << "  for (" << idx_ << " i = blockIdx.x * 256 + threadIdx.x; i < " << n << "; i += gridDim.x * 256) {\n";
     src << body_.str();
-    src << "    out[i] = " << store(rte, result) << ";\n  }\n}\n";
-    return src.str();
+    src << "    out[i] = " << store(rt.elementType(), result) << ";\n  }\n}\n";
+    out.code = src.str();
+    out.threads = 256;
+    out.blocks = std::max<int64_t>(1, std::min<int64_t>((n + 255) / 256, int64_t{1} << 20));
+    return out;
   }
 
   static std::string prelude() { return kPrelude; }
 
  private:
+  std::string signature(const std::string& name) const {
+    std::ostringstream src;
+    src << "extern \"C\" __global__ void __launch_bounds__(256) " << name << "(";
+    for (size_t i = 0; i < group_.inputs.size(); ++i)
+      src << "const " << storageCType(group_.inputs[i]->type().elementType()) << "* __restrict__ in" << i << ", ";
+    src << storageCType(group_.root()->result(0)->type().elementType()) << "* __restrict__ out) {\n";
+    return src.str();
+  }
+
+  // Declares coordinate variables c<first>.. of `shape` from the linear index `linear` and
+  // returns their names ("0" for dims of size 1).
+  std::vector<std::string> declareCoords(const std::vector<int64_t>& shape, size_t first, const std::string& linear,
+                                         const std::string& indent) {
+    std::vector<std::string> coords(shape.size());
+    std::vector<std::string> decl(shape.size());
+    int64_t stride = 1;
+    for (size_t d = shape.size(); d-- > 0;) {
+      std::string expr = stride == 1 ? linear : linear + " / " + std::to_string(stride);
+      if (d > 0) expr = "(" + expr + ") % " + std::to_string(shape[d]);
+      const std::string c = "c" + std::to_string(first + d);
+      decl[d] = indent + "const " + idx_ + " " + c + " = " + expr + ";\n";
+      coords[d] = shape[d] == 1 ? "0" : c;
+      stride *= shape[d];
+    }
+    for (size_t d = 0; d < shape.size(); ++d)
+      if (shape[d] != 1) body_ << decl[d];
+    return coords;
+  }
+
+  static const char* combineFn(RowReduce k) {
+    switch (k) {
+      case RowReduce::kSum: return "WfAdd";
+      case RowReduce::kProd: return "WfMul";
+      case RowReduce::kMax: return "WfMax";
+      default: return "WfMin";
+    }
+  }
+
+  // Row fusion: one warp (many rows) or one block (few rows) per row of the reductions' row
+  // shape; a pass over the row per reduction, then the root.
+  Expected<FusedKernelSource> generateRows(const std::string& name) {
+    std::optional<ReduceInfo> sig;
+    for (const Operation* op : group_.ops)
+      if (op->code() == OpCode::Reduce) {
+        sig = rowReduceInfo(*op);
+        if (!sig) return internalError(op->describe() + ": not a row reduction");
+        break;
+      }
+    rows_ = sig->rows;
+    cols_ = sig->cols;
+    std::vector<int64_t> full = rows_;
+    full.insert(full.end(), cols_.begin(), cols_.end());
+    rootFull_ = rootShape_ == full;
+    if (!rootFull_ && rootShape_ != rows_) return internalError("row group root of another shape");
+    const int64_t numRows = elementCount(rows_), numCols = elementCount(cols_);
+    const bool warpPerRow = numRows >= 1024;
+    const int lanes = warpPerRow ? 32 : 256;
+    bool anyF64 = false;
+    for (const Operation* op : group_.ops)
+      anyF64 = anyF64 || (op->code() == OpCode::Reduce && op->operand(0)->type().elementType() == ElementType::kF64);
+    const std::string smemType = anyF64 ? "double" : "float";
+
+    const std::string in1 = "    ", in2 = "      ";
+    rowCoords_ = declareCoords(rows_, 0, "row", in1);
+    if (!rootFull_) body_ << in1 << "const " << idx_ << " i = row;\n";
+    for (const Operation* op : group_.ops) {
+      if (op->code() != OpCode::Reduce) continue;
+      std::optional<ReduceInfo> info = rowReduceInfo(*op);
+      if (!info || info->rows != rows_ || info->cols != cols_) return internalError(op->describe() + ": another row shape");
+      const ElementType et = op->result(0)->type().elementType();
+      const std::string acc = et == ElementType::kF64 ? "double" : "float";
+      std::string identity;
+      const bool d = et == ElementType::kF64;
+      switch (info->kind) {
+        case RowReduce::kSum: identity = d ? "0.0" : "0.0f"; break;
+        case RowReduce::kProd: identity = d ? "1.0" : "1.0f"; break;
+        case RowReduce::kMax: identity = d ? "-__longlong_as_double(0x7ff0000000000000ll)" : "-__int_as_float(0x7f800000)"; break;
+        case RowReduce::kMin: identity = d ? "__longlong_as_double(0x7ff0000000000000ll)" : "__int_as_float(0x7f800000)"; break;
+      }
+      const std::string a = fresh();
+      body_ << in1 << acc << " " << a << " = " << identity << ";\n";
+      body_ << in1 << "for (" << idx_ << " k = lane; k < " << numCols << "; k += " << lanes << ") {\n";
+      memo_.emplace_back();
+      std::vector<std::string> coords = rowCoords_;
+      std::vector<std::string> colCoords = declareCoords(cols_, rows_.size(), "k", in2);
+      coords.insert(coords.end(), colCoords.begin(), colCoords.end());
+      if (rootFull_) body_ << in2 << "const " << idx_ << " i = row * " << numCols << " + k;\n";
+      WF_ASSIGN_OR_RETURN(std::string x, emit(op->operand(0), coords, rootFull_));
+      body_ << in2 << a << " = " << combineFn(info->kind) << "()(" << a << ", (" << acc << ")" << x << ");\n";
+      memo_.pop_back();
+      body_ << in1 << "}\n";
+      body_ << in1 << a << " = " << (warpPerRow ? "wf_warp_allreduce(" + a + ", " + combineFn(info->kind) + "())"
+                                                 : "wf_block_allreduce(" + a + ", " + combineFn(info->kind) + "(), wf_smem)")
+            << ";\n";
+      WF_ASSIGN_OR_RETURN(std::string init, emit(op->operand(1), {}, false));
+      const std::string r = declare(et, rounded(et, std::string(combineFn(info->kind)) + "()((" + acc + ")" + init + ", " + a + ")"));
+      memo_.back()[key(op->result(0), rowCoords_)] = r;
+    }
+    const ElementType rte = group_.root()->result(0)->type().elementType();
+    if (rootFull_) {
+      body_ << in1 << "for (" << idx_ << " k = lane; k < " << numCols << "; k += " << lanes << ") {\n";
+      memo_.emplace_back();
+      std::vector<std::string> coords = rowCoords_;
+      std::vector<std::string> colCoords = declareCoords(cols_, rows_.size(), "k", in2);
+      coords.insert(coords.end(), colCoords.begin(), colCoords.end());
+      body_ << in2 << "const " << idx_ << " i = row * " << numCols << " + k;\n";
+      WF_ASSIGN_OR_RETURN(std::string x, emit(group_.root()->result(0), coords, true));
+      body_ << in2 << "out[i] = " << store(rte, x) << ";\n";
+      memo_.pop_back();
+      body_ << in1 << "}\n";
+    } else {
+      WF_ASSIGN_OR_RETURN(std::string x, emit(group_.root()->result(0), rowCoords_, true));
+      body_ << in1 << "if (lane == 0) out[row] = " << store(rte, x) << ";\n";
+    }
+
+    FusedKernelSource out;
+    std::ostringstream src;
+    src << signature(name);
+    src << "  __shared__ " << smemType << " wf_smem[8];\n";
+    if (warpPerRow) {
+      src << "  const int lane = threadIdx.x % 32;\n";
+      src << "  for (" << idx_ << " row = blockIdx.x * 8 + threadIdx.x / 32; row < " << numRows
+          << "; row += gridDim.x * 8) {\n";
+    } else {
+      src << "  const int lane = threadIdx.x;\n";
+      src << "  for (" << idx_ << " row = blockIdx.x; row < " << numRows << "; row += gridDim.x) {\n";
+    }
+    src << body_.str() << "  }\n}\n";
+    out.code = src.str();
+    out.threads = 256;
+    out.blocks = std::max<int64_t>(1, std::min<int64_t>(warpPerRow ? (numRows + 7) / 8 : numRows, int64_t{1} << 20));
+    return out;
+  }
+
+  static std::string key(const Value* v, const std::vector<std::string>& coords) {
+    std::string k = std::to_string(reinterpret_cast<uintptr_t>(v));
+    for (const std::string& c : coords) k += "," + c;
+    return k;
+  }
+
   std::string fresh() { return "t" + std::to_string(next_++); }
 
   std::string declare(ElementType t, const std::string& expr) {
@@ -451,11 +723,11 @@ class KernelEmitter {
   }
 
   Expected<std::string> emit(const Value* v, const std::vector<std::string>& coords, bool identity) {
-    std::string key = std::to_string(reinterpret_cast<uintptr_t>(v));
-    for (const std::string& c : coords) key += "," + c;
-    if (auto it = memo_.find(key); it != memo_.end()) return it->second;
+    const std::string k = key(v, coords);
+    for (const auto& layer : memo_)
+      if (auto it = layer.find(k); it != layer.end()) return it->second;
     WF_ASSIGN_OR_RETURN(std::string r, emitUncached(v, coords, identity));
-    memo_[key] = r;
+    memo_.back()[k] = r;
     return r;
   }
 
@@ -474,6 +746,9 @@ class KernelEmitter {
       return emit(o, coords, identity);
     };
     switch (c) {
+      case OpCode::Reduce:
+        // Row reductions are computed before the passes that read them, at their row.
+        return invalidArgument(op.describe() + ": reduction result read at other coordinates than its row");
       case OpCode::Constant:
         return declare(t, splatLiteral(*op.attr("value")->literal()));
       case OpCode::Iota: {
@@ -632,7 +907,11 @@ class KernelEmitter {
   const FusionGroup& group_;
   std::unordered_set<const Operation*> members_;
   std::unordered_map<const Value*, int> inputIndex_;
-  std::unordered_map<std::string, std::string> memo_;
+  // Emitted values by (value, coordinates); a layer per loop scope (row fusion).
+  std::vector<std::unordered_map<std::string, std::string>> memo_;
+  std::vector<int64_t> rows_, cols_;
+  std::vector<std::string> rowCoords_;
+  bool rootFull_ = false;
   std::ostringstream body_;
   std::vector<int64_t> rootShape_;
   std::string idx_;
@@ -643,7 +922,7 @@ class KernelEmitter {
 
 std::string fusedKernelPrelude() { return KernelEmitter::prelude(); }
 
-Expected<std::string> generateFusedKernel(const FusionGroup& group, const std::string& name) {
+Expected<FusedKernelSource> generateFusedKernel(const FusionGroup& group, const std::string& name) {
   if (group.ops.empty()) return internalError("empty fusion group");
   KernelEmitter emitter(group);
   return emitter.generate(name);

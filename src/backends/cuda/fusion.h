@@ -10,6 +10,13 @@
 //   - the producer only moves or makes elements (broadcast, transpose, reshape, slice, iota,
 //     splat constant): it is cheap to recompute, so every group that uses it absorbs it, and it
 //     gets a buffer of its own only if some other user needs one.
+// Row fusion: a group may also hold reductions over the trailing dims of a shape R x N
+// (softmax's max and sum, a norm's mean and variance) together with the elementwise work before
+// them and the work that reads their results broadcast back over the row. Such a group runs one
+// warp (or one block, for few rows) per row: each reduction is a pass over the row that
+// recomputes its input from the group's inputs (the row stays in L1/L2), and a last pass computes
+// the root. Producers with several users join a group when all their users are in it.
+//
 // Values in `materialize` (activation taps) and values used by nested regions or by ops that are
 // not fused keep their buffers. Narrow floats round to their type after every op, so a fused
 // group computes bit for bit what the one-op kernels compute (contraction into FMA is off).
@@ -29,6 +36,14 @@ struct FusionGroup {
   std::vector<const Operation*> ops;  // members in block order; the last one is the root
   std::vector<const Value*> inputs;   // values read from outside the group, in first-use order
   const Operation* root() const { return ops.back(); }
+  bool hasReduce() const;
+};
+
+// A generated kernel and how to launch it (threads per block, blocks).
+struct FusedKernelSource {
+  std::string code;
+  int threads = 256;
+  int64_t blocks = 1;
 };
 
 struct FusionPlan {
@@ -48,8 +63,8 @@ FusionPlan planFusion(const Block& block, const std::unordered_set<const Value*>
                       const FusionOptions& options = {});
 
 // The CUDA C++ source of one kernel computing `group`, with `extern "C" __global__` entry
-// `name(inputs..., output)`; the launch covers numElements(root result) elements.
-Expected<std::string> generateFusedKernel(const FusionGroup& group, const std::string& name);
+// `name(inputs..., output)`, and its launch geometry.
+Expected<FusedKernelSource> generateFusedKernel(const FusionGroup& group, const std::string& name);
 
 // Device helpers every generated kernel uses (narrow-float loads and stores, IEEE max/min).
 std::string fusedKernelPrelude();
