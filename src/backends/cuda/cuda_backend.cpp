@@ -173,6 +173,7 @@ class CudaExecutable final : public Executable {
   std::vector<RuntimeKernelSource> fusedSources_;
   std::vector<std::vector<FusedKernel*>> fusedUsers_;
   std::unordered_map<std::string, size_t> fusedIndex_;  // source -> index in fusedSources_
+  std::unordered_map<std::string, int> fusedValues_;    // source + input buffers -> output buffer
 };
 
 // An NVTX range for the lifetime of the object (shown by Nsight Systems beside the kernels).
@@ -314,6 +315,19 @@ Status CudaExecutable::planFusedGroup(const FusionGroup& group) {
     fusedSources_.push_back({name, std::move(named)});
     fusedUsers_.emplace_back();
   }
+  // The same kernel on the same buffers computes the same value (the exporter converts one
+  // activation to bf16 once for each of the query, key and value projections): share it.
+  std::string valueKey = code;
+  for (const Value* v : group.inputs) {
+    auto it = bufferOf_.find(v);
+    if (it == bufferOf_.end()) return internalError(root.describe() + ": fused operand has no device buffer");
+    valueKey += "|" + std::to_string(it->second);
+  }
+  if (auto it = fusedValues_.find(valueKey); it != fusedValues_.end()) {
+    bufferOf_[root.result(0)] = it->second;
+    ++info.sharedFusedValues;
+    return Status::ok();
+  }
   Step step;
   step.op = &root;
   auto kernel = std::make_unique<FusedKernel>(root.result(0)->type().numElements(), source.threads, source.blocks);
@@ -327,6 +341,7 @@ Status CudaExecutable::planFusedGroup(const FusionGroup& group) {
   }
   const int id = newBuffer(tensorBytes(root.result(0)->type()));
   bufferOf_[root.result(0)] = id;
+  fusedValues_[valueKey] = id;
   step.outputBuffers.push_back(id);
   steps_.push_back(std::move(step));
   ++info.deviceSteps;

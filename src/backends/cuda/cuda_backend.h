@@ -17,6 +17,11 @@
 // Fusion: with CompileOptions::fuse (the default), chains of elementwise and data-movement ops
 // of the entry function run as generated kernels (fusion.h), compiled with NVRTC (nvrtc.h).
 //
+// Hoisting: with CompileOptions::boundArguments (Session lists the weights), steps that read only
+// bound arguments, constants and other such results (weight transposes and dtype conversions)
+// run once, before the first run and again after a later bind; buffers that only they read are
+// freed afterwards, and so are weights that only they read.
+//
 // Launch: a program with static shapes and no host steps is captured into a CUDA graph on its
 // first run and replayed on every later run.
 #pragma once
@@ -45,8 +50,9 @@ struct ExecutableInfo {
   size_t workspaceBytes = 0;
   int fusedKernels = 0;  // steps that run a generated fusion kernel (fusion.h)
   int fusedOps = 0;      // ops computed inside them (each op once, even where duplicated)
-  int uniqueFusedKernels = 0;
-  int hoistedSteps = 0;  // steps that depend only on bound arguments: run once, not per run  // distinct generated kernels (repeated layers share them)
+  int uniqueFusedKernels = 0;  // distinct generated kernels (repeated layers share them)
+  int sharedFusedValues = 0;   // fused groups that compute a value an earlier group computed
+  int hoistedSteps = 0;  // steps that depend only on bound arguments: run once, not per run
   bool usesGraph = false;  // captured into a CUDA graph (after the first run)
   int graphLaunches = 0;
 };

@@ -235,11 +235,22 @@ FusionPlan planFusion(const Block& block, const std::unordered_set<const Value*>
   const auto& ops = block.operations();
   std::unordered_map<const Operation*, int> position;
   std::unordered_map<const Value*, UseInfo> uses;
-  for (size_t i = 0; i < ops.size(); ++i) {
+  // Uses by live ops only: a fusible op none of whose results is used (the mean and inverse
+  // deviation a norm also returns, reshaped and dropped) needs no step, and its reads must not
+  // keep its producers from fusing.
+  std::unordered_set<const Value*> liveValues(materialize.begin(), materialize.end());
+  for (size_t i = ops.size(); i-- > 0;) {
     const Operation& op = *ops[i];
     position[&op] = static_cast<int>(i);
     const bool isTerminator = op.code() == OpCode::FuncReturn || op.code() == OpCode::Return;
+    bool live = isTerminator || !isFusible(op) || op.numResults() == 0;
+    for (size_t r = 0; r < op.numResults() && !live; ++r) live = liveValues.count(op.result(r)) > 0;
+    if (!live) {
+      plan.absorbed.insert(&op);
+      continue;
+    }
     for (const Value* v : op.operands()) {
+      liveValues.insert(v);
       UseInfo& u = uses[v];
       ++u.uses;
       if (isTerminator || !isFusible(op)) u.needsBuffer = true;
@@ -342,7 +353,7 @@ FusionPlan planFusion(const Block& block, const std::unordered_set<const Value*>
   for (size_t i = ops.size(); i-- > 0;) {
     const Operation& op = *ops[i];
     const FuseKind kind = fuseKind(op);
-    if (kind == FuseKind::kNone) continue;
+    if (kind == FuseKind::kNone || plan.absorbed.count(&op)) continue;
     const Value* v = op.result(0);
     const UseInfo& u = uses[v];
     if (!u.needsBuffer && u.uses > 0 && absorbedUses[v] >= u.uses) {
