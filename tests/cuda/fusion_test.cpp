@@ -141,7 +141,9 @@ TEST(FusionPlan, GeneratedKernelsCompileWithNvrtc) {
     for (const char* arch : {"sm_80", "sm_90"}) {
       Expected<std::string> cubin = cuda::compileToCubin(source, arch);
       EXPECT_TRUE(cubin) << cubin.status().toString() << "\n" << source;
-      if (cubin) EXPECT_GT(cubin->size(), 0u);
+      if (cubin) {
+        EXPECT_GT(cubin->size(), 0u);
+      }
     }
   }
 }
