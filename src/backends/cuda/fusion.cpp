@@ -210,12 +210,18 @@ struct UseInfo {
   bool needsBuffer = false; // read by a nested region, the terminator, or a tap
 };
 
-void countNestedUses(const Operation& op, std::unordered_map<const Value*, UseInfo>& info) {
+// Values read inside the regions of `op` (a while or if body capturing them) need buffers, and
+// keep their producers alive.
+void countNestedUses(const Operation& op, std::unordered_map<const Value*, UseInfo>& info,
+                     std::unordered_set<const Value*>& live) {
   for (const auto& region : op.regions())
     for (const auto& block : region->blocks())
       for (const auto& inner : block->operations()) {
-        for (const Value* v : inner->operands()) info[v].needsBuffer = true;
-        countNestedUses(*inner, info);
+        for (const Value* v : inner->operands()) {
+          info[v].needsBuffer = true;
+          live.insert(v);
+        }
+        countNestedUses(*inner, info, live);
       }
 }
 
@@ -255,7 +261,7 @@ FusionPlan planFusion(const Block& block, const std::unordered_set<const Value*>
       ++u.uses;
       if (isTerminator || !isFusible(op)) u.needsBuffer = true;
     }
-    countNestedUses(op, uses);
+    countNestedUses(op, uses, liveValues);
   }
   for (const Value* v : materialize) uses[v].needsBuffer = true;
   std::unordered_map<const Value*, int> absorbedUses;
