@@ -84,6 +84,10 @@ struct Step {
   std::vector<const Value*> inputs;  // operands, then (host steps) captured values
   std::vector<int> inputBuffers;
   std::vector<int> outputBuffers;
+  // Scratch memory the kernel asked for (LowerContext::workspaceBytes): a buffer live during
+  // this step only, so that it shares memory with values that are dead by then.
+  int workspaceBuffer = -1;
+  size_t workspaceBytes = 0;
 };
 
 class CudaExecutable final : public Executable {
@@ -102,7 +106,6 @@ class CudaExecutable final : public Executable {
     steps_.clear();
     buffers_.clear();
     slots_.clear();
-    workspace_.reset();
   }
 
   Status compile();
@@ -126,6 +129,10 @@ class CudaExecutable final : public Executable {
   Status inlineCall(const Operation& op, const Operation& callee, LowerContext& lctx, int depth);
   void planHoisting();
   Status runPrologue();
+  void setWorkspace(LaunchContext& ctx, const Step& step) const {
+    ctx.workspace = step.workspaceBuffer >= 0 ? ptr_[static_cast<size_t>(step.workspaceBuffer)] : nullptr;
+    ctx.workspaceBytes = step.workspaceBytes;
+  }
   Status assignSlots();
   Status allocate();
   Status launchDeviceSteps();
@@ -163,8 +170,6 @@ class CudaExecutable final : public Executable {
   bool prologueDirty_ = true;
   std::vector<const Value*> outputs_;
   std::vector<const Value*> taps_;
-  DeviceBuffer workspace_;
-  size_t workspaceBytes_ = 0;
   GraphExec graphExec_;
   bool graphFailed_ = false;
   Event runStart_, runEnd_;  // device time of each run (RunReport::deviceMillis)
@@ -257,6 +262,8 @@ Status CudaExecutable::planOp(const Operation& op, LowerContext& lctx, int depth
   Step step;
   step.op = &op;
   std::string why = "no CUDA kernel for this op";
+  const size_t workspaceBefore = lctx.workspaceBytes;
+  lctx.workspaceBytes = 0;
   if (const Lowering* lowering = CudaKernelRegistry::instance().find(op.code())) {
     Expected<std::unique_ptr<OpKernel>> kernel = (*lowering)(op, lctx);
     if (kernel) {
@@ -290,6 +297,11 @@ Status CudaExecutable::planOp(const Operation& op, LowerContext& lctx, int depth
     bufferOf_[op.result(i)] = id;
     step.outputBuffers.push_back(id);
   }
+  if (step.kernel && lctx.workspaceBytes > 0) {
+    step.workspaceBytes = lctx.workspaceBytes;
+    step.workspaceBuffer = newBuffer(lctx.workspaceBytes);
+  }
+  lctx.workspaceBytes = std::max(workspaceBefore, lctx.workspaceBytes);
   steps_.push_back(std::move(step));
   return Status::ok();
 }
@@ -387,8 +399,10 @@ void CudaExecutable::planHoisting() {
   for (const Value* v : outputs_) readPerRun[static_cast<size_t>(bufferOf_.at(v))] = true;
   for (const Value* v : taps_) readPerRun[static_cast<size_t>(bufferOf_.at(v))] = true;
   for (size_t s = 0; s < steps_.size(); ++s)
-    if (hoisted_[s])
+    if (hoisted_[s]) {
       for (int b : steps_[s].outputBuffers) prologueTemp_[static_cast<size_t>(b)] = !readPerRun[static_cast<size_t>(b)];
+      if (steps_[s].workspaceBuffer >= 0) prologueTemp_[static_cast<size_t>(steps_[s].workspaceBuffer)] = true;
+    }
   for (size_t i = 0; i < argBuffers_.size(); ++i) {
     const size_t b = static_cast<size_t>(argBuffers_[i]);
     prologueOnlyArg_[b] = declaredBound_[i] && readHoisted[b] && !readPerRun[b];
@@ -404,11 +418,12 @@ Status CudaExecutable::runPrologue() {
       ptr_[b] = buf.data();
       temps.push_back(std::move(buf));
     }
-  LaunchContext ctx{stream_.get(), device_.get(), workspace_.data(), workspace_.capacity()};
+  LaunchContext ctx{stream_.get(), device_.get(), nullptr, 0};
   std::vector<void*> in, out;
   for (size_t s = 0; s < steps_.size(); ++s) {
     if (!hoisted_[s]) continue;
     const Step& step = steps_[s];
+    setWorkspace(ctx, step);
     NvtxRange range(step.op->name() + " (once)");
     in.clear();
     out.clear();
@@ -440,9 +455,15 @@ Status CudaExecutable::assignSlots() {
   const size_t numBuffers = bufferBytes_.size();
   std::vector<int> lastUse(numBuffers, kNoUse);
   std::vector<bool> isIntermediate(numBuffers, false);
+  // The buffers a step writes: its results and its workspace (last used by the step itself).
+  auto defined = [&](const Step& step) {
+    std::vector<int> out = step.outputBuffers;
+    if (step.workspaceBuffer >= 0) out.push_back(step.workspaceBuffer);
+    return out;
+  };
   for (size_t s = 0; s < steps_.size(); ++s) {
     if (hoisted_[s]) continue;
-    for (int b : steps_[s].outputBuffers) {
+    for (int b : defined(steps_[s])) {
       isIntermediate[static_cast<size_t>(b)] = true;
       lastUse[static_cast<size_t>(b)] = std::max(lastUse[static_cast<size_t>(b)], static_cast<int>(s));
     }
@@ -458,7 +479,7 @@ Status CudaExecutable::assignSlots() {
   slotOfBuffer_.assign(numBuffers, -1);
   for (size_t s = 0; s < steps_.size(); ++s) {
     if (hoisted_[s]) continue;
-    for (int b : steps_[s].outputBuffers) {
+    for (int b : defined(steps_[s])) {
       const size_t bytes = bufferBytes_[static_cast<size_t>(b)];
       info.intermediateBytes += bytes;
       int best = -1;
@@ -503,9 +524,6 @@ Status CudaExecutable::allocate() {
   }
   for (size_t b = 0; b < bufferBytes_.size(); ++b)
     if (slotOfBuffer_[b] >= 0) ptr_[b] = slots_[static_cast<size_t>(slotOfBuffer_[b])].data();
-  if (workspaceBytes_ > 0) {
-    WF_ASSIGN_OR_RETURN(workspace_, alloc.allocate(workspaceBytes_, "kernel workspace"));
-  }
   for (const auto& [id, lit] : constants_) {
     const size_t bytes = bufferBytes_[static_cast<size_t>(id)];
     if (lit.sizeBytes() != bytes) return internalError("constant of " + lit.type().toString() + " has the wrong size");
@@ -579,8 +597,9 @@ Status CudaExecutable::compile() {
     taps_.push_back(found);
   }
   WF_RETURN_IF_ERROR(compileFusedKernels());
-  workspaceBytes_ = lctx.workspaceBytes;
-  info.workspaceBytes = workspaceBytes_;
+  // Workspaces are per-step buffers in the slot plan (Step::workspaceBuffer); this is the
+  // largest one, for ExecutableInfo.
+  info.workspaceBytes = lctx.workspaceBytes;
   planHoisting();
   WF_RETURN_IF_ERROR(assignSlots());
   return allocate();
@@ -627,12 +646,13 @@ Status CudaExecutable::bindArgument(size_t index, const Literal& value) {
 }
 
 Status CudaExecutable::launchDeviceSteps() {
-  LaunchContext ctx{stream_.get(), device_.get(), workspace_.data(), workspace_.capacity()};
+  LaunchContext ctx{stream_.get(), device_.get(), nullptr, 0};
   std::vector<void*> in, out;
   for (size_t i = 0; i < steps_.size(); ++i) {
     if (hoisted_[i]) continue;
     const Step& step = steps_[i];
     if (!step.kernel) return internalError("host step in a device-only launch");
+    setWorkspace(ctx, step);
     in.clear();
     out.clear();
     for (int b : step.inputBuffers) in.push_back(ptr_[static_cast<size_t>(b)]);
@@ -678,7 +698,7 @@ Status CudaExecutable::runHostStep(const Step& step) {
 }
 
 Status CudaExecutable::runSteps() {
-  LaunchContext ctx{stream_.get(), device_.get(), workspace_.data(), workspace_.capacity()};
+  LaunchContext ctx{stream_.get(), device_.get(), nullptr, 0};
   const bool timed = options_.recordTimings;
   if (timed && stepEnd_.size() != steps_.size()) {
     stepEnd_.clear();
@@ -699,6 +719,7 @@ Status CudaExecutable::runSteps() {
       out.clear();
       for (int b : step.inputBuffers) in.push_back(ptr_[static_cast<size_t>(b)]);
       for (int b : step.outputBuffers) out.push_back(ptr_[static_cast<size_t>(b)]);
+      setWorkspace(ctx, step);
       Status s = step.kernel->launch(ctx, in, out);
       if (!s.isOk()) return s.message().find(step.op->location().toString()) == std::string::npos
                                 ? s.withContext(step.op->describe())
@@ -806,7 +827,7 @@ Expected<RunResult> CudaExecutable::run(std::span<const Literal> args) {
 }
 
 size_t CudaExecutable::deviceBytesInUse() const {
-  size_t total = workspace_.capacity();
+  size_t total = 0;
   for (const DeviceBuffer& b : buffers_) total += b.capacity();
   for (const DeviceBuffer& b : slots_) total += b.capacity();
   for (const Step& s : steps_)

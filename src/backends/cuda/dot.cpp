@@ -320,6 +320,10 @@ Expected<std::unique_ptr<OpKernel>> lowerDot(const Operation& op, LowerContext& 
                                                  k->d_.get(), pref, 1, &result, &found));
   if (found == 0) return unsupportedOnCuda(op, "cuBLASLt has no algorithm for this layout");
   k->algo_ = result.algo;
+  // The program's workspace only needs what the chosen algorithm uses, not the cap it chose
+  // under (the workspace counts toward the device memory a model takes).
+  k->cublasBytes_ = result.workspaceSize;
+  wsOffset = k->cublasOffset_ + (k->cublasBytes_ + 255) / 256 * 256;
   ctx.workspaceBytes = std::max(ctx.workspaceBytes, wsOffset);
   return std::unique_ptr<OpKernel>(std::move(k));
 }

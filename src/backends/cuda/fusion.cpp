@@ -159,8 +159,43 @@ bool isSplatConstant(const Operation& op) {
   return true;
 }
 
+// An embedding lookup: gather of whole rows of a [rows, width] table by indices of shape
+// [batch..., 1] into [batch..., width] (what the exporter writes for nn.Embedding). Fused, the
+// table's dtype conversion happens on the rows read instead of on the whole table.
+bool isRowGather(const Operation& op) {
+  if (op.code() != OpCode::Gather || op.numOperands() != 2 || op.numResults() != 1) return false;
+  const Type& table = op.operand(0)->type();
+  const Type& idx = op.operand(1)->type();
+  const Type& out = op.result(0)->type();
+  if (!table.hasStaticShape() || !idx.hasStaticShape() || !out.hasStaticShape() || table.rank() != 2 ||
+      idx.rank() < 1 || idx.shape().back() != 1 || !isInteger(idx.elementType()) || out.rank() != idx.rank())
+    return false;
+  const Attribute* dn = op.attr("dimension_numbers");
+  if (!dn) return false;
+  auto list = [&](const char* name) -> std::vector<int64_t> {
+    const Attribute* f = dn->field(name);
+    if (!f) return {};
+    auto v = f->asIntList();
+    return v ? *v : std::vector<int64_t>{};
+  };
+  const Attribute* ivd = dn->field("index_vector_dim");
+  if (!ivd || !ivd->asInt() || *ivd->asInt() != idx.rank() - 1) return false;
+  if (list("offset_dims") != std::vector<int64_t>{out.rank() - 1} || list("collapsed_slice_dims") != std::vector<int64_t>{0} ||
+      list("start_index_map") != std::vector<int64_t>{0} || !list("operand_batching_dims").empty())
+    return false;
+  Expected<std::vector<int64_t>> sizes = cpu::intListAttr(op, "slice_sizes");
+  if (!sizes || *sizes != std::vector<int64_t>{1, table.shape()[1]}) return false;
+  for (int64_t d = 0; d + 1 < idx.rank(); ++d)
+    if (idx.shape()[static_cast<size_t>(d)] != out.shape()[static_cast<size_t>(d)]) return false;
+  return out.shape().back() == table.shape()[1];
+}
+
 FuseKind fuseKind(const Operation& op) {
   if (op.code() == OpCode::Reduce) return rowReduceInfo(op) ? FuseKind::kReduce : FuseKind::kNone;
+  if (op.code() == OpCode::Gather)
+    return isRowGather(op) && isFusibleType(op.operand(0)->type()) && isFusibleType(op.operand(1)->type())
+               ? FuseKind::kMove
+               : FuseKind::kNone;
   if (op.numResults() != 1 || op.numRegions() != 0) return FuseKind::kNone;
   const Type& rt = op.result(0)->type();
   if (!isFusibleType(rt)) return FuseKind::kNone;
@@ -814,6 +849,17 @@ class KernelEmitter {
           stride *= inShape[d];
         }
         return emit(op.operand(0), inCoords, identity && inShape == rootShape_);
+      }
+      case OpCode::Gather: {
+        // Row r of the table, r clamped into range as the spec clamps start indices.
+        std::vector<std::string> idxCoords(coords.begin(), coords.end() - 1);
+        idxCoords.push_back("0");
+        WF_ASSIGN_OR_RETURN(std::string idx, emit(op.operand(1), idxCoords, false));
+        const int64_t rows = op.operand(0)->type().shape()[0];
+        std::string r = fresh();
+        body_ << "    const " << idx_ << " " << r << " = (" << idx_ << ")(" << idx << " < 0 ? 0 : (" << idx << " > "
+              << rows - 1 << " ? " << rows - 1 << " : " << idx << "));\n";
+        return emit(op.operand(0), {r, coords.back()}, false);
       }
       case OpCode::Slice: {
         WF_ASSIGN_OR_RETURN(std::vector<int64_t> start, cpu::intListAttr(op, "start_indices"));
