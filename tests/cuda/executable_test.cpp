@@ -231,11 +231,11 @@ TEST(CudaAllocator, SizeClasses) {
   EXPECT_EQ(CachingAllocator::sizeClass(512), 512u);
   EXPECT_EQ(CachingAllocator::sizeClass(513), 1024u);
   EXPECT_EQ(CachingAllocator::sizeClass(size_t{1} << 20), size_t{1} << 20);
-  EXPECT_EQ(CachingAllocator::sizeClass((size_t{1} << 20) + 1), (size_t{5} << 18));  // 1.25 MiB
+  EXPECT_EQ(CachingAllocator::sizeClass((size_t{1} << 20) + 1), (size_t{33} << 15));  // 1 MiB + 32 KiB
   EXPECT_EQ(CachingAllocator::sizeClass(size_t{3} << 29), size_t{3} << 29);          // 1.5 GiB
   for (size_t n : {size_t{1}, size_t{777}, size_t{123456789}, size_t{5} << 33}) {
     EXPECT_GE(CachingAllocator::sizeClass(n), n);
-    EXPECT_LE(CachingAllocator::sizeClass(n), n + n / 4 + 512);
+    EXPECT_LE(CachingAllocator::sizeClass(n), n + n / 32 + 512);
   }
 }
 

@@ -54,9 +54,10 @@ size_t CachingAllocator::sizeClass(size_t bytes) {
   constexpr size_t kSmallStep = 512;
   constexpr size_t kSmallLimit = size_t{1} << 20;
   if (bytes <= kSmallLimit) return (bytes + kSmallStep - 1) / kSmallStep * kSmallStep;
-  // Four classes per power of two: 1, 1.25, 1.5, 1.75 times 2^k.
+  // 32 classes per power of two: weights and arenas are allocated once and held, so a class
+  // wastes at most ~3% of a buffer instead of the 25% of coarser classes.
   const int k = std::bit_width(bytes - 1) - 1;  // 2^k < bytes <= 2^(k+1)
-  const size_t step = (size_t{1} << k) / 4;
+  const size_t step = (size_t{1} << k) / 32;
   return (bytes + step - 1) / step * step;
 }
 

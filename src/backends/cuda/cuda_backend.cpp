@@ -105,7 +105,7 @@ class CudaExecutable final : public Executable {
     graphExec_.reset();
     steps_.clear();
     buffers_.clear();
-    slots_.clear();
+    arena_.reset();
   }
 
   Status compile();
@@ -151,9 +151,10 @@ class CudaExecutable final : public Executable {
 
   std::vector<size_t> bufferBytes_;    // by buffer id
   std::vector<DeviceBuffer> buffers_;  // by buffer id: arguments and constants (slots: empty)
-  std::vector<int> slotOfBuffer_;      // by buffer id; -1 for arguments and constants
-  std::vector<size_t> slotBytesBySlot_;
-  std::vector<DeviceBuffer> slots_;
+  std::vector<int> slotOfBuffer_;      // by buffer id: 0 for intermediates (in the arena), else -1
+  std::vector<size_t> offsetOfBuffer_;  // by buffer id: an intermediate's offset in the arena
+  size_t arenaBytes_ = 0;
+  DeviceBuffer arena_;  // every intermediate value and workspace, placed by assignSlots()
   std::vector<void*> ptr_;  // device address by buffer id (after allocate())
   std::unordered_map<const Value*, int> bufferOf_;
   std::vector<std::pair<int, Literal>> constants_;  // buffer id, value (uploaded by allocate())
@@ -473,39 +474,59 @@ Status CudaExecutable::assignSlots() {
   for (const Value* v : outputs_) lastUse[static_cast<size_t>(bufferOf_.at(v))] = kLiveToEnd;
   for (const Value* v : taps_) lastUse[static_cast<size_t>(bufferOf_.at(v))] = kLiveToEnd;
 
-  std::vector<size_t> slotSize;
-  std::vector<int> freeSlots;
-  std::vector<std::vector<int>> endsAt(steps_.size());
-  slotOfBuffer_.assign(numBuffers, -1);
+  // Every intermediate gets an offset in one arena: buffers by decreasing size, each at the lowest
+  // offset where it overlaps no placed buffer whose lifetime (first write to last read) meets
+  // its own. The arena comes out close to the peak of bytes live at once.
+  struct Interval {
+    int buffer;
+    int first, last;
+    size_t bytes;
+    size_t offset = 0;
+  };
+  std::vector<Interval> intervals;
+  std::vector<int> firstDef(numBuffers, -1);
   for (size_t s = 0; s < steps_.size(); ++s) {
     if (hoisted_[s]) continue;
-    for (int b : defined(steps_[s])) {
-      const size_t bytes = bufferBytes_[static_cast<size_t>(b)];
-      info.intermediateBytes += bytes;
-      int best = -1;
-      for (int f : freeSlots)
-        if (slotSize[static_cast<size_t>(f)] >= bytes &&
-            (best < 0 || slotSize[static_cast<size_t>(f)] < slotSize[static_cast<size_t>(best)]))
-          best = f;
-      if (best < 0)
-        for (int f : freeSlots)
-          if (best < 0 || slotSize[static_cast<size_t>(f)] > slotSize[static_cast<size_t>(best)]) best = f;
-      if (best < 0) {
-        best = static_cast<int>(slotSize.size());
-        slotSize.push_back(0);
-      } else {
-        freeSlots.erase(std::find(freeSlots.begin(), freeSlots.end(), best));
-      }
-      slotSize[static_cast<size_t>(best)] = std::max(slotSize[static_cast<size_t>(best)], bytes);
-      slotOfBuffer_[static_cast<size_t>(b)] = best;
-      const int last = lastUse[static_cast<size_t>(b)];
-      if (last != kLiveToEnd) endsAt[static_cast<size_t>(std::max(last, static_cast<int>(s)))].push_back(best);
-    }
-    for (int slot : endsAt[s]) freeSlots.push_back(slot);
+    for (int b : defined(steps_[s]))
+      if (firstDef[static_cast<size_t>(b)] < 0) firstDef[static_cast<size_t>(b)] = static_cast<int>(s);
   }
-  info.slots = static_cast<int>(slotSize.size());
-  for (size_t bytes : slotSize) info.slotBytes += bytes;
-  slotBytesBySlot_ = std::move(slotSize);
+  slotOfBuffer_.assign(numBuffers, -1);
+  offsetOfBuffer_.assign(numBuffers, 0);
+  for (size_t b = 0; b < numBuffers; ++b) {
+    if (!isIntermediate[b]) continue;
+    const int last = lastUse[b] == kLiveToEnd ? static_cast<int>(steps_.size()) : std::max(lastUse[b], firstDef[b]);
+    intervals.push_back({static_cast<int>(b), firstDef[b], last, (bufferBytes_[b] + 255) / 256 * 256});
+    info.intermediateBytes += bufferBytes_[b];
+  }
+  std::stable_sort(intervals.begin(), intervals.end(),
+                   [](const Interval& x, const Interval& y) { return x.bytes > y.bytes; });
+  std::vector<const Interval*> placed;
+  size_t arena = 0;
+  std::vector<const Interval*> overlapping;
+  for (Interval& iv : intervals) {
+    overlapping.clear();
+    for (const Interval* p : placed)
+      if (p->first <= iv.last && iv.first <= p->last) overlapping.push_back(p);
+    std::sort(overlapping.begin(), overlapping.end(),
+              [](const Interval* x, const Interval* y) { return x->offset < y->offset; });
+    size_t offset = 0;
+    for (const Interval* p : overlapping) {
+      if (offset + iv.bytes <= p->offset) break;
+      offset = std::max(offset, p->offset + p->bytes);
+    }
+    iv.offset = offset;
+    arena = std::max(arena, offset + iv.bytes);
+    placed.push_back(&iv);
+  }
+  std::set<size_t> offsets;
+  for (const Interval& iv : intervals) {
+    slotOfBuffer_[static_cast<size_t>(iv.buffer)] = 0;
+    offsetOfBuffer_[static_cast<size_t>(iv.buffer)] = iv.offset;
+    offsets.insert(iv.offset);
+  }
+  info.slots = static_cast<int>(offsets.size());
+  info.slotBytes = arena;
+  arenaBytes_ = arena;
   return Status::ok();
 }
 
@@ -518,12 +539,11 @@ Status CudaExecutable::allocate() {
     WF_ASSIGN_OR_RETURN(buffers_[b], alloc.allocate(bufferBytes_[b], "an argument or constant of " + deviceName()));
     ptr_[b] = buffers_[b].data();
   }
-  for (size_t s = 0; s < slotBytesBySlot_.size(); ++s) {
-    WF_ASSIGN_OR_RETURN(DeviceBuffer buf, alloc.allocate(slotBytesBySlot_[s], "intermediate values"));
-    slots_.push_back(std::move(buf));
+  if (arenaBytes_ > 0) {
+    WF_ASSIGN_OR_RETURN(arena_, alloc.allocate(arenaBytes_, "intermediate values"));
   }
   for (size_t b = 0; b < bufferBytes_.size(); ++b)
-    if (slotOfBuffer_[b] >= 0) ptr_[b] = slots_[static_cast<size_t>(slotOfBuffer_[b])].data();
+    if (slotOfBuffer_[b] >= 0) ptr_[b] = static_cast<char*>(arena_.data()) + offsetOfBuffer_[b];
   for (const auto& [id, lit] : constants_) {
     const size_t bytes = bufferBytes_[static_cast<size_t>(id)];
     if (lit.sizeBytes() != bytes) return internalError("constant of " + lit.type().toString() + " has the wrong size");
@@ -829,7 +849,7 @@ Expected<RunResult> CudaExecutable::run(std::span<const Literal> args) {
 size_t CudaExecutable::deviceBytesInUse() const {
   size_t total = 0;
   for (const DeviceBuffer& b : buffers_) total += b.capacity();
-  for (const DeviceBuffer& b : slots_) total += b.capacity();
+  total += arena_.capacity();
   for (const Step& s : steps_)
     if (s.kernel) total += s.kernel->deviceBytes();
   return total;
