@@ -619,6 +619,22 @@ class KernelEmitter {
     return coords;
   }
 
+  static constexpr const char* kPreloadMarker = "@@WF_PRELOAD@@\n";
+
+  // A pass over this thread's columns of the row: unrolled over its cached elements, or a
+  // strided loop when the row is too long to cache.
+  std::string columnLoop(const std::string& indent) const {
+    if (!cacheRows_)
+      return indent + "for (" + idx_ + " k = lane; k < " + std::to_string(numCols_) + "; k += " +
+             std::to_string(lanes_) + ") {\n";
+    return "#pragma unroll\n" + indent + "for (int j = 0; j < " + std::to_string(perThread_) + "; ++j) {\n" + indent +
+           "  const " + idx_ + " k = lane + j * " + std::to_string(lanes_) + ";\n" + indent + "  if (k < " +
+           std::to_string(numCols_) + ") {\n";
+  }
+  std::string columnLoopEnd(const std::string& indent) const {
+    return cacheRows_ ? indent + "  }\n" + indent + "}\n" : indent + "}\n";
+  }
+
   static const char* combineFn(RowReduce k) {
     switch (k) {
       case RowReduce::kSum: return "WfAdd";
@@ -645,8 +661,16 @@ class KernelEmitter {
     rootFull_ = rootShape_ == full;
     if (!rootFull_ && rootShape_ != rows_) return internalError("row group root of another shape");
     const int64_t numRows = elementCount(rows_), numCols = elementCount(cols_);
-    const bool warpPerRow = numRows >= 1024;
+    // A warp per row for many short rows, else a block per row. Each thread keeps its elements of
+    // the group's row-shaped inputs in registers (when it has at most kCachedPerThread of them),
+    // so every pass after the first reads registers instead of memory.
+    constexpr int64_t kCachedPerThread = 16;
+    const bool warpPerRow = numRows >= 1024 && numCols <= 32 * kCachedPerThread;
     const int lanes = warpPerRow ? 32 : 256;
+    perThread_ = (numCols + lanes - 1) / lanes;
+    cacheRows_ = rootFull_ && perThread_ <= kCachedPerThread;
+    lanes_ = lanes;
+    numCols_ = numCols;
     bool anyF64 = false;
     for (const Operation* op : group_.ops)
       anyF64 = anyF64 || (op->code() == OpCode::Reduce && op->operand(0)->type().elementType() == ElementType::kF64);
@@ -655,6 +679,7 @@ class KernelEmitter {
     const std::string in1 = "    ", in2 = "      ";
     rowCoords_ = declareCoords(rows_, 0, "row", in1);
     if (!rootFull_) body_ << in1 << "const " << idx_ << " i = row;\n";
+    body_ << kPreloadMarker;
     for (const Operation* op : group_.ops) {
       if (op->code() != OpCode::Reduce) continue;
       std::optional<ReduceInfo> info = rowReduceInfo(*op);
@@ -671,7 +696,7 @@ class KernelEmitter {
       }
       const std::string a = fresh();
       body_ << in1 << acc << " " << a << " = " << identity << ";\n";
-      body_ << in1 << "for (" << idx_ << " k = lane; k < " << numCols << "; k += " << lanes << ") {\n";
+      body_ << columnLoop(in1);
       memo_.emplace_back();
       std::vector<std::string> coords = rowCoords_;
       std::vector<std::string> colCoords = declareCoords(cols_, rows_.size(), "k", in2);
@@ -680,7 +705,7 @@ class KernelEmitter {
       WF_ASSIGN_OR_RETURN(std::string x, emit(op->operand(0), coords, rootFull_));
       body_ << in2 << a << " = " << combineFn(info->kind) << "()(" << a << ", (" << acc << ")" << x << ");\n";
       memo_.pop_back();
-      body_ << in1 << "}\n";
+      body_ << columnLoopEnd(in1);
       body_ << in1 << a << " = " << (warpPerRow ? "wf_warp_allreduce(" + a + ", " + combineFn(info->kind) + "())"
                                                  : "wf_block_allreduce(" + a + ", " + combineFn(info->kind) + "(), wf_smem)")
             << ";\n";
@@ -690,7 +715,7 @@ class KernelEmitter {
     }
     const ElementType rte = group_.root()->result(0)->type().elementType();
     if (rootFull_) {
-      body_ << in1 << "for (" << idx_ << " k = lane; k < " << numCols << "; k += " << lanes << ") {\n";
+      body_ << columnLoop(in1);
       memo_.emplace_back();
       std::vector<std::string> coords = rowCoords_;
       std::vector<std::string> colCoords = declareCoords(cols_, rows_.size(), "k", in2);
@@ -699,11 +724,24 @@ class KernelEmitter {
       WF_ASSIGN_OR_RETURN(std::string x, emit(group_.root()->result(0), coords, true));
       body_ << in2 << "out[i] = " << store(rte, x) << ";\n";
       memo_.pop_back();
-      body_ << in1 << "}\n";
+      body_ << columnLoopEnd(in1);
     } else {
       WF_ASSIGN_OR_RETURN(std::string x, emit(group_.root()->result(0), rowCoords_, true));
       body_ << in1 << "if (lane == 0) out[row] = " << store(rte, x) << ";\n";
     }
+
+    std::string body = body_.str();
+    std::string preload;
+    for (const auto& [input, name] : cached_) {
+      const ElementType et = input->type().elementType();
+      preload += "    " + std::string(computeCType(et)) + " " + name + "[" + std::to_string(perThread_) + "];\n";
+      preload += "#pragma unroll\n    for (int j = 0; j < " + std::to_string(perThread_) + "; ++j) {\n";
+      preload += "      const " + idx_ + " k = lane + j * " + std::to_string(lanes) + ";\n";
+      preload += "      " + name + "[j] = k < " + std::to_string(numCols) + " ? " +
+                 load(et, "in" + std::to_string(inputIndex_.at(input)) + "[row * " + std::to_string(numCols) + " + k]") +
+                 " : (" + computeCType(et) + ")0;\n    }\n";
+    }
+    body.replace(body.find(kPreloadMarker), std::strlen(kPreloadMarker), preload);
 
     FusedKernelSource out;
     std::ostringstream src;
@@ -717,7 +755,7 @@ class KernelEmitter {
       src << "  const int lane = threadIdx.x;\n";
       src << "  for (" << idx_ << " row = blockIdx.x; row < " << numRows << "; row += gridDim.x) {\n";
     }
-    src << body_.str() << "  }\n}\n";
+    src << body << "  }\n}\n";
     out.code = src.str();
     out.threads = 256;
     out.blocks = std::max<int64_t>(1, std::min<int64_t>(warpPerRow ? (numRows + 7) / 8 : numRows, int64_t{1} << 20));
@@ -787,6 +825,11 @@ class KernelEmitter {
     const ElementType t = v->type().elementType();
     const std::vector<int64_t>& shape = v->type().shape();
     if (auto it = inputIndex_.find(v); it != inputIndex_.end()) {
+      if (cacheRows_ && identity && shape == rootShape_) {
+        // A row-shaped input read at this thread's column: from the registers preloaded once.
+        auto [c, added] = cached_.emplace(v, "pre" + std::to_string(it->second));
+        return declare(t, c->second + "[j]");
+      }
       std::string off = identity && shape == rootShape_ ? "i" : linearIndex(shape, coords);
       return declare(t, load(t, "in" + std::to_string(it->second) + "[" + off + "]"));
     }
@@ -975,6 +1018,10 @@ class KernelEmitter {
   std::vector<int64_t> rows_, cols_;
   std::vector<std::string> rowCoords_;
   bool rootFull_ = false;
+  bool cacheRows_ = false;  // row fusion: row-shaped inputs held in registers (columnLoop)
+  int64_t perThread_ = 0, numCols_ = 0;
+  int lanes_ = 0;
+  std::map<const Value*, std::string> cached_;  // input -> its register array
   std::ostringstream body_;
   std::vector<int64_t> rootShape_;
   std::string idx_;
