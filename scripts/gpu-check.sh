@@ -2,7 +2,9 @@
 # The GPU suite, on a machine with an NVIDIA GPU: builds WarpForge with CUDA (or uses a build
 # made elsewhere), runs the GPU unit tests (every CUDA kernel against the CPU interpreter), the
 # CLI on `--device cuda` (model packages; the conformance files when `warpforge check` takes
-# --device), and prints a summary table last. Meant to finish in a few minutes on one H100.
+# --device), the benchmark (bench/gpu_models.py: WarpForge vs PyTorch eager, torch.compile and
+# XLA; WF_GPU_BENCH=0 leaves it out), and prints a summary table, then the benchmark's table.
+# Meant to finish in under 10 minutes on one H100.
 #
 #   scripts/gpu-check.sh                 # configure + build into build-gpu/, then run
 #   WF_GPU_BUILD=build-cuda scripts/gpu-check.sh   # reuse a build (or its carry/ folder of
@@ -172,10 +174,25 @@ else
   row "check --device cuda (interpret)" "skipped" "warpforge check runs check.* ops on cpu only (the GPU unit tests run these files)"
 fi
 
+# --- the benchmark: WarpForge vs PyTorch eager, torch.compile and XLA (bench/gpu_models.py) ------
+BENCH_TABLE=""
+if [[ "${WF_GPU_BENCH:-1}" == 1 ]]; then
+  T0=$(date +%s)
+  LIBDIR="$BIN"
+  if timeout "${WF_GPU_BENCH_TIMEOUT:-420}" python3 bench/gpu_models.py --lib "$LIBDIR/libwarpforge.so" \
+       --iters "${WF_GPU_BENCH_ITERS:-30}" ${WF_GPU_BENCH_ARGS:-} --json "$LOGS/gpu_models.json" >"$LOGS/gpu_models.log" 2>&1; then
+    row "benchmark (bench/gpu_models.py)" "ok" "every floor met ($(elapsed "$T0"))"
+  else
+    row "benchmark (bench/gpu_models.py)" "FAIL" "a floor missed or the run failed, see $LOGS/gpu_models.log ($(elapsed "$T0"))"
+  fi
+  BENCH_TABLE=$(sed -n '/^### /,$p' "$LOGS/gpu_models.log")
+fi
+
 # --- summary -------------------------------------------------------------------------------------
 echo
 echo "== WarpForge GPU check: $GPU, $(elapsed "$START") =="
 printf '%-34s %-8s %s\n' "step" "result" "details"
 for r in "${ROWS[@]}"; do echo "$r"; done
+if [[ -n "$BENCH_TABLE" ]]; then echo; echo "$BENCH_TABLE"; fi
 for r in "${ROWS[@]}"; do [[ "$r" == *" FAIL "* ]] && exit 1; done
 exit 0
