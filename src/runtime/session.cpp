@@ -1,6 +1,10 @@
 // Session: package → backend → executable with weights bound → run by name (session.h).
 #include "runtime/session.h"
 
+#include <algorithm>
+
+#include "transforms/refine_shapes.h"
+
 namespace wf {
 
 const Literal* SessionResult::find(std::string_view name) const {
@@ -28,19 +32,45 @@ Expected<std::unique_ptr<Session>> Session::create(Package package, const Sessio
     compile.tapValues.clear();
     for (const ActivationSpec& a : m.activations) compile.tapValues.push_back(a.value);
   }
-  auto executable = session->backend_->compile(pkg.module(), pkg.entry(), compile);
-  if (!executable)
-    return executable.status().withContext(pkg.dir() + ": compiling @" + m.entry + " for " + options.device.toString());
-  session->executable_ = std::move(*executable);
+  session->compile_ = compile;
+  session->maxSpecializations_ = std::max(1, options.maxSpecializations);
+  bool dynamic = false;
+  for (size_t i = 0; i < FuncOp(&pkg.entry()).body().numArguments(); ++i)
+    dynamic = dynamic || !FuncOp(&pkg.entry()).body().argument(i)->type().hasStaticShape();
 
-  {
-    // Scoped so that the host copies of the weights go as soon as the backend holds them.
-    WF_ASSIGN_OR_RETURN(std::vector<Literal> weights, pkg.loadWeights());
-    for (size_t i = 0; i < weights.size(); ++i) {
-      Status bound = session->executable_->bindArgument(m.weights[i].index, weights[i]);
-      if (!bound.isOk()) return bound.withContext("binding weight '" + m.weights[i].name + "'");
+  if (!(dynamic && options.forceSpecialization)) {
+    auto executable = session->backend_->compile(pkg.module(), pkg.entry(), compile);
+    if (executable) {
+      session->executable_ = std::move(*executable);
+      WF_RETURN_IF_ERROR(session->bindWeights(*session->executable_));
+      return session;
     }
+    // A backend that takes static shapes only gets the module specialized per input shapes.
+    if (!dynamic || executable.status().code() != StatusCode::kUnimplemented || options.captureActivations)
+      return executable.status().withContext(pkg.dir() + ": compiling @" + m.entry + " for " +
+                                             options.device.toString());
+  } else if (options.captureActivations) {
+    return invalidArgument("shape specialization does not capture activations");
   }
+  // One specialization now, at the smallest sizes the manifest allows (at least 1), so that an op
+  // the backend cannot run fails here and not at the first request.
+  std::vector<std::pair<size_t, Literal>> probe;  // argument index, a zero input of that shape
+  for (const TensorSpec& in : m.inputs) {
+    std::vector<int64_t> shape;
+    for (const ManifestDim& d : in.shape) {
+      if (!d.isDynamic()) {
+        shape.push_back(d.size);
+        continue;
+      }
+      auto b = m.dynamicDims.find(d.name);
+      shape.push_back(std::max<int64_t>(1, b == m.dynamicDims.end() ? 1 : b->second.min));
+    }
+    probe.emplace_back(in.index, Literal::zeros(Type::tensor(shape, in.dtype)));
+  }
+  std::sort(probe.begin(), probe.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::vector<Literal> args;
+  for (auto& [index, value] : probe) args.push_back(std::move(value));
+  WF_RETURN_IF_ERROR(session->executableFor(args).status());
   return session;
 }
 
@@ -61,7 +91,8 @@ Expected<SessionResult> Session::runPrepared(std::span<const Literal> arguments)
 
 Expected<SessionResult> Session::runChecked(std::span<const Literal> arguments, DimBindings& bindings) {
   const Manifest& m = package_.manifest();
-  auto run = executable_->run(arguments);
+  WF_ASSIGN_OR_RETURN(Executable * executable, executableFor(arguments));
+  auto run = executable->run(arguments);
   if (!run) return run.status().withContext(package_.dir() + ": running @" + m.entry + " on " + device_.toString());
   WF_RETURN_IF_ERROR(package_.checkOutputs(run->outputs, bindings));
   SessionResult result;
@@ -75,6 +106,75 @@ Expected<SessionResult> Session::runChecked(std::span<const Literal> arguments, 
   }
   result.report = std::move(run->report);
   return result;
+}
+
+Status Session::bindWeights(Executable& executable) const {
+  // Scoped so that the host copies of the weights go as soon as the backend holds them.
+  const Manifest& m = package_.manifest();
+  WF_ASSIGN_OR_RETURN(std::vector<Literal> weights, package_.loadWeights());
+  for (size_t i = 0; i < weights.size(); ++i) {
+    Status bound = executable.bindArgument(m.weights[i].index, weights[i]);
+    if (!bound.isOk()) return bound.withContext("binding weight '" + m.weights[i].name + "'");
+  }
+  return Status::ok();
+}
+
+Expected<Executable*> Session::executableFor(std::span<const Literal> arguments) {
+  if (executable_) return executable_.get();
+  const Manifest& m = package_.manifest();
+  const Block& body = FuncOp(&package_.entry()).body();
+  // The entry's argument types: weights as declared, inputs as given (in argument order).
+  std::vector<bool> isWeight(body.numArguments(), false);
+  for (const TensorSpec& w : m.weights) isWeight[w.index] = true;
+  std::vector<Type> types;
+  std::string key;
+  size_t next = 0;
+  for (size_t i = 0; i < body.numArguments(); ++i) {
+    if (isWeight[i]) {
+      types.push_back(body.argument(i)->type());
+    } else {
+      if (next >= arguments.size()) return invalidArgument("too few arguments for @" + m.entry);
+      types.push_back(arguments[next++].type());
+    }
+    key += types.back().toString() + ",";
+  }
+  ++useClock_;
+  for (Specialization& s : specializations_)
+    if (s.key == key) {
+      s.lastUse = useClock_;
+      return s.executable.get();
+    }
+  Specialization spec;
+  spec.key = key;
+  WF_ASSIGN_OR_RETURN(spec.module, refineShapes(package_.module(), m.entry, types));
+  const Operation* entry = spec.module->lookupFunction(m.entry);
+  if (!entry) return internalError("refined module lost @" + m.entry);
+  auto executable = backend_->compile(*spec.module, *entry, compile_);
+  if (!executable)
+    return executable.status().withContext(package_.dir() + ": compiling @" + m.entry + " for " + device_.toString() +
+                                           " specialized to " + key.substr(0, key.size() - 1));
+  spec.executable = std::move(*executable);
+  WF_RETURN_IF_ERROR(bindWeights(*spec.executable));
+  spec.lastUse = useClock_;
+  if (static_cast<int>(specializations_.size()) >= maxSpecializations_) {
+    auto oldest = std::min_element(specializations_.begin(), specializations_.end(),
+                                   [](const Specialization& a, const Specialization& b) { return a.lastUse < b.lastUse; });
+    specializations_.erase(oldest);
+  }
+  specializations_.push_back(std::move(spec));
+  return specializations_.back().executable.get();
+}
+
+std::string Session::deviceName() const {
+  if (executable_) return executable_->deviceName();
+  return specializations_.empty() ? device_.toString() : specializations_.front().executable->deviceName();
+}
+
+size_t Session::deviceBytesInUse() const {
+  if (executable_) return executable_->deviceBytesInUse();
+  size_t total = 0;
+  for (const Specialization& s : specializations_) total += s.executable->deviceBytesInUse();
+  return total;
 }
 
 }  // namespace wf

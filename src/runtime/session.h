@@ -34,6 +34,14 @@ struct SessionOptions {
   bool captureActivations = false;
   // Passed to the backend; tapValues is filled from the manifest when captureActivations is set.
   CompileOptions compile;
+  // Shape specialization, for a package with dynamic dimensions on a backend that takes static
+  // shapes only (cuda): each run's input shapes pick an executable compiled for exactly those
+  // shapes (the module refined by transforms/refine_shapes.h, weights bound to it). At most this
+  // many are kept, the least recently used dropped; each holds its own device copy of the
+  // weights. Not available with captureActivations (refinement renames the tapped values).
+  int maxSpecializations = 4;
+  // Specialize even where the backend takes the dynamic module itself (tests of the mechanism).
+  bool forceSpecialization = false;
 };
 
 struct SessionResult {
@@ -59,20 +67,38 @@ class Session {
   const Package& package() const { return package_; }
   const Manifest& manifest() const { return package_.manifest(); }
   const DeviceSpec& device() const { return device_; }
-  std::string deviceName() const { return executable_->deviceName(); }
-  size_t deviceBytesInUse() const { return executable_->deviceBytesInUse(); }
+  std::string deviceName() const;
+  size_t deviceBytesInUse() const;
   bool capturesActivations() const { return captureActivations_; }
+  // Executables compiled for particular input shapes (0 when the backend runs the package's own
+  // module; see SessionOptions::maxSpecializations).
+  size_t specializations() const { return specializations_.size(); }
 
  private:
   Session(Package package, DeviceSpec device) : package_(std::move(package)), device_(std::move(device)) {}
   Expected<SessionResult> runChecked(std::span<const Literal> arguments, DimBindings& bindings);
+  // The executable for these run arguments: the one compiled module, or the specialization for
+  // their shapes (compiled and bound on first use).
+  Expected<Executable*> executableFor(std::span<const Literal> arguments);
+  Status bindWeights(Executable& executable) const;
+
+  struct Specialization {
+    std::string key;                  // the entry's argument types
+    std::unique_ptr<Module> module;   // refined to those types; outlives the executable
+    std::unique_ptr<Executable> executable;
+    uint64_t lastUse = 0;
+  };
 
   // Declared in this order so that the executable goes before the backend and the package.
   Package package_;
   DeviceSpec device_;
   bool captureActivations_ = false;
   std::unique_ptr<Backend> backend_;
-  std::unique_ptr<Executable> executable_;
+  std::unique_ptr<Executable> executable_;  // null when specializing
+  CompileOptions compile_;
+  int maxSpecializations_ = 4;
+  uint64_t useClock_ = 0;
+  std::vector<Specialization> specializations_;
 };
 
 }  // namespace wf

@@ -91,6 +91,41 @@ TEST(Session, DynamicBatchRunsAnySize) {
   EXPECT_TRUE(c.passed) << c.summary(pkg.manifest().tolerances);
 }
 
+TEST(Session, ShapeSpecializationMatchesTheDynamicModule) {
+  // What a static-shape backend (cuda) gets: an executable per input shapes, here forced on cpu
+  // so that it runs without a GPU, against the dynamic module run directly.
+  SessionOptions special;
+  special.forceSpecialization = true;
+  special.maxSpecializations = 2;
+  auto specialized = Session::open(fixture("dyn"), special);
+  auto direct = Session::open(fixture("dyn"));
+  ASSERT_TRUE(specialized) << specialized.status().message();
+  ASSERT_TRUE(direct) << direct.status().message();
+  EXPECT_EQ((*specialized)->specializations(), 1u);  // the smallest batch, compiled at open
+  EXPECT_EQ((*direct)->specializations(), 0u);
+  size_t expected = 1;
+  for (int64_t batch : {2, 5, 2, 1, 5}) {
+    std::vector<float> xs(static_cast<size_t>(batch * 4)), ys(static_cast<size_t>(batch * 3));
+    for (size_t i = 0; i < xs.size(); ++i) xs[i] = std::sin(static_cast<float>(i) + static_cast<float>(batch));
+    for (size_t i = 0; i < ys.size(); ++i) ys[i] = std::cos(0.3f * static_cast<float>(i));
+    std::vector<NamedLiteral> in = {{"x", f32({batch, 4}, xs)}, {"y", f32({batch, 3}, ys)}};
+    auto a = (*specialized)->run(in);
+    auto b = (*direct)->run(in);
+    ASSERT_TRUE(a) << a.status().message();
+    ASSERT_TRUE(b) << b.status().message();
+    ASSERT_EQ(a->outputs[0].value.type(), b->outputs[0].value.type());
+    for (int64_t i = 0; i < b->outputs[0].value.numElements(); ++i)
+      EXPECT_EQ(a->outputs[0].value.dataAs<float>()[i], b->outputs[0].value.dataAs<float>()[i]) << "batch " << batch;
+    expected = std::min<size_t>(expected + 1, 2);  // never more than maxSpecializations kept
+    EXPECT_LE((*specialized)->specializations(), 2u);
+  }
+  EXPECT_EQ((*specialized)->specializations(), expected);
+  // Capturing activations needs the module's own value names.
+  special.captureActivations = true;
+  auto taps = Session::open(fixture("dyn"), special);
+  EXPECT_FALSE(taps);
+}
+
 TEST(Session, BadInputsAndDevicesAreNamed) {
   auto session = Session::open(fixture("dyn"));
   ASSERT_TRUE(session) << session.status().message();
