@@ -1,6 +1,7 @@
 #include "serve/model_runner.h"
 
 #include <algorithm>
+#include <bit>
 #include <cstring>
 #include <exception>
 
@@ -37,7 +38,8 @@ bool sameTrailingShapes(const Job& a, const Job& b) {
   return true;
 }
 
-// Concatenates the jobs' inputs along dimension 0 (row-major: their bytes one after another).
+// Concatenates the jobs' inputs along dimension 0 (row-major: their bytes one after another);
+// rows past theirs (up to `rows`) repeat the last one.
 std::vector<NamedLiteral> mergeInputs(const std::vector<std::shared_ptr<Job>>& batch, int64_t rows) {
   std::vector<NamedLiteral> merged;
   for (size_t i = 0; i < batch[0]->inputs.size(); ++i) {
@@ -51,6 +53,9 @@ std::vector<NamedLiteral> mergeInputs(const std::vector<std::shared_ptr<Job>>& b
       if (part.sizeBytes()) std::memcpy(value.data() + offset, part.data(), part.sizeBytes());
       offset += part.sizeBytes();
     }
+    const size_t rowBytes = rows > 0 ? value.sizeBytes() / static_cast<size_t>(rows) : 0;
+    for (; rowBytes > 0 && offset >= rowBytes && offset + rowBytes <= value.sizeBytes(); offset += rowBytes)
+      std::memcpy(value.data() + offset, value.data() + offset - rowBytes, rowBytes);
     merged.push_back({batch[0]->inputs[i].name, std::move(value)});
   }
   return merged;
@@ -209,10 +214,18 @@ void ModelRunner::runBatch(std::vector<std::shared_ptr<Job>> batch) {
   if (live.empty()) return;
   int64_t rows = 0;
   for (const auto& job : live) rows += job->rows;
+  // A session that compiles per input shapes (a static-shape device such as cuda) sees batches
+  // padded to a power of two, so that a few executables serve every batch size.
+  int64_t runRows = rows;
+  if (batchable_ && session_->specializations() > 0) {
+    runRows = std::max<int64_t>(rows, std::min<int64_t>(static_cast<int64_t>(std::bit_ceil(static_cast<uint64_t>(rows))),
+                                                        options_.maxBatch));
+  }
 
   Expected<SessionResult> result = internalError("not run");
   try {
-    result = live.size() == 1 ? session_->run(live[0]->inputs) : session_->run(mergeInputs(live, rows));
+    result = live.size() == 1 && runRows == rows ? session_->run(live[0]->inputs)
+                                                 : session_->run(mergeInputs(live, runRows));
   } catch (const std::exception& e) {
     result = internalError(std::string("exception: ") + e.what());
   } catch (...) {
@@ -234,12 +247,12 @@ void ModelRunner::runBatch(std::vector<std::shared_ptr<Job>> batch) {
     for (auto& job : live) job->done({500, message, {}, queueSeconds(*job), rows});
     return;
   }
-  if (live.size() == 1) {
+  if (live.size() == 1 && runRows == rows) {
     live[0]->done({200, {}, std::move(result->outputs), queueSeconds(*live[0]), rows});
     return;
   }
   for (const NamedLiteral& out : result->outputs) {
-    if (out.value.shape().empty() || out.value.shape()[0] != rows) {
+    if (out.value.shape().empty() || out.value.shape()[0] != runRows) {
       std::string message = "model '" + name_ + "': output '" + out.name + "' of a batch of " + std::to_string(rows) +
                             " rows has shape " + out.value.type().toString() + ", which cannot be split back";
       for (auto& job : live) job->done({500, message, {}, queueSeconds(*job), rows});

@@ -3,6 +3,7 @@
 #include <sys/socket.h>
 
 #include <algorithm>
+#include <bit>
 #include <array>
 #include <cerrno>
 #include <atomic>
@@ -172,6 +173,10 @@ class Server {
       sessionOptions.compile.allowCpuFallback = options_.allowCpuFallback;
       sessionOptions.compile.allowTf32 = options_.allowTf32;
       sessionOptions.compile.recordTimings = trace_ != nullptr;
+      // On a static-shape backend batches are padded to powers of two (model_runner.cpp): one
+      // specialization per power up to --max-batch.
+      sessionOptions.maxSpecializations =
+          static_cast<int>(std::bit_width(static_cast<uint64_t>(std::max<int64_t>(1, options_.maxBatch)))) + 1;
       auto session = Session::open(dir, sessionOptions);
       if (!session) return session.status();
       if (name.empty()) name = (*session)->manifest().name;
