@@ -69,6 +69,7 @@ CLI::App* addServeCommand(CLI::App& app) {
 }
 
 int runServe() {
+  serve::catchStopSignalsDuringStartup();  // before the device starts up, which takes a while
   serve::ServeOptions& o = flags().options;
   o.maxBodyBytes = flags().maxBodyMb << 20;
   auto device = resolveDevice(o.device);

@@ -148,6 +148,12 @@ class Connection : public std::enable_shared_from_this<Connection> {
   Server& server_;
 };
 
+// SIGTERM/SIGINT while the models load (compiling for a GPU can take a while) are remembered by
+// this handler; serve() then stops instead of starting, and run() drains at once if one arrives
+// before its own signal handling is in place.
+std::atomic<int> stopDuringLoad{0};
+extern "C" void rememberStop(int signal) { stopDuringLoad.store(signal); }
+
 class Server {
  public:
   explicit Server(const ServeOptions& options) : options_(options) {}
@@ -221,6 +227,8 @@ class Server {
     signals.async_wait([this](beast::error_code e, int signal) {
       if (!e) beginDrain(signal == SIGTERM ? "SIGTERM" : "SIGINT");
     });
+    if (int early = stopDuringLoad.exchange(0))
+      net::post(ioc, [this, early] { beginDrain(early == SIGTERM ? "SIGTERM" : "SIGINT"); });
     accept();
     int port = acceptor.local_endpoint(ec).port();
     ready_ = true;
@@ -690,10 +698,23 @@ void Connection::lingeringClose() {
 
 }  // namespace
 
+void catchStopSignalsDuringStartup() {
+  struct sigaction action {};
+  action.sa_handler = rememberStop;
+  sigemptyset(&action.sa_mask);
+  sigaction(SIGTERM, &action, nullptr);
+  sigaction(SIGINT, &action, nullptr);
+}
+
 Status serve(const ServeOptions& options, const std::function<void(int)>& onListening) {
   if (options.packages.empty()) return invalidArgument("no model package given");
+  catchStopSignalsDuringStartup();
   Server server(options);
   WF_RETURN_IF_ERROR(server.load());
+  if (int signal = stopDuringLoad.load()) {
+    logEvent(LogLevel::kInfo, "stopped", {{"signal", signal == SIGTERM ? "SIGTERM" : "SIGINT"}, {"before", "serving"}});
+    return Status::ok();
+  }
   return server.run(onListening);
 }
 

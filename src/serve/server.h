@@ -50,6 +50,10 @@ struct ServeOptions {
 // Loads every package, listens, calls `onListening(port)` once the socket accepts, serves until
 // SIGTERM/SIGINT and drains. An error loading a package or binding the socket is returned before
 // anything is served.
+// From here until serve() listens, SIGTERM/SIGINT are remembered instead of killing the
+// process: serve() then exits 0 without serving (or drains at once). Call it first thing.
+void catchStopSignalsDuringStartup();
+
 Status serve(const ServeOptions& options, const std::function<void(int port)>& onListening);
 
 }  // namespace wf::serve
