@@ -24,15 +24,7 @@ std::vector<NamedLiteral> syntheticInputs(const Manifest& m) {
   std::vector<NamedLiteral> inputs;
   uint32_t state = 12345;
   for (const TensorSpec& s : m.inputs) {
-    std::vector<int64_t> shape;
-    for (const ManifestDim& d : s.shape) {
-      if (!d.isDynamic()) {
-        shape.push_back(d.size);
-        continue;
-      }
-      auto b = m.dynamicDims.find(d.name);
-      shape.push_back(std::max<int64_t>(1, b == m.dynamicDims.end() ? 1 : b->second.min));
-    }
+    const std::vector<int64_t> shape = smallestShape(m, s);
     Literal value = Literal::zeros(Type::tensor(shape, s.dtype));
     if (isFloat(s.dtype))
       for (int64_t i = 0; i < value.numElements(); ++i) {

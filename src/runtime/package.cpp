@@ -537,4 +537,17 @@ Expected<SafetensorsFile> Package::loadReference64Activations() const {
   return readSafetensors(path(manifest_.goldenActivations64));
 }
 
+std::vector<int64_t> smallestShape(const Manifest& manifest, const TensorSpec& spec) {
+  std::vector<int64_t> shape;
+  for (const ManifestDim& d : spec.shape) {
+    if (!d.isDynamic()) {
+      shape.push_back(d.size);
+      continue;
+    }
+    auto b = manifest.dynamicDims.find(d.name);
+    shape.push_back(std::max<int64_t>(1, b == manifest.dynamicDims.end() ? 1 : b->second.min));
+  }
+  return shape;
+}
+
 }  // namespace wf

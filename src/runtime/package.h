@@ -155,4 +155,8 @@ Status checkTensorAgainstSpec(const Literal& value, ElementType dtype, const std
                               const std::map<std::string, DynamicDimBounds>& dynamicDims, DimBindings& bindings,
                               const std::string& what);
 
+// `spec`'s shape with every dynamic dimension at the smallest size the manifest allows (at
+// least 1): a shape every run accepts, for synthetic inputs and compiling ahead of a run.
+std::vector<int64_t> smallestShape(const Manifest& manifest, const TensorSpec& spec);
+
 }  // namespace wf

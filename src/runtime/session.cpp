@@ -55,18 +55,8 @@ Expected<std::unique_ptr<Session>> Session::create(Package package, const Sessio
   // One specialization now, at the smallest sizes the manifest allows (at least 1), so that an op
   // the backend cannot run fails here and not at the first request.
   std::vector<std::pair<size_t, Literal>> probe;  // argument index, a zero input of that shape
-  for (const TensorSpec& in : m.inputs) {
-    std::vector<int64_t> shape;
-    for (const ManifestDim& d : in.shape) {
-      if (!d.isDynamic()) {
-        shape.push_back(d.size);
-        continue;
-      }
-      auto b = m.dynamicDims.find(d.name);
-      shape.push_back(std::max<int64_t>(1, b == m.dynamicDims.end() ? 1 : b->second.min));
-    }
-    probe.emplace_back(in.index, Literal::zeros(Type::tensor(shape, in.dtype)));
-  }
+  for (const TensorSpec& in : m.inputs)
+    probe.emplace_back(in.index, Literal::zeros(Type::tensor(smallestShape(m, in), in.dtype)));
   std::sort(probe.begin(), probe.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
   std::vector<Literal> args;
   for (auto& [index, value] : probe) args.push_back(std::move(value));

@@ -124,4 +124,40 @@ inline unsigned gridFor(int64_t n, int perThread = 1) {
   for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < (n);           \
        i += static_cast<int64_t>(blockDim.x) * gridDim.x)
 
+// Integer index operands (gather/scatter indices, dynamic_slice starts), read as int64: unsigned
+// values beyond INT64_MAX saturate (they are out of range whatever the clamp).
+enum class IndexType : uint8_t { kS8, kS16, kS32, kS64, kU8, kU16, kU32, kU64 };
+
+// The IndexType of an integer element type; false for any other type.
+inline bool indexTypeFor(ElementType t, IndexType* out) {
+  switch (t) {
+    case ElementType::kSI8: *out = IndexType::kS8; return true;
+    case ElementType::kSI16: *out = IndexType::kS16; return true;
+    case ElementType::kSI32: *out = IndexType::kS32; return true;
+    case ElementType::kSI64: *out = IndexType::kS64; return true;
+    case ElementType::kUI8: *out = IndexType::kU8; return true;
+    case ElementType::kUI16: *out = IndexType::kU16; return true;
+    case ElementType::kUI32: *out = IndexType::kU32; return true;
+    case ElementType::kUI64: *out = IndexType::kU64; return true;
+    default: return false;
+  }
+}
+
+__device__ inline int64_t loadIndex(const void* p, IndexType t) {
+  switch (t) {
+    case IndexType::kS8: return *static_cast<const int8_t*>(p);
+    case IndexType::kS16: return *static_cast<const int16_t*>(p);
+    case IndexType::kS32: return *static_cast<const int32_t*>(p);
+    case IndexType::kS64: return *static_cast<const int64_t*>(p);
+    case IndexType::kU8: return *static_cast<const uint8_t*>(p);
+    case IndexType::kU16: return *static_cast<const uint16_t*>(p);
+    case IndexType::kU32: return *static_cast<const uint32_t*>(p);
+    case IndexType::kU64: {
+      const uint64_t v = *static_cast<const uint64_t*>(p);
+      return v > static_cast<uint64_t>(INT64_MAX) ? INT64_MAX : static_cast<int64_t>(v);
+    }
+  }
+  return 0;
+}
+
 }  // namespace wf::cuda

@@ -18,8 +18,6 @@ struct alignas(16) Word16 {
   uint64_t lo, hi;
 };
 
-enum class IndexType : uint8_t { kS8, kS16, kS32, kS64, kU8, kU16, kU32, kU64 };
-
 struct SliceParams {
   int rank = 0;
   IndexType indexType = IndexType::kS64;
@@ -28,23 +26,6 @@ struct SliceParams {
   int64_t smallDims[kMaxRank] = {};  // the slice's shape / the update's
   int64_t n = 0;                     // elements of the small box
 };
-
-__device__ int64_t loadIndex(const void* p, IndexType t) {
-  switch (t) {
-    case IndexType::kS8: return *static_cast<const int8_t*>(p);
-    case IndexType::kS16: return *static_cast<const int16_t*>(p);
-    case IndexType::kS32: return *static_cast<const int32_t*>(p);
-    case IndexType::kS64: return *static_cast<const int64_t*>(p);
-    case IndexType::kU8: return *static_cast<const uint8_t*>(p);
-    case IndexType::kU16: return *static_cast<const uint16_t*>(p);
-    case IndexType::kU32: return *static_cast<const uint32_t*>(p);
-    case IndexType::kU64: {
-      const uint64_t v = *static_cast<const uint64_t*>(p);
-      return v > static_cast<uint64_t>(INT64_MAX) ? INT64_MAX : static_cast<int64_t>(v);
-    }
-  }
-  return 0;
-}
 
 // Offset in the big box of element `i` of the small box placed at the clamped starts.
 __device__ int64_t bigOffset(const SliceParams& p, int64_t i) {
@@ -99,17 +80,10 @@ Expected<IndexType> indexTypeOf(const Operation& op, size_t firstIndex) {
   for (size_t i = firstIndex; i < op.numOperands(); ++i)
     if (op.operand(i)->type().elementType() != t || op.operand(i)->type().rank() != 0)
       return unsupportedOnCuda(op, "no CUDA kernel for start indices of mixed types or ranks");
-  switch (t) {
-    case ElementType::kSI8: return IndexType::kS8;
-    case ElementType::kSI16: return IndexType::kS16;
-    case ElementType::kSI32: return IndexType::kS32;
-    case ElementType::kSI64: return IndexType::kS64;
-    case ElementType::kUI8: return IndexType::kU8;
-    case ElementType::kUI16: return IndexType::kU16;
-    case ElementType::kUI32: return IndexType::kU32;
-    case ElementType::kUI64: return IndexType::kU64;
-    default: return unsupportedOnCuda(op, "no CUDA kernel for start indices of type " + std::string(elementTypeName(t)));
-  }
+  IndexType it;
+  if (!indexTypeFor(t, &it))
+    return unsupportedOnCuda(op, "no CUDA kernel for start indices of type " + std::string(elementTypeName(t)));
+  return it;
 }
 
 // ---- gather ---------------------------------------------------------------------------------

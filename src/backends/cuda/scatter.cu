@@ -22,25 +22,6 @@
 namespace wf::cuda {
 namespace {
 
-enum class IndexType : uint8_t { kS8, kS16, kS32, kS64, kU8, kU16, kU32, kU64 };
-
-__device__ int64_t loadIndex(const char* p, IndexType t) {
-  switch (t) {
-    case IndexType::kS8: return *reinterpret_cast<const int8_t*>(p);
-    case IndexType::kS16: return *reinterpret_cast<const int16_t*>(p);
-    case IndexType::kS32: return *reinterpret_cast<const int32_t*>(p);
-    case IndexType::kS64: return *reinterpret_cast<const int64_t*>(p);
-    case IndexType::kU8: return *reinterpret_cast<const uint8_t*>(p);
-    case IndexType::kU16: return *reinterpret_cast<const uint16_t*>(p);
-    case IndexType::kU32: return *reinterpret_cast<const uint32_t*>(p);
-    case IndexType::kU64: {
-      const uint64_t v = *reinterpret_cast<const uint64_t*>(p);
-      return v > static_cast<uint64_t>(INT64_MAX) ? INT64_MAX : static_cast<int64_t>(v);
-    }
-  }
-  return 0;
-}
-
 struct ScatterParams {
   int updRank = 0;
   int64_t updDims[kMaxRank] = {};
@@ -440,17 +421,8 @@ Results lowerScatter(const Operation& op, LowerContext& ctx) {
   }
   const ElementType st = op.operand(n)->type().elementType();
   p.indexBytes = storageBytes(st);
-  switch (st) {
-    case ElementType::kSI8: p.indexType = IndexType::kS8; break;
-    case ElementType::kSI16: p.indexType = IndexType::kS16; break;
-    case ElementType::kSI32: p.indexType = IndexType::kS32; break;
-    case ElementType::kSI64: p.indexType = IndexType::kS64; break;
-    case ElementType::kUI8: p.indexType = IndexType::kU8; break;
-    case ElementType::kUI16: p.indexType = IndexType::kU16; break;
-    case ElementType::kUI32: p.indexType = IndexType::kU32; break;
-    case ElementType::kUI64: p.indexType = IndexType::kU64; break;
-    default: return unsupportedOnCuda(op, "no CUDA kernel for scatter indices of type " + std::string(elementTypeName(st)));
-  }
+  if (!indexTypeFor(st, &p.indexType))
+    return unsupportedOnCuda(op, "no CUDA kernel for scatter indices of type " + std::string(elementTypeName(st)));
   const Attribute* uniqueAttr = op.attr("unique_indices");
   const bool unique = uniqueAttr && uniqueAttr->boolValue();
   const int64_t inElems = numElementsOf(inShape);
