@@ -174,6 +174,36 @@ else
   row "check --device cuda (interpret)" "skipped" "warpforge check runs check.* ops on cpu only (the GPU unit tests run these files)"
 fi
 
+# --- serving on cuda: dynamic batching through shape specialization ------------------------------
+if python3 -c "import pytest" 2>/dev/null; then
+  T0=$(date +%s)
+  if WARPFORGE="$(cd "$(dirname "$WF")" && pwd)/$(basename "$WF")" timeout 300 python3 -m pytest -q -rs \
+       tests/serve/test_gpu_serve.py >"$LOGS/serve_cuda.log" 2>&1; then
+    row "serve --device cuda (batching)" "$(grep -q ' skipped' "$LOGS/serve_cuda.log" && echo skipped || echo ok)" \
+        "$(tail -1 "$LOGS/serve_cuda.log" | cut -c1-90) ($(elapsed "$T0"))"
+  else
+    row "serve --device cuda (batching)" "FAIL" "see $LOGS/serve_cuda.log"
+  fi
+else
+  row "serve --device cuda (batching)" "skipped" "no pytest here"
+fi
+
+# --- NVTX ranges, as Nsight Systems records them ---------------------------------------------------
+if command -v nsys >/dev/null && [[ -f tests/data/packages/mlp/manifest.json ]]; then
+  T0=$(date +%s)
+  rm -f /tmp/wf-nvtx.nsys-rep /tmp/wf-nvtx.sqlite
+  if timeout 120 nsys profile -o /tmp/wf-nvtx --trace=cuda,nvtx --force-overwrite=true \
+       "$WF" bench tests/data/packages/mlp --device cuda --profile --iters 2 >"$LOGS/nvtx.log" 2>&1 &&
+     timeout 60 nsys stats --report nvtx_sum /tmp/wf-nvtx.nsys-rep >"$LOGS/nvtx_sum.log" 2>&1 &&
+     grep -q "warpforge run" "$LOGS/nvtx_sum.log" && grep -q "stablehlo\." "$LOGS/nvtx_sum.log"; then
+    row "NVTX ranges (nsys)" "ok" "run and per-op ranges recorded ($(elapsed "$T0"))"
+  else
+    row "NVTX ranges (nsys)" "FAIL" "see $LOGS/nvtx.log, nvtx_sum.log"
+  fi
+else
+  row "NVTX ranges (nsys)" "skipped" "no nsys here"
+fi
+
 # --- the benchmark: WarpForge vs PyTorch eager, torch.compile and XLA (bench/gpu_models.py) ------
 BENCH_TABLE=""
 if [[ "${WF_GPU_BENCH:-1}" == 1 ]]; then
