@@ -104,6 +104,7 @@ int runBench(const BenchOptions& options);
 struct InspectOptions {
   std::string file;  // an MLIR file, or a model package directory (its manifest, then model.mlir)
   bool json = false;
+  bool fusion = false;  // also the CUDA backend's fusion plan of each function with static shapes
 };
 int runInspect(const InspectOptions& options);
 

@@ -12,6 +12,10 @@
 #include "runtime/package.h"
 #include "stablehlo/parser.h"
 
+#ifdef WF_HAVE_CUDA
+#include "backends/cuda/fusion.h"
+#endif
+
 namespace wf::cli {
 namespace {
 
@@ -129,10 +133,68 @@ void printPackageSummary(const json& p) {
   std::cout << (any ? "" : " none") << "\n";
 }
 
+#ifdef WF_HAVE_CUDA
+// The fusion plan of a function's body (backends/cuda/fusion.h): its kernels and the ops that
+// keep their own (matrix products, convolutions, gathers, ...).
+json fusionPlanJson(const Operation& fn) {
+  const Block& body = FuncOp(&fn).body();
+  cuda::FusionPlan plan = cuda::planFusion(body, {});
+  json kernels = json::array();
+  int64_t fusedOps = 0;
+  for (const cuda::FusionGroup& g : plan.groups) {
+    std::map<std::string, int64_t> ops;
+    for (const Operation* op : g.ops) ++ops[op->name()];
+    json inputs = json::array();
+    for (const Value* v : g.inputs) inputs.push_back(v->type().toString());
+    kernels.push_back({{"root", g.root()->name()},
+                       {"location", g.root()->location().toString()},
+                       {"kind", g.hasReduce() ? "row" : "loop"},
+                       {"ops", ops},
+                       {"num_ops", g.ops.size()},
+                       {"inputs", inputs},
+                       {"result", g.root()->result(0)->type().toString()}});
+    fusedOps += static_cast<int64_t>(g.ops.size());
+  }
+  std::map<std::string, int64_t> own;
+  for (const auto& op : body.operations())
+    if (!plan.absorbed.count(op.get()) && !plan.groupOfRoot.count(op.get()) && op->code() != OpCode::FuncReturn &&
+        op->code() != OpCode::Return)
+      ++own[op->name()];
+  return {{"function", std::string(FuncOp(&fn).symName())},
+          {"kernels", kernels},
+          {"fused_ops", fusedOps},
+          {"ops_with_their_own_step", own}};
+}
+
+void printFusionPlan(const json& plan) {
+  std::cout << "fusion plan of @" << plan["function"].get<std::string>() << ": " << plan["kernels"].size()
+            << " generated kernels for " << plan["fused_ops"].get<int64_t>() << " ops\n";
+  for (const json& k : plan["kernels"]) {
+    std::cout << "  " << k["kind"].get<std::string>() << " " << k["root"].get<std::string>() << " at "
+              << k["location"].get<std::string>() << ": " << k["num_ops"].get<size_t>() << " ops (";
+    bool first = true;
+    for (const auto& [name, n] : k["ops"].items()) {
+      std::cout << (first ? "" : ", ") << n.get<int64_t>() << " " << name;
+      first = false;
+    }
+    std::cout << ") -> " << k["result"].get<std::string>() << "\n";
+  }
+  std::cout << "  ops with a step of their own (constants and reshapes cost none):";
+  for (const auto& [name, n] : plan["ops_with_their_own_step"].items()) std::cout << " " << name << " x" << n.get<int64_t>();
+  std::cout << "\n";
+}
+#endif
+
 }  // namespace
 
 int runInspect(const InspectOptions& inspectOptions) {
   InspectOptions options = inspectOptions;
+#ifndef WF_HAVE_CUDA
+  if (options.fusion) {
+    printError("--fusion: the fusion planner is part of the CUDA backend, which this build does not have");
+    return kExitUsage;
+  }
+#endif
   json package;
   if (isPackageDirectory(options.file)) {
     auto pkg = Package::open(options.file);
@@ -145,6 +207,7 @@ int runInspect(const InspectOptions& inspectOptions) {
   if (!text) return reportStatus(text.status());
 
   json functions = json::array();
+  json fusion = json::array();
   std::map<std::string, int64_t> counts;
   std::vector<std::string> verifyMessages;
   std::vector<SourceChunk> chunks = splitInputFile(*text);
@@ -165,6 +228,13 @@ int runInspect(const InspectOptions& inspectOptions) {
       std::map<std::string, int64_t> own;
       int64_t n = countNested(*op, own);
       for (const auto& [name, c] : own) counts[name] += c;
+#ifdef WF_HAVE_CUDA
+      if (options.fusion) {
+        bool isStatic = true;
+        for (const Type& t : fn.functionType().inputs) isStatic = isStatic && t.isTensor() && t.hasStaticShape();
+        if (isStatic && !fn.body().operations().empty()) fusion.push_back(fusionPlanJson(*op));
+      }
+#endif
       functions.push_back({{"name", std::string(fn.symName())},
                            {"visibility", fn.isPublic() ? "public" : "private"},
                            {"signature", fn.functionType().toString()},
@@ -182,6 +252,7 @@ int runInspect(const InspectOptions& inspectOptions) {
              {"total_ops", total},
              {"verify", verifyMessages.empty() ? json("ok") : json(verifyMessages)}};
     if (!package.is_null()) out["package"] = package;
+    if (options.fusion) out["fusion"] = fusion;
     std::cout << out.dump(2) << "\n";
     return kExitOk;
   }
@@ -203,6 +274,10 @@ int runInspect(const InspectOptions& inspectOptions) {
   } else {
     for (const std::string& m : verifyMessages) std::cout << "verifier: " << m << "\n";
   }
+#ifdef WF_HAVE_CUDA
+  for (const json& plan : fusion) printFusionPlan(plan);
+  if (options.fusion && fusion.empty()) std::cout << "fusion plan: no function with static shapes\n";
+#endif
   return kExitOk;
 }
 

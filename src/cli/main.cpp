@@ -172,6 +172,9 @@ int main(int argc, char** argv) {
   inspectCmd->add_option("file", inspect.file, "MLIR file, or a model package directory (its manifest first)")
       ->required();
   inspectCmd->add_flag("--json", inspect.json, "Print JSON");
+  inspectCmd->add_flag("--fusion", inspect.fusion,
+                       "Also print the CUDA backend's fusion plan: the generated kernels of each function with static "
+                       "shapes, the ops each holds, and the ops left to their own kernels");
 
   PrintCommandOptions print;
   CLI::App* printCmd = app.add_subcommand("print", "Parse, verify and print a module in generic form");
