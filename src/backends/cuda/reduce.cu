@@ -110,6 +110,7 @@ struct ReducePlan {
   int64_t numOut = 0;
   int64_t numRed = 0;
   bool trailing = false;  // the reduced dims are the innermost: element r of output j is at j*numRed + r
+  bool innermostReduced = false;  // the input's last dim is one of the reduced
   IndexMap<1> outMap;     // kept dims -> input offset
   IndexMap<1> redMap;     // reduced dims -> input offset
 };
@@ -413,6 +414,7 @@ Expected<ReducePlan> planReduce(const Operation& op, const std::vector<int64_t>&
       if (seenReduced && inShape[d] != 1) p.trailing = false;
     }
   }
+  p.innermostReduced = !inShape.empty() && reduced.back();
   return p;
 }
 
@@ -487,37 +489,9 @@ Results lowerReduce(const Operation& op, LowerContext& ctx) {
   if (isFloat(et) && (kind == RedKind::kAnd || kind == RedKind::kOr))
     return invalidArgument(op.describe() + ": and/or reduction of floats");
   WF_ASSIGN_OR_RETURN(std::vector<int64_t> inShape, staticShape(op, op.operand(0)->type()));
-  WF_ASSIGN_OR_RETURN(std::vector<int64_t> dims, cpu::intListAttr(op, "dimensions"));
-  if (inShape.size() > static_cast<size_t>(kMaxRank))
-    return unsupportedOnCuda(op, "rank " + std::to_string(inShape.size()) + " is over the CUDA kernels' limit");
-  std::vector<bool> reduced(inShape.size(), false);
-  for (int64_t d : dims) {
-    if (d < 0 || static_cast<size_t>(d) >= inShape.size()) return invalidArgument(op.describe() + ": dimension out of range");
-    reduced[static_cast<size_t>(d)] = true;
-  }
-  std::vector<int64_t> strides(inShape.size(), 1);
-  for (size_t i = inShape.size(); i-- > 1;) strides[i - 1] = strides[i] * inShape[i];
-  ReducePlan p;
-  p.numOut = 1;
-  p.numRed = 1;
-  bool seenReduced = false;
-  p.trailing = true;
-  for (size_t d = 0; d < inShape.size(); ++d) {
-    IndexMap<1>& m = reduced[d] ? p.redMap : p.outMap;
-    m.dims[m.rank] = inShape[d];
-    m.strides[0][m.rank] = strides[d];
-    ++m.rank;
-    if (reduced[d]) {
-      p.numRed *= inShape[d];
-      seenReduced = true;
-    } else {
-      p.numOut *= inShape[d];
-      if (seenReduced && inShape[d] != 1) p.trailing = false;
-    }
-  }
-  const bool innermostReduced = !inShape.empty() && reduced.back();
+  WF_ASSIGN_OR_RETURN(ReducePlan p, planReduce(op, inShape));
   const int sms = ctx.device.info().multiprocessors;
-  const bool blockPerOutput = p.numRed >= 32 && (innermostReduced || p.numOut < int64_t{8} * sms);
+  const bool blockPerOutput = p.numRed >= 32 && (p.innermostReduced || p.numOut < int64_t{8} * sms);
   return dispatchType(et, Results(unsupportedOnCuda(op, "no CUDA kernel for element type " + std::string(elementTypeName(et)))),
                       [&](auto tag) -> Results {
                         using Tr = decltype(tag);
