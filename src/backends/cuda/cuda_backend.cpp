@@ -21,6 +21,9 @@ namespace wf::cuda {
 namespace {
 
 constexpr int kNoUse = -1;
+// Operands or results one step passes to its kernel (variadic ops such as sort and scatter
+// included; the fusion planner keeps groups to 24 inputs).
+constexpr size_t kMaxStepBuffers = 64;
 constexpr int kLiveToEnd = std::numeric_limits<int>::max();
 
 size_t tensorBytes(const Type& t) {
@@ -62,12 +65,16 @@ class FusedKernel final : public OpKernel {
   Status launch(const LaunchContext& ctx, std::span<void* const> in, std::span<void* const> out) override {
     if (n_ == 0) return Status::ok();
     if (!kernel_) return internalError("fused kernel launched before it was compiled");
-    std::vector<void*> pointers(in.begin(), in.end());
-    pointers.push_back(out[0]);
-    std::vector<void*> args;
-    for (void*& p : pointers) args.push_back(&p);
+    // The kernel's parameters: the inputs' addresses, then the output's (no allocation here: this
+    // runs for every step of every run that is not a graph replay).
+    void* pointers[kMaxStepBuffers + 1];
+    void* args[kMaxStepBuffers + 1];
+    if (in.size() > kMaxStepBuffers) return internalError("fused kernel with too many inputs");
+    for (size_t i = 0; i < in.size(); ++i) pointers[i] = in[i];
+    pointers[in.size()] = out[0];
+    for (size_t i = 0; i <= in.size(); ++i) args[i] = &pointers[i];
     WF_CUDA_CHECK(cudaLaunchKernel(reinterpret_cast<const void*>(kernel_), dim3(static_cast<unsigned>(blocks_)),
-                                   dim3(static_cast<unsigned>(threads_)), args.data(), 0, ctx.stream));
+                                   dim3(static_cast<unsigned>(threads_)), args, 0, ctx.stream));
     return Status::ok();
   }
 
@@ -129,10 +136,8 @@ class CudaExecutable final : public Executable {
   Status inlineCall(const Operation& op, const Operation& callee, LowerContext& lctx, int depth);
   void planHoisting();
   Status runPrologue();
-  void setWorkspace(LaunchContext& ctx, const Step& step) const {
-    ctx.workspace = step.workspaceBuffer >= 0 ? ptr_[static_cast<size_t>(step.workspaceBuffer)] : nullptr;
-    ctx.workspaceBytes = step.workspaceBytes;
-  }
+  // Enqueues one device step: its buffers' addresses, its workspace, errors naming its op.
+  Status launchStep(const Step& step);
   Status assignSlots();
   Status allocate();
   Status launchDeviceSteps();
@@ -151,7 +156,7 @@ class CudaExecutable final : public Executable {
 
   std::vector<size_t> bufferBytes_;    // by buffer id
   std::vector<DeviceBuffer> buffers_;  // by buffer id: arguments and constants (slots: empty)
-  std::vector<int> slotOfBuffer_;      // by buffer id: 0 for intermediates (in the arena), else -1
+  std::vector<bool> inArena_;          // by buffer id: an intermediate, placed in the arena
   std::vector<size_t> offsetOfBuffer_;  // by buffer id: an intermediate's offset in the arena
   size_t arenaBytes_ = 0;
   DeviceBuffer arena_;  // every intermediate value and workspace, placed by assignSlots()
@@ -419,21 +424,10 @@ Status CudaExecutable::runPrologue() {
       ptr_[b] = buf.data();
       temps.push_back(std::move(buf));
     }
-  LaunchContext ctx{stream_.get(), device_.get(), nullptr, 0};
-  std::vector<void*> in, out;
   for (size_t s = 0; s < steps_.size(); ++s) {
     if (!hoisted_[s]) continue;
-    const Step& step = steps_[s];
-    setWorkspace(ctx, step);
-    NvtxRange range(step.op->name() + " (once)");
-    in.clear();
-    out.clear();
-    for (int b : step.inputBuffers) in.push_back(ptr_[static_cast<size_t>(b)]);
-    for (int b : step.outputBuffers) out.push_back(ptr_[static_cast<size_t>(b)]);
-    Status st = step.kernel->launch(ctx, in, out);
-    if (!st.isOk()) return st.message().find(step.op->location().toString()) == std::string::npos
-                               ? st.withContext(step.op->describe())
-                               : st;
+    NvtxRange range(steps_[s].op->name() + " (once)");
+    WF_RETURN_IF_ERROR(launchStep(steps_[s]));
   }
   WF_CUDA_CHECK(cudaStreamSynchronize(stream_.get()));
   for (size_t b = 0; b < bufferBytes_.size(); ++b) {
@@ -449,9 +443,8 @@ Status CudaExecutable::runPrologue() {
   return Status::ok();
 }
 
-// Intermediate buffers become slots: a buffer takes a free slot once the last step that reads
-// the slot's previous buffer has run (best fit by size, else the largest free slot grows, else
-// a new slot).
+// Intermediate buffers (results and workspaces of the per-run steps) get offsets in one arena by
+// lifetime; see the comment inside.
 Status CudaExecutable::assignSlots() {
   const size_t numBuffers = bufferBytes_.size();
   std::vector<int> lastUse(numBuffers, kNoUse);
@@ -490,7 +483,7 @@ Status CudaExecutable::assignSlots() {
     for (int b : defined(steps_[s]))
       if (firstDef[static_cast<size_t>(b)] < 0) firstDef[static_cast<size_t>(b)] = static_cast<int>(s);
   }
-  slotOfBuffer_.assign(numBuffers, -1);
+  inArena_.assign(numBuffers, false);
   offsetOfBuffer_.assign(numBuffers, 0);
   for (size_t b = 0; b < numBuffers; ++b) {
     if (!isIntermediate[b]) continue;
@@ -520,7 +513,7 @@ Status CudaExecutable::assignSlots() {
   }
   std::set<size_t> offsets;
   for (const Interval& iv : intervals) {
-    slotOfBuffer_[static_cast<size_t>(iv.buffer)] = 0;
+    inArena_[static_cast<size_t>(iv.buffer)] = true;
     offsetOfBuffer_[static_cast<size_t>(iv.buffer)] = iv.offset;
     offsets.insert(iv.offset);
   }
@@ -535,7 +528,7 @@ Status CudaExecutable::allocate() {
   buffers_.resize(bufferBytes_.size());
   ptr_.assign(bufferBytes_.size(), nullptr);
   for (size_t b = 0; b < bufferBytes_.size(); ++b) {
-    if (slotOfBuffer_[b] >= 0 || prologueTemp_[b]) continue;
+    if (inArena_[b] || prologueTemp_[b]) continue;
     WF_ASSIGN_OR_RETURN(buffers_[b], alloc.allocate(bufferBytes_[b], "an argument or constant of " + deviceName()));
     ptr_[b] = buffers_[b].data();
   }
@@ -543,7 +536,7 @@ Status CudaExecutable::allocate() {
     WF_ASSIGN_OR_RETURN(arena_, alloc.allocate(arenaBytes_, "intermediate values"));
   }
   for (size_t b = 0; b < bufferBytes_.size(); ++b)
-    if (slotOfBuffer_[b] >= 0) ptr_[b] = static_cast<char*>(arena_.data()) + offsetOfBuffer_[b];
+    if (inArena_[b]) ptr_[b] = static_cast<char*>(arena_.data()) + offsetOfBuffer_[b];
   for (const auto& [id, lit] : constants_) {
     const size_t bytes = bufferBytes_[static_cast<size_t>(id)];
     if (lit.sizeBytes() != bytes) return internalError("constant of " + lit.type().toString() + " has the wrong size");
@@ -665,22 +658,26 @@ Status CudaExecutable::bindArgument(size_t index, const Literal& value) {
   return Status::ok();
 }
 
+Status CudaExecutable::launchStep(const Step& step) {
+  LaunchContext ctx{stream_.get(), device_.get(), nullptr, step.workspaceBytes};
+  if (step.workspaceBuffer >= 0) ctx.workspace = ptr_[static_cast<size_t>(step.workspaceBuffer)];
+  void* in[kMaxStepBuffers];
+  void* out[kMaxStepBuffers];
+  if (step.inputBuffers.size() > kMaxStepBuffers || step.outputBuffers.size() > kMaxStepBuffers)
+    return internalError(step.op->describe() + ": more operands or results than a step takes");
+  for (size_t i = 0; i < step.inputBuffers.size(); ++i) in[i] = ptr_[static_cast<size_t>(step.inputBuffers[i])];
+  for (size_t i = 0; i < step.outputBuffers.size(); ++i) out[i] = ptr_[static_cast<size_t>(step.outputBuffers[i])];
+  Status s = step.kernel->launch(ctx, std::span<void* const>(in, step.inputBuffers.size()),
+                                 std::span<void* const>(out, step.outputBuffers.size()));
+  if (s.isOk()) return s;
+  return s.message().find(step.op->location().toString()) == std::string::npos ? s.withContext(step.op->describe()) : s;
+}
+
 Status CudaExecutable::launchDeviceSteps() {
-  LaunchContext ctx{stream_.get(), device_.get(), nullptr, 0};
-  std::vector<void*> in, out;
   for (size_t i = 0; i < steps_.size(); ++i) {
     if (hoisted_[i]) continue;
-    const Step& step = steps_[i];
-    if (!step.kernel) return internalError("host step in a device-only launch");
-    setWorkspace(ctx, step);
-    in.clear();
-    out.clear();
-    for (int b : step.inputBuffers) in.push_back(ptr_[static_cast<size_t>(b)]);
-    for (int b : step.outputBuffers) out.push_back(ptr_[static_cast<size_t>(b)]);
-    Status s = step.kernel->launch(ctx, in, out);
-    if (!s.isOk()) return s.message().find(step.op->location().toString()) == std::string::npos
-                              ? s.withContext(step.op->describe())
-                              : s;
+    if (!steps_[i].kernel) return internalError("host step in a device-only launch");
+    WF_RETURN_IF_ERROR(launchStep(steps_[i]));
   }
   return Status::ok();
 }
@@ -718,7 +715,6 @@ Status CudaExecutable::runHostStep(const Step& step) {
 }
 
 Status CudaExecutable::runSteps() {
-  LaunchContext ctx{stream_.get(), device_.get(), nullptr, 0};
   const bool timed = options_.recordTimings;
   if (timed && stepEnd_.size() != steps_.size()) {
     stepEnd_.clear();
@@ -727,24 +723,11 @@ Status CudaExecutable::runSteps() {
       stepEnd_.push_back(std::move(e));
     }
   }
-  std::vector<void*> in, out;
   for (size_t i = 0; i < steps_.size(); ++i) {
     if (hoisted_[i]) continue;
     const Step& step = steps_[i];
     NvtxRange range(step.op->name());
-    if (!step.kernel) {
-      WF_RETURN_IF_ERROR(runHostStep(step));
-    } else {
-      in.clear();
-      out.clear();
-      for (int b : step.inputBuffers) in.push_back(ptr_[static_cast<size_t>(b)]);
-      for (int b : step.outputBuffers) out.push_back(ptr_[static_cast<size_t>(b)]);
-      setWorkspace(ctx, step);
-      Status s = step.kernel->launch(ctx, in, out);
-      if (!s.isOk()) return s.message().find(step.op->location().toString()) == std::string::npos
-                                ? s.withContext(step.op->describe())
-                                : s;
-    }
+    WF_RETURN_IF_ERROR(step.kernel ? launchStep(step) : runHostStep(step));
     if (timed) WF_CUDA_CHECK(cudaEventRecord(stepEnd_[i].get(), stream_.get()));
   }
   return Status::ok();

@@ -9,17 +9,13 @@
 #include <sstream>
 
 #include "backends/cpu/shape_util.h"
+#include "backends/cuda/kernel.h"
 
 namespace wf::cuda {
 namespace {
 
 enum class FuseKind { kNone, kCompute, kMove, kReduce };
 
-int64_t elementCount(const std::vector<int64_t>& shape) {
-  int64_t n = 1;
-  for (int64_t d : shape) n *= d;
-  return n;
-}
 
 enum class RowReduce { kSum, kProd, kMax, kMin };
 
@@ -67,7 +63,7 @@ std::optional<ReduceInfo> rowReduceInfo(const Operation& op) {
   const size_t split = static_cast<size_t>(rank) - d.size();
   info.rows.assign(in.shape().begin(), in.shape().begin() + static_cast<std::ptrdiff_t>(split));
   info.cols.assign(in.shape().begin() + static_cast<std::ptrdiff_t>(split), in.shape().end());
-  if (elementCount(info.cols) == 0) return std::nullopt;
+  if (numElementsOf(info.cols) == 0) return std::nullopt;
   return info;
 }
 
@@ -558,7 +554,7 @@ std::string splatLiteral(const Literal& lit) {
 
 class KernelEmitter {
  public:
-  KernelEmitter(const FusionGroup& group) : group_(group), members_(group.ops.begin(), group.ops.end()) {
+  explicit KernelEmitter(const FusionGroup& group) : group_(group) {
     for (size_t i = 0; i < group.inputs.size(); ++i) inputIndex_[group.inputs[i]] = static_cast<int>(i);
   }
 
@@ -660,7 +656,7 @@ class KernelEmitter {
     full.insert(full.end(), cols_.begin(), cols_.end());
     rootFull_ = rootShape_ == full;
     if (!rootFull_ && rootShape_ != rows_) return internalError("row group root of another shape");
-    const int64_t numRows = elementCount(rows_), numCols = elementCount(cols_);
+    const int64_t numRows = numElementsOf(rows_), numCols = numElementsOf(cols_);
     // A warp per row for many short rows, else a block per row. Each thread keeps its elements of
     // the group's row-shaped inputs in registers (when it has at most kCachedPerThread of them),
     // so every pass after the first reads registers instead of memory.
@@ -1011,7 +1007,6 @@ class KernelEmitter {
   }
 
   const FusionGroup& group_;
-  std::unordered_set<const Operation*> members_;
   std::unordered_map<const Value*, int> inputIndex_;
   // Emitted values by (value, coordinates); a layer per loop scope (row fusion).
   std::vector<std::unordered_map<std::string, std::string>> memo_;
