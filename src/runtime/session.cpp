@@ -98,14 +98,20 @@ Expected<SessionResult> Session::runChecked(std::span<const Literal> arguments, 
   return result;
 }
 
-Status Session::bindWeights(Executable& executable) const {
-  // Scoped so that the host copies of the weights go as soon as the backend holds them.
+Status Session::bindWeights(Executable& executable) {
   const Manifest& m = package_.manifest();
-  WF_ASSIGN_OR_RETURN(std::vector<Literal> weights, package_.loadWeights());
+  // With one executable the host copies go as soon as it holds the weights; specializations
+  // keep them, so that compiling for new input shapes does not read the weights file again.
+  std::vector<Literal> loaded;
+  if (executable_ || hostWeights_.empty()) {
+    WF_ASSIGN_OR_RETURN(loaded, package_.loadWeights());
+  }
+  const std::vector<Literal>& weights = loaded.empty() ? hostWeights_ : loaded;
   for (size_t i = 0; i < weights.size(); ++i) {
     Status bound = executable.bindArgument(m.weights[i].index, weights[i]);
     if (!bound.isOk()) return bound.withContext("binding weight '" + m.weights[i].name + "'");
   }
+  if (!executable_ && hostWeights_.empty()) hostWeights_ = std::move(loaded);
   return Status::ok();
 }
 

@@ -38,7 +38,7 @@ struct SessionOptions {
   // shapes only (cuda): each run's input shapes pick an executable compiled for exactly those
   // shapes (the module refined by transforms/refine_shapes.h, weights bound to it). At most this
   // many are kept, the least recently used dropped; each holds its own device copy of the
-  // weights. Not available with captureActivations (refinement renames the tapped values).
+  // weights (the host keeps one copy, read once). Not available with captureActivations (refinement renames the tapped values).
   int maxSpecializations = 4;
   // Specialize even where the backend takes the dynamic module itself (tests of the mechanism).
   bool forceSpecialization = false;
@@ -80,7 +80,7 @@ class Session {
   // The executable for these run arguments: the one compiled module, or the specialization for
   // their shapes (compiled and bound on first use).
   Expected<Executable*> executableFor(std::span<const Literal> arguments);
-  Status bindWeights(Executable& executable) const;
+  Status bindWeights(Executable& executable);
 
   struct Specialization {
     std::string key;                  // the entry's argument types
@@ -99,6 +99,7 @@ class Session {
   int maxSpecializations_ = 4;
   uint64_t useClock_ = 0;
   std::vector<Specialization> specializations_;
+  std::vector<Literal> hostWeights_;  // specializing only: the weights, read once
 };
 
 }  // namespace wf
