@@ -1,6 +1,6 @@
 // The CUDA executable: buffer planning by liveness, CUDA graph capture and replay, bound
 // arguments, host fallback (and its absence), taps, constants, argument checking; the caching
-// allocator and the error-checking macros.
+// allocator and the error-checking macros. Control flow has its own file.
 #include "backends/cuda/allocator.h"
 #include "backends/cuda/cuda_check.h"
 #include "backends/cuda/register.h"
@@ -148,34 +148,6 @@ TEST(CudaExecutable, OpWithoutKernelFailsCompileUnlessFallbackIsAllowed) {
   EXPECT_EQ(got->report.hostFallbackOps[0].rfind("stablehlo.sort at cuda_test.mlir:3:", 0), 0u)
       << got->report.hostFallbackOps[0];
   EXPECT_FALSE(cuda::executableInfo(**fallback)->usesGraph);
-}
-
-TEST(CudaExecutable, HostFallbackSeesValuesItsRegionsCapture) {
-  WF_REQUIRE_GPU();
-  // The while body reads %step from the enclosing function.
-  const std::string text = R"(func.func @main(%x: tensor<8xf32>, %step: tensor<8xf32>) -> tensor<8xf32> {
-  %d = "stablehlo.multiply"(%step, %step) : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32>
-  %zero = "stablehlo.constant"() {value = dense<0> : tensor<i32>} : () -> tensor<i32>
-  %r:2 = "stablehlo.while"(%zero, %x) ({
-  ^bb0(%i: tensor<i32>, %v: tensor<8xf32>):
-    %n = "stablehlo.constant"() {value = dense<5> : tensor<i32>} : () -> tensor<i32>
-    %c = "stablehlo.compare"(%i, %n) {comparison_direction = #stablehlo<comparison_direction LT>} : (tensor<i32>, tensor<i32>) -> tensor<i1>
-    "stablehlo.return"(%c) : (tensor<i1>) -> ()
-  }, {
-  ^bb0(%i: tensor<i32>, %v: tensor<8xf32>):
-    %one = "stablehlo.constant"() {value = dense<1> : tensor<i32>} : () -> tensor<i32>
-    %i1 = "stablehlo.add"(%i, %one) : (tensor<i32>, tensor<i32>) -> tensor<i32>
-    %v1 = "stablehlo.add"(%v, %d) : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32>
-    "stablehlo.return"(%i1, %v1) : (tensor<i32>, tensor<8xf32>) -> ()
-  }) : (tensor<i32>, tensor<8xf32>) -> (tensor<i32>, tensor<8xf32>)
-  %out = "stablehlo.negate"(%r#1) : (tensor<8xf32>) -> tensor<8xf32>
-  func.return %out : tensor<8xf32>
-}
-)";
-  CompileOptions options;
-  options.allowCpuFallback = true;
-  const Type t = Type::tensor({8}, ElementType::kF32);
-  expectMatchesCpu(text, {randomLiteral(t), randomLiteral(t)}, Tolerance{1e-6, 1e-6}, options);
 }
 
 TEST(CudaExecutable, ConstantsTapsAndEmptyTensors) {

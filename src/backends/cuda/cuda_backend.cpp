@@ -1,6 +1,7 @@
 #include "backends/cuda/cuda_backend.h"
 
 #include <algorithm>
+#include <functional>
 #include <limits>
 #include <mutex>
 #include <set>
@@ -28,6 +29,12 @@ constexpr int kLiveToEnd = std::numeric_limits<int>::max();
 
 size_t tensorBytes(const Type& t) {
   return static_cast<size_t>(t.numElements()) * static_cast<size_t>(storageBytes(t.elementType()));
+}
+
+// A one-element tensor of an element type `kind` accepts (the predicate of while and if, the
+// index of case).
+bool isScalarOf(const Type& t, bool (*kind)(ElementType)) {
+  return t.isTensor() && t.hasStaticShape() && t.numElements() == 1 && kind(t.elementType());
 }
 
 // True if `v` is defined inside `op` (by an op nested in one of its regions, or as an argument
@@ -85,9 +92,24 @@ class FusedKernel final : public OpKernel {
   cudaKernel_t kernel_ = nullptr;
 };
 
+// What a step does besides launching its kernel: control steps of while/if/case read a device
+// scalar (the predicate or branch index, inputBuffers[0]) on the host and pick the next step.
+enum class Control {
+  kNone,           // a kernel (or, with kernel null, a host step)
+  kBranchIfFalse,  // go on with the next step if the i1 is true, else jump to `targets[0]`
+  kSwitch,         // jump to targets[index]; an index out of range takes the last
+  kJump,           // jump to targets[0]
+};
+
 struct Step {
   const Operation* op = nullptr;
-  std::unique_ptr<OpKernel> kernel;  // null: a host step
+  std::unique_ptr<OpKernel> kernel;  // null: a host step or a control step
+  Control control = Control::kNone;
+  std::vector<size_t> targets;  // control steps: step indices to jump to
+  ElementType controlType = ElementType::kI1;  // of the scalar a branch or switch reads
+  // Writes a buffer that other steps write too (the loop-carried values and the results of
+  // while/if/case): never hoisted into the prologue.
+  bool rewrites = false;
   std::vector<const Value*> inputs;  // operands, then (host steps) captured values
   std::vector<int> inputBuffers;
   std::vector<int> outputBuffers;
@@ -119,6 +141,7 @@ class CudaExecutable final : public Executable {
   Status bindArgument(size_t index, const Literal& value) override;
   Expected<RunResult> run(std::span<const Literal> args) override;
   size_t deviceBytesInUse() const override;
+  std::vector<std::pair<std::string, size_t>> deviceMemoryBreakdown() const override;
   std::string deviceName() const override { return device_->describe(); }
 
   ExecutableInfo info;
@@ -134,6 +157,21 @@ class CudaExecutable final : public Executable {
   Status planFusedGroup(const FusionGroup& group);
   Status compileFusedKernels();
   Status inlineCall(const Operation& op, const Operation& callee, LowerContext& lctx, int depth);
+  // while/if/case as steps: their regions' ops planned in line, with control steps between.
+  Status planControlFlow(const Operation& op, LowerContext& lctx, int depth);
+  Status planWhile(const Operation& op, LowerContext& lctx, int depth);
+  Status planBranches(const Operation& op, LowerContext& lctx, int depth);
+  // Plans a region's ops up to its terminator; returns the terminator's operands.
+  Expected<std::vector<const Value*>> planRegion(const Operation& op, const Region& region, LowerContext& lctx,
+                                                 int depth);
+  // A step copying buffer `from` into `to` (a loop-carried value or a result of while/if/case).
+  void planCopy(const Operation& op, int from, int to);
+  // Reads the scalar a control step branches on (an i1 or an integer) from the device.
+  Expected<int64_t> readControlScalar(const Step& step);
+  // Runs `plan`; if it fails as unimplemented while the CPU fallback is allowed, undoes what it
+  // planned and returns true, so that the op runs whole on the host instead.
+  Expected<bool> planOrUndo(const std::function<Status()>& plan);
+  Expected<int> bufferFor(const Operation& op, const Value* v) const;
   void planHoisting();
   Status runPrologue();
   // Enqueues one device step: its buffers' addresses, its workspace, errors naming its op.
@@ -166,6 +204,9 @@ class CudaExecutable final : public Executable {
   std::vector<int> argBuffers_;
   std::vector<bool> bound_;
   std::vector<Step> steps_;
+  // Loops, as [first step, last step (the jump back)]: values that live into a loop stay live
+  // until its end, since every iteration reads them again.
+  std::vector<std::pair<size_t, size_t>> loops_;
   // Hoisting (CompileOptions::boundArguments): steps that read only bound arguments, constants
   // and other hoisted results run in the prologue, once before the first run (and again after
   // a later bind), not in the per-run launch or graph.
@@ -179,7 +220,10 @@ class CudaExecutable final : public Executable {
   GraphExec graphExec_;
   bool graphFailed_ = false;
   Event runStart_, runEnd_;  // device time of each run (RunReport::deviceMillis)
-  std::vector<Event> stepEnd_;  // per step, with CompileOptions::recordTimings
+  // With CompileOptions::recordTimings: an event after each step run, and the step it ended.
+  std::vector<Event> stepEvents_;
+  std::vector<size_t> eventStep_;
+  size_t eventsRecorded_ = 0;
   // Generated kernels waiting for compileFusedKernels(): source, and the steps that run it.
   std::vector<RuntimeKernelSource> fusedSources_;
   std::vector<std::vector<FusedKernel*>> fusedUsers_;
@@ -255,15 +299,15 @@ Status CudaExecutable::planOp(const Operation& op, LowerContext& lctx, int depth
                                   : nullptr;
     if (!callee) return invalidArgument(op.describe() + ": callee not found in the module");
     // With the fallback allowed, a callee that cannot be planned on the device (dynamic shapes,
-    // tuples) runs whole on the host instead: undo what its inlining planned.
-    const size_t savedSteps = steps_.size(), savedBuffers = bufferBytes_.size(), savedConstants = constants_.size();
-    const ExecutableInfo savedInfo = info;
-    Status inlined = inlineCall(op, *callee, lctx, depth);
-    if (inlined.isOk() || !options_.allowCpuFallback || inlined.code() != StatusCode::kUnimplemented) return inlined;
-    steps_.resize(savedSteps);
-    bufferBytes_.resize(savedBuffers);
-    constants_.resize(savedConstants);
-    info = savedInfo;
+    // tuples) runs whole on the host instead.
+    WF_ASSIGN_OR_RETURN(bool undone, planOrUndo([&] { return inlineCall(op, *callee, lctx, depth); }));
+    if (!undone) return Status::ok();
+  }
+  // while/if/case: device steps for their regions, the host choosing the branch; with the
+  // fallback allowed, one whose regions cannot be planned on the device runs whole on the host.
+  if (op.code() == OpCode::While || op.code() == OpCode::If || op.code() == OpCode::Case) {
+    WF_ASSIGN_OR_RETURN(bool undone, planOrUndo([&] { return planControlFlow(op, lctx, depth); }));
+    if (!undone) return Status::ok();
   }
   Step step;
   step.op = &op;
@@ -309,6 +353,192 @@ Status CudaExecutable::planOp(const Operation& op, LowerContext& lctx, int depth
   }
   lctx.workspaceBytes = std::max(workspaceBefore, lctx.workspaceBytes);
   steps_.push_back(std::move(step));
+  return Status::ok();
+}
+
+Expected<bool> CudaExecutable::planOrUndo(const std::function<Status()>& plan) {
+  const size_t savedSteps = steps_.size(), savedBuffers = bufferBytes_.size(), savedConstants = constants_.size(),
+               savedLoops = loops_.size();
+  const ExecutableInfo savedInfo = info;
+  Status planned = plan();
+  if (planned.isOk()) return false;
+  if (!options_.allowCpuFallback || planned.code() != StatusCode::kUnimplemented) return planned;
+  steps_.resize(savedSteps);
+  bufferBytes_.resize(savedBuffers);
+  constants_.resize(savedConstants);
+  loops_.resize(savedLoops);
+  info = savedInfo;
+  return true;
+}
+
+Expected<int> CudaExecutable::bufferFor(const Operation& op, const Value* v) const {
+  auto it = bufferOf_.find(v);
+  if (it == bufferOf_.end()) return internalError(op.describe() + ": a value it reads has no device buffer");
+  return it->second;
+}
+
+Status CudaExecutable::planControlFlow(const Operation& op, LowerContext& lctx, int depth) {
+  constexpr int kMaxNesting = 64;
+  if (depth >= kMaxNesting) return unsupportedOnCuda(op, "regions nested deeper than 64");
+  for (const auto& region : op.regions())
+    if (region->blocks().size() != 1) return invalidArgument(op.describe() + ": each region must hold one block");
+  WF_RETURN_IF_ERROR(op.code() == OpCode::While ? planWhile(op, lctx, depth) : planBranches(op, lctx, depth));
+  ++info.controlFlowOps;
+  return Status::ok();
+}
+
+Expected<std::vector<const Value*>> CudaExecutable::planRegion(const Operation& op, const Region& region,
+                                                               LowerContext& lctx, int depth) {
+  for (const auto& inner : region.front().operations()) {
+    if (inner->code() == OpCode::Return || inner->code() == OpCode::FuncReturn) {
+      std::vector<const Value*> returned;
+      for (const Value* v : inner->operands()) returned.push_back(v);
+      return returned;
+    }
+    WF_RETURN_IF_ERROR(planOp(*inner, lctx, depth + 1));
+  }
+  return invalidArgument(op.describe() + ": a region without a terminator");
+}
+
+void CudaExecutable::planCopy(const Operation& op, int from, int to) {
+  const size_t bytes = bufferBytes_[static_cast<size_t>(to)];
+  Step step;
+  step.op = &op;
+  step.rewrites = true;
+  step.kernel = makeKernel([bytes](const LaunchContext& ctx, std::span<void* const> in, std::span<void* const> out) {
+    if (bytes > 0) WF_CUDA_CHECK(cudaMemcpyAsync(out[0], in[0], bytes, cudaMemcpyDeviceToDevice, ctx.stream));
+    return Status::ok();
+  });
+  step.inputBuffers = {from};
+  step.outputBuffers = {to};
+  steps_.push_back(std::move(step));
+  ++info.deviceSteps;
+}
+
+// while: the loop-carried values live in the result buffers. Steps:
+//   copy operands -> carried
+//   start: cond's ops; branch-if-false(predicate) -> exit
+//          body's ops; copy the body's results -> carried; jump -> start
+//   exit:
+Status CudaExecutable::planWhile(const Operation& op, LowerContext& lctx, int depth) {
+  if (op.numRegions() != 2) return invalidArgument(op.describe() + ": expects cond and body regions");
+  const Block& cond = op.region(0).front();
+  const Block& body = op.region(1).front();
+  const size_t n = op.numOperands();
+  if (op.numResults() != n || cond.numArguments() != n || body.numArguments() != n)
+    return invalidArgument(op.describe() + ": operands, results and region arguments differ in number");
+  std::vector<int> carried;
+  for (size_t i = 0; i < n; ++i) {
+    if (op.operand(i)->type() != op.result(i)->type())
+      return invalidArgument(op.describe() + ": operand #" + std::to_string(i) + " and result differ in type");
+    WF_ASSIGN_OR_RETURN(int init, bufferFor(op, op.operand(i)));
+    const int id = newBuffer(tensorBytes(op.result(i)->type()));
+    carried.push_back(id);
+    planCopy(op, init, id);
+    bufferOf_[cond.argument(i)] = id;
+    bufferOf_[body.argument(i)] = id;
+  }
+  const size_t start = steps_.size();
+  WF_ASSIGN_OR_RETURN(std::vector<const Value*> predicate, planRegion(op, op.region(0), lctx, depth));
+  if (predicate.size() != 1 || !isScalarOf(predicate[0]->type(), isBoolean))
+    return invalidArgument(op.describe() + ": the cond region must return one tensor<i1>");
+  const size_t exitBranch = steps_.size();
+  {
+    Step branch;
+    branch.op = &op;
+    branch.control = Control::kBranchIfFalse;
+    WF_ASSIGN_OR_RETURN(int p, bufferFor(op, predicate[0]));
+    branch.inputBuffers = {p};
+    steps_.push_back(std::move(branch));
+  }
+  WF_ASSIGN_OR_RETURN(std::vector<const Value*> next, planRegion(op, op.region(1), lctx, depth));
+  if (next.size() != n)
+    return invalidArgument(op.describe() + ": the body returns " + std::to_string(next.size()) + " values for " +
+                           std::to_string(n) + " loop-carried values");
+  // A returned value that is itself a carried value (the body swaps two) is staged through a
+  // buffer of its own first, so that no copy overwrites a value another copy still reads.
+  std::vector<std::pair<int, int>> direct, staged;  // (from, carried)
+  for (size_t i = 0; i < n; ++i) {
+    if (next[i]->type() != op.result(i)->type())
+      return invalidArgument(op.describe() + ": the body's result #" + std::to_string(i) + " has type " +
+                             next[i]->type().toString() + ", the loop carries " + op.result(i)->type().toString());
+    WF_ASSIGN_OR_RETURN(int from, bufferFor(op, next[i]));
+    if (from == carried[i]) continue;
+    if (std::find(carried.begin(), carried.end(), from) == carried.end()) {
+      direct.emplace_back(from, carried[i]);
+      continue;
+    }
+    const int temp = newBuffer(bufferBytes_[static_cast<size_t>(from)]);
+    planCopy(op, from, temp);
+    staged.emplace_back(temp, carried[i]);
+  }
+  for (const auto& [from, to] : direct) planCopy(op, from, to);
+  for (const auto& [from, to] : staged) planCopy(op, from, to);
+  Step back;
+  back.op = &op;
+  back.control = Control::kJump;
+  back.targets = {start};
+  steps_.push_back(std::move(back));
+  steps_[exitBranch].targets = {steps_.size()};
+  loops_.emplace_back(start, steps_.size() - 1);
+  for (size_t i = 0; i < n; ++i) bufferOf_[op.result(i)] = carried[i];
+  return Status::ok();
+}
+
+// if and case: the results live in buffers each branch copies its results into. Steps:
+//   branch-if-false(pred) -> b1  |  switch(index) -> b0, b1, ...
+//   b0: branch 0's ops; copy results; jump -> end
+//   b1: branch 1's ops; copy results; ...
+//   end:
+Status CudaExecutable::planBranches(const Operation& op, LowerContext& lctx, int depth) {
+  const bool isIf = op.code() == OpCode::If;
+  const size_t numBranches = op.numRegions();
+  if (isIf ? numBranches != 2 : numBranches == 0)
+    return invalidArgument(op.describe() + (isIf ? ": expects true and false branches" : ": needs a branch"));
+  if (op.numOperands() != 1) return invalidArgument(op.describe() + ": expects one operand");
+  const Type& selector = op.operand(0)->type();
+  if (isIf ? !isScalarOf(selector, isBoolean) : !isScalarOf(selector, isInteger))
+    return invalidArgument(op.describe() + (isIf ? ": the predicate must be a tensor<i1>"
+                                                 : ": the index must be an integer scalar"));
+  std::vector<int> results;
+  for (size_t i = 0; i < op.numResults(); ++i) results.push_back(newBuffer(tensorBytes(op.result(i)->type())));
+  const size_t select = steps_.size();
+  {
+    Step step;
+    step.op = &op;
+    step.control = isIf ? Control::kBranchIfFalse : Control::kSwitch;
+    step.controlType = selector.elementType();
+    WF_ASSIGN_OR_RETURN(int s, bufferFor(op, op.operand(0)));
+    step.inputBuffers = {s};
+    steps_.push_back(std::move(step));
+  }
+  std::vector<size_t> starts, jumpsToEnd;
+  for (size_t k = 0; k < numBranches; ++k) {
+    starts.push_back(steps_.size());
+    WF_ASSIGN_OR_RETURN(std::vector<const Value*> yields, planRegion(op, op.region(k), lctx, depth));
+    if (yields.size() != op.numResults())
+      return invalidArgument(op.describe() + ": branch #" + std::to_string(k) + " returns " +
+                             std::to_string(yields.size()) + " values for " + std::to_string(op.numResults()) +
+                             " results");
+    for (size_t i = 0; i < yields.size(); ++i) {
+      if (yields[i]->type() != op.result(i)->type())
+        return invalidArgument(op.describe() + ": branch #" + std::to_string(k) + " result #" + std::to_string(i) +
+                               " has type " + yields[i]->type().toString() + ", the op's is " +
+                               op.result(i)->type().toString());
+      WF_ASSIGN_OR_RETURN(int from, bufferFor(op, yields[i]));
+      planCopy(op, from, results[i]);
+    }
+    if (k + 1 < numBranches) {
+      jumpsToEnd.push_back(steps_.size());
+      Step jump;
+      jump.op = &op;
+      jump.control = Control::kJump;
+      steps_.push_back(std::move(jump));
+    }
+  }
+  for (size_t j : jumpsToEnd) steps_[j].targets = {steps_.size()};
+  steps_[select].targets = isIf ? std::vector<size_t>{starts[1]} : starts;
+  for (size_t i = 0; i < op.numResults(); ++i) bufferOf_[op.result(i)] = results[i];
   return Status::ok();
 }
 
@@ -393,7 +623,7 @@ void CudaExecutable::planHoisting() {
   std::vector<bool> readPerRun(numBuffers, false), readHoisted(numBuffers, false);
   for (size_t s = 0; s < steps_.size(); ++s) {
     const Step& step = steps_[s];
-    bool all = step.kernel != nullptr && !step.inputBuffers.empty();
+    bool all = step.kernel != nullptr && !step.rewrites && !step.inputBuffers.empty();
     for (int b : step.inputBuffers) all = all && constant[static_cast<size_t>(b)];
     hoisted_[s] = all;
     if (all) {
@@ -466,6 +696,28 @@ Status CudaExecutable::assignSlots() {
   }
   for (const Value* v : outputs_) lastUse[static_cast<size_t>(bufferOf_.at(v))] = kLiveToEnd;
   for (const Value* v : taps_) lastUse[static_cast<size_t>(bufferOf_.at(v))] = kLiveToEnd;
+  std::vector<int> firstDef(numBuffers, -1);
+  for (size_t s = 0; s < steps_.size(); ++s) {
+    if (hoisted_[s]) continue;
+    for (int b : defined(steps_[s]))
+      if (firstDef[static_cast<size_t>(b)] < 0) firstDef[static_cast<size_t>(b)] = static_cast<int>(s);
+  }
+  // Steps run in index order except for loops: a value defined before a loop and read (or
+  // rewritten) inside it is read again by every iteration, so it lives until the loop's jump
+  // back. Values defined inside a loop live within one iteration (the carried values, defined
+  // before it, are the only ones that cross the back edge). The branches of if and case need no
+  // such care: a branch's values are dead in the others.
+  for (const auto& [start, end] : loops_)
+    for (size_t s = start; s <= end; ++s) {
+      if (hoisted_[s]) continue;
+      auto extend = [&, start = start, end = end](int b) {
+        const auto i = static_cast<size_t>(b);
+        if (firstDef[i] < static_cast<int>(start) && lastUse[i] != kLiveToEnd)
+          lastUse[i] = std::max(lastUse[i], static_cast<int>(end));
+      };
+      for (int b : steps_[s].inputBuffers) extend(b);
+      for (int b : defined(steps_[s])) extend(b);
+    }
 
   // Every intermediate gets an offset in one arena: buffers by decreasing size, each at the lowest
   // offset where it overlaps no placed buffer whose lifetime (first write to last read) meets
@@ -477,12 +729,6 @@ Status CudaExecutable::assignSlots() {
     size_t offset = 0;
   };
   std::vector<Interval> intervals;
-  std::vector<int> firstDef(numBuffers, -1);
-  for (size_t s = 0; s < steps_.size(); ++s) {
-    if (hoisted_[s]) continue;
-    for (int b : defined(steps_[s]))
-      if (firstDef[static_cast<size_t>(b)] < 0) firstDef[static_cast<size_t>(b)] = static_cast<int>(s);
-  }
   inArena_.assign(numBuffers, false);
   offsetOfBuffer_.assign(numBuffers, 0);
   for (size_t b = 0; b < numBuffers; ++b) {
@@ -676,7 +922,8 @@ Status CudaExecutable::launchStep(const Step& step) {
 Status CudaExecutable::launchDeviceSteps() {
   for (size_t i = 0; i < steps_.size(); ++i) {
     if (hoisted_[i]) continue;
-    if (!steps_[i].kernel) return internalError("host step in a device-only launch");
+    if (!steps_[i].kernel || steps_[i].control != Control::kNone)
+      return internalError("host or control step in a device-only launch");
     WF_RETURN_IF_ERROR(launchStep(steps_[i]));
   }
   return Status::ok();
@@ -714,22 +961,63 @@ Status CudaExecutable::runHostStep(const Step& step) {
   return Status::ok();
 }
 
+Expected<int64_t> CudaExecutable::readControlScalar(const Step& step) {
+  const size_t bytes = storageBytes(step.controlType);
+  if (bytes == 0 || bytes > sizeof(uint64_t)) return internalError(step.op->describe() + ": branch on a wide scalar");
+  uint64_t raw = 0;  // little-endian: the low `bytes` bytes
+  WF_CUDA_CHECK(cudaMemcpyAsync(&raw, ptr_[static_cast<size_t>(step.inputBuffers[0])], bytes, cudaMemcpyDeviceToHost,
+                                stream_.get()));
+  WF_CUDA_CHECK(cudaStreamSynchronize(stream_.get()));
+  const unsigned bits = static_cast<unsigned>(bytes * 8);
+  if (isSignedInteger(step.controlType) && bits < 64 && (raw >> (bits - 1)) & 1) raw |= ~uint64_t{0} << bits;
+  return static_cast<int64_t>(raw);
+}
+
 Status CudaExecutable::runSteps() {
   const bool timed = options_.recordTimings;
-  if (timed && stepEnd_.size() != steps_.size()) {
-    stepEnd_.clear();
-    for (size_t i = 0; i < steps_.size(); ++i) {
-      WF_ASSIGN_OR_RETURN(Event e, createEvent(/*timing=*/true));
-      stepEnd_.push_back(std::move(e));
-    }
-  }
-  for (size_t i = 0; i < steps_.size(); ++i) {
-    if (hoisted_[i]) continue;
+  size_t recorded = 0;
+  for (size_t i = 0; i < steps_.size();) {
     const Step& step = steps_[i];
-    NvtxRange range(step.op->name());
-    WF_RETURN_IF_ERROR(step.kernel ? launchStep(step) : runHostStep(step));
-    if (timed) WF_CUDA_CHECK(cudaEventRecord(stepEnd_[i].get(), stream_.get()));
+    if (hoisted_[i]) {
+      ++i;
+      continue;
+    }
+    switch (step.control) {
+      case Control::kJump:
+        i = step.targets[0];
+        continue;
+      case Control::kBranchIfFalse: {
+        WF_ASSIGN_OR_RETURN(int64_t predicate, readControlScalar(step));
+        i = predicate != 0 ? i + 1 : step.targets[0];
+        continue;
+      }
+      case Control::kSwitch: {
+        WF_ASSIGN_OR_RETURN(int64_t index, readControlScalar(step));
+        // An index out of range selects the last branch (the default).
+        const auto numBranches = static_cast<int64_t>(step.targets.size());
+        i = step.targets[static_cast<size_t>(index < 0 || index >= numBranches ? numBranches - 1 : index)];
+        continue;
+      }
+      case Control::kNone:
+        break;
+    }
+    {
+      NvtxRange range(step.op->name());
+      WF_RETURN_IF_ERROR(step.kernel ? launchStep(step) : runHostStep(step));
+    }
+    if (timed) {
+      // One event per step run (a loop's steps run many times), from a pool kept across runs.
+      if (recorded == stepEvents_.size()) {
+        WF_ASSIGN_OR_RETURN(Event e, createEvent(/*timing=*/true));
+        stepEvents_.push_back(std::move(e));
+        eventStep_.push_back(0);
+      }
+      WF_CUDA_CHECK(cudaEventRecord(stepEvents_[recorded].get(), stream_.get()));
+      eventStep_[recorded++] = i;
+    }
+    ++i;
   }
+  eventsRecorded_ = recorded;
   return Status::ok();
 }
 
@@ -776,7 +1064,8 @@ Expected<RunResult> CudaExecutable::run(std::span<const Literal> args) {
   NvtxRange range("warpforge run @" + std::string(FuncOp(&entry_).symName()));
   // Per-op timing runs the steps one by one, so that each gets its own events.
   const bool graphable =
-      useGraphs && !options_.recordTimings && info.hostSteps == 0 && !steps_.empty() && !graphFailed_;
+      useGraphs && !options_.recordTimings && info.hostSteps == 0 && info.controlFlowOps == 0 && !steps_.empty() &&
+      !graphFailed_;
   if (graphable && !graphExec_) {
     Status captured = captureGraph();
     if (!captured.isOk()) {
@@ -811,18 +1100,27 @@ Expected<RunResult> CudaExecutable::run(std::span<const Literal> args) {
   WF_CUDA_CHECK(cudaEventElapsedTime(&deviceMillis, runStart_.get(), runEnd_.get()));
   result.report.deviceMillis = deviceMillis;
   if (options_.recordTimings && !graphable) {
+    // Each step's time, summed over the times it ran, in the order the steps first ran.
+    std::vector<double> micros(steps_.size(), -1.0);
+    std::vector<size_t> order;
     cudaEvent_t previous = runStart_.get();
-    for (size_t i = 0; i < steps_.size(); ++i) {
-      if (hoisted_[i]) continue;
+    for (size_t e = 0; e < eventsRecorded_; ++e) {
       float ms = 0;
-      WF_CUDA_CHECK(cudaEventElapsedTime(&ms, previous, stepEnd_[i].get()));
-      result.report.timings.push_back({steps_[i].op->name(), steps_[i].op->location().toString(), ms * 1000.0});
-      previous = stepEnd_[i].get();
+      WF_CUDA_CHECK(cudaEventElapsedTime(&ms, previous, stepEvents_[e].get()));
+      previous = stepEvents_[e].get();
+      const size_t i = eventStep_[e];
+      if (micros[i] < 0) {
+        micros[i] = 0;
+        order.push_back(i);
+      }
+      micros[i] += ms * 1000.0;
     }
+    for (size_t i : order)
+      result.report.timings.push_back({steps_[i].op->name(), steps_[i].op->location().toString(), micros[i]});
   }
   std::set<std::string> seen;
   for (const Step& step : steps_) {
-    if (step.kernel) continue;
+    if (step.kernel || step.control != Control::kNone) continue;
     std::string name = step.op->name() + " at " + step.op->location().toString();
     if (seen.insert(name).second) result.report.hostFallbackOps.push_back(std::move(name));
   }
@@ -836,6 +1134,25 @@ size_t CudaExecutable::deviceBytesInUse() const {
   for (const Step& s : steps_)
     if (s.kernel) total += s.kernel->deviceBytes();
   return total;
+}
+
+std::vector<std::pair<std::string, size_t>> CudaExecutable::deviceMemoryBreakdown() const {
+  size_t bound = 0, inputs = 0, constants = 0, kernels = 0;
+  std::vector<bool> isArg(buffers_.size(), false);
+  for (size_t i = 0; i < argBuffers_.size(); ++i) {
+    const auto b = static_cast<size_t>(argBuffers_[i]);
+    isArg[b] = true;
+    (declaredBound_[i] || bound_[i] ? bound : inputs) += buffers_[b].capacity();
+  }
+  for (size_t b = 0; b < buffers_.size(); ++b)
+    if (!isArg[b]) constants += buffers_[b].capacity();
+  for (const Step& s : steps_)
+    if (s.kernel) kernels += s.kernel->deviceBytes();
+  return {{"bound arguments", bound},
+          {"inputs", inputs},
+          {"constants and precomputed weights", constants},
+          {"intermediates and workspaces (arena)", arena_.capacity()},
+          {"held by kernels", kernels}};
 }
 
 class CudaBackend final : public Backend {

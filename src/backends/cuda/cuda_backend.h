@@ -22,8 +22,15 @@
 // run once, before the first run and again after a later bind; buffers that only they read are
 // freed afterwards, and so are weights that only they read.
 //
-// Launch: a program with static shapes and no host steps is captured into a CUDA graph on its
-// first run and replayed on every later run.
+// Control flow: while, if and case become steps too. Their regions' ops are planned in line
+// (regions read the values around them through their buffers), with control steps between them:
+// a branch or switch step copies the predicate or index from the device and picks the next step
+// on the host, and a jump closes a loop. Loop-carried values and results live in buffers of their
+// own, which copy steps write. With the fallback allowed, a control-flow op whose regions hold
+// something no device step takes (tuples, dynamic shapes) runs whole on the host.
+//
+// Launch: a program with static shapes, no host steps and no control flow is captured into a
+// CUDA graph on its first run and replayed on every later run.
 #pragma once
 
 #include <memory>
@@ -44,6 +51,7 @@ struct ExecutableInfo {
   int hostSteps = 0;    // ops that run on the host
   int aliases = 0;      // reshapes (and other renamings) that share their operand's buffer
   int inlinedCalls = 0;  // func.call / composite ops inlined into the plan
+  int controlFlowOps = 0;  // while/if/case planned as device steps, the host picking the branch
   int slots = 0;        // buffers for intermediate values
   size_t slotBytes = 0;          // their total size
   size_t intermediateBytes = 0;  // sum of every intermediate value's size (what no reuse would take)

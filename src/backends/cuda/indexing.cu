@@ -167,7 +167,8 @@ Results lowerGather(const Operation& op, LowerContext&) {
                              operandBatching = list("operand_batching_dims"),
                              startBatching = list("start_indices_batching_dims"), startIndexMap = list("start_index_map");
   const Attribute* ivdAttr = dn->field("index_vector_dim");
-  const int64_t ivd = ivdAttr && ivdAttr->asInt() ? *ivdAttr->asInt() : static_cast<int64_t>(sShape.size());
+  // An absent index_vector_dim is 0 (the attribute's default), as on the CPU backend.
+  const int64_t ivd = ivdAttr && ivdAttr->asInt() ? *ivdAttr->asInt() : 0;
   WF_ASSIGN_OR_RETURN(std::vector<int64_t> sliceSizes, cpu::intListAttr(op, "slice_sizes"));
   const ElementType st = op.operand(1)->type().elementType();
   if (sliceSizes.size() != opShape.size() || operandBatching.size() != startBatching.size() ||
