@@ -267,6 +267,9 @@ int runBench(const BenchOptions& options) {
                         {"min", sortedDevice.front()}};
       j["device_samples_ms"] = deviceSamples;
       j["device_bytes_in_use"] = deviceBytes;
+      nlohmann::json parts = nlohmann::json::object();
+      for (const auto& [what, bytes] : (*session)->deviceMemoryBreakdown()) parts[what] = bytes;
+      j["device_bytes_by_holder"] = parts;
     }
     if (options.profile) j["profile"] = profileJson(profile);
     std::cout << j.dump(2) << "\n";
@@ -283,6 +286,18 @@ int runBench(const BenchOptions& options) {
     std::cout << "device time (inputs resident): median " << ms(percentile(sortedDevice, 50)) << "  p10 "
               << ms(percentile(sortedDevice, 10)) << "  p90 " << ms(percentile(sortedDevice, 90)) << "; device memory "
               << deviceBytes / (1024 * 1024) << " MiB\n";
+  if (!sortedDevice.empty()) {
+    std::cout << "device memory by holder:";
+    const char* separator = " ";
+    for (const auto& [what, bytes] : (*session)->deviceMemoryBreakdown()) {
+      char part[96];
+      std::snprintf(part, sizeof part, "%s%s %.1f MiB", separator, what.c_str(),
+                    static_cast<double>(bytes) / (1024.0 * 1024.0));
+      std::cout << part;
+      separator = ", ";
+    }
+    std::cout << "\n";
+  }
   char buf[64];
   std::snprintf(buf, sizeof buf, "%.2f", throughput);
   std::cout << "throughput: " << buf << " samples/s\n";

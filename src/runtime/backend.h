@@ -88,6 +88,9 @@ class Executable {
   virtual Expected<RunResult> run(std::span<const Literal> args) = 0;
   // Bytes of device memory this executable holds now (bound arguments, workspaces, caches).
   virtual size_t deviceBytesInUse() const = 0;
+  // The same bytes by what holds them ("bound arguments", "intermediates", ...), for reports;
+  // empty where the backend does not break them down.
+  virtual std::vector<std::pair<std::string, size_t>> deviceMemoryBreakdown() const { return {}; }
   virtual std::string deviceName() const = 0;  // "cpu", "cuda:0 (NVIDIA H100 80GB HBM3)"
 };
 

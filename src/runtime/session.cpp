@@ -166,6 +166,20 @@ std::string Session::deviceName() const {
   return specializations_.empty() ? device_.toString() : specializations_.front().executable->deviceName();
 }
 
+std::vector<std::pair<std::string, size_t>> Session::deviceMemoryBreakdown() const {
+  std::vector<std::pair<std::string, size_t>> total;
+  auto add = [&](const Executable& e) {
+    for (const auto& [what, bytes] : e.deviceMemoryBreakdown()) {
+      auto it = std::find_if(total.begin(), total.end(), [&](const auto& entry) { return entry.first == what; });
+      if (it == total.end()) total.emplace_back(what, bytes);
+      else it->second += bytes;
+    }
+  };
+  if (executable_) add(*executable_);
+  for (const Specialization& s : specializations_) add(*s.executable);
+  return total;
+}
+
 size_t Session::deviceBytesInUse() const {
   if (executable_) return executable_->deviceBytesInUse();
   size_t total = 0;

@@ -69,6 +69,8 @@ class Session {
   const DeviceSpec& device() const { return device_; }
   std::string deviceName() const;
   size_t deviceBytesInUse() const;
+  // deviceBytesInUse() by what holds the bytes (summed over specializations).
+  std::vector<std::pair<std::string, size_t>> deviceMemoryBreakdown() const;
   bool capturesActivations() const { return captureActivations_; }
   // Executables compiled for particular input shapes (0 when the backend runs the package's own
   // module; see SessionOptions::maxSpecializations).
