@@ -200,8 +200,20 @@ if command -v nsys >/dev/null && [[ -f tests/data/packages/mlp/manifest.json ]];
   else
     row "NVTX ranges (nsys)" "FAIL" "see $LOGS/nvtx.log, nvtx_sum.log"
   fi
+elif command -v ncu >/dev/null && [[ -f tests/data/packages/mlp/manifest.json ]]; then
+  # Without Nsight Systems, Nsight Compute's NVTX filter shows the ranges: it profiles only the
+  # kernels launched inside the run's range, so kernels profiled means the range was there.
+  T0=$(date +%s)
+  timeout 180 ncu --nvtx --nvtx-include "warpforge run @main/" --launch-count 4 --section LaunchStats \
+    "$WF" bench tests/data/packages/mlp --device cuda --profile --warmup 0 --iters 1 >"$LOGS/nvtx.log" 2>&1
+  KERNELS=$(grep -c "Section: Launch Statistics" "$LOGS/nvtx.log")
+  if [[ "$KERNELS" -gt 0 ]] && ! grep -q "No kernels were profiled" "$LOGS/nvtx.log"; then
+    row "NVTX ranges (ncu)" "ok" "$KERNELS kernels profiled inside the 'warpforge run @main' range ($(elapsed "$T0"))"
+  else
+    row "NVTX ranges (ncu)" "FAIL" "no kernel inside the run's range; see $LOGS/nvtx.log"
+  fi
 else
-  row "NVTX ranges (nsys)" "skipped" "no nsys here"
+  row "NVTX ranges" "skipped" "neither nsys nor ncu here"
 fi
 
 # --- the benchmark: WarpForge vs PyTorch eager, torch.compile and XLA (bench/gpu_models.py) ------

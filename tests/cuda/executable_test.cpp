@@ -316,3 +316,45 @@ func.func @main(%x: tensor<5x7xf32>, %w: tensor<5x7xf32>) -> (tensor<5x7xf32>, t
 
 }  // namespace
 }  // namespace wf::cudatest
+
+namespace wf::cudatest {
+namespace {
+
+// A fused elementwise step that reads a value for the last time, element for element, writes
+// its result into that value's memory; one that reads it transposed does not.
+TEST(CudaExecutable, ElementwiseStepsReuseTheMemoryOfValuesTheyReadLast) {
+  WF_REQUIRE_GPU();
+  const std::string text = R"(func.func @main(%a: tensor<64x64xf32>, %b: tensor<64x64xf32>, %c: tensor<64x64xf32>) -> (tensor<64x64xf32>, tensor<64x64xf32>) {
+  %d = "stablehlo.dot_general"(%a, %b) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>} : (tensor<64x64xf32>, tensor<64x64xf32>) -> tensor<64x64xf32>
+  %m = "stablehlo.multiply"(%d, %c) : (tensor<64x64xf32>, tensor<64x64xf32>) -> tensor<64x64xf32>
+  %s = "stablehlo.add"(%d, %m) : (tensor<64x64xf32>, tensor<64x64xf32>) -> tensor<64x64xf32>
+  %t = "stablehlo.tanh"(%s) : (tensor<64x64xf32>) -> tensor<64x64xf32>
+  %e = "stablehlo.dot_general"(%t, %b) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>} : (tensor<64x64xf32>, tensor<64x64xf32>) -> tensor<64x64xf32>
+  %et = "stablehlo.transpose"(%e) {permutation = array<i64: 1, 0>} : (tensor<64x64xf32>) -> tensor<64x64xf32>
+  %u = "stablehlo.add"(%e, %et) : (tensor<64x64xf32>, tensor<64x64xf32>) -> tensor<64x64xf32>
+  %v = "stablehlo.exponential"(%u) : (tensor<64x64xf32>) -> tensor<64x64xf32>
+  func.return %v, %t : tensor<64x64xf32>, tensor<64x64xf32>
+}
+)";
+  Module m = parse(text);
+  auto exe = cudaBackend().compile(m, *mainOf(m), {});
+  ASSERT_TRUE(exe) << exe.status().toString();
+  const cuda::ExecutableInfo* info = cuda::executableInfo(**exe);
+  // %t's group reads %d in place (but %t is returned, so it lives to the end); %v's group reads
+  // %e transposed as well, so it gets memory of its own.
+  EXPECT_EQ(info->fusedKernels, 2);
+  EXPECT_EQ(info->inPlaceSteps, 1);
+  const Type t = Type::tensor({64, 64}, ElementType::kF32);
+  for (int run = 0; run < 2; ++run) {
+    std::vector<Literal> args = {randomLiteral(t, -0.2, 0.2), randomLiteral(t, -0.2, 0.2), randomLiteral(t, -1, 1)};
+    auto want = runCpu(m, cloneAll(args));
+    ASSERT_TRUE(want);
+    auto got = (*exe)->run(args);
+    ASSERT_TRUE(got) << got.status().toString();
+    for (size_t i = 0; i < 2; ++i)
+      EXPECT_EQ(compareLiterals(got->outputs[i], (*want)[i], Tolerance{0, 0, 1e-5}), "") << "result #" << i;
+  }
+}
+
+}  // namespace
+}  // namespace wf::cudatest

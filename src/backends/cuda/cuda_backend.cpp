@@ -117,7 +117,50 @@ struct Step {
   // this step only, so that it shares memory with values that are dead by then.
   int workspaceBuffer = -1;
   size_t workspaceBytes = 0;
+  // Inputs (indices into inputBuffers) whose element i only the thread writing output element i
+  // reads, in a type of the output's size: the output may take such an input's memory when this
+  // step is the input's last reader (as `out += identity` does in PyTorch).
+  std::vector<size_t> inPlaceInputs;
 };
+
+// True if every element of `group`'s result reads `input` at its own linear index only: the
+// paths from the input to the root pass only elementwise ops (reading it as a full-size
+// operand) and reshapes, and the input has the result's element count and element size.
+bool readsInPlace(const FusionGroup& group, const Value* input) {
+  const Type& out = group.root()->result(0)->type();
+  if (input->type().numElements() != out.numElements() ||
+      storageBytes(input->type().elementType()) != storageBytes(out.elementType()))
+    return false;
+  std::unordered_set<const Operation*> members(group.ops.begin(), group.ops.end());
+  std::vector<const Value*> frontier = {input};
+  std::unordered_set<const Value*> seen;
+  while (!frontier.empty()) {
+    const Value* v = frontier.back();
+    frontier.pop_back();
+    if (!seen.insert(v).second) continue;
+    for (const Operation* user : group.ops) {
+      bool uses = false;
+      for (const Value* operand : user->operands()) uses = uses || operand == v;
+      if (!uses) continue;
+      switch (user->code()) {
+        case OpCode::BroadcastInDim:
+        case OpCode::Broadcast:
+        case OpCode::Transpose:
+        case OpCode::Slice:
+        case OpCode::Gather:
+        case OpCode::Reduce:
+        case OpCode::Iota:
+        case OpCode::Constant:
+          return false;
+        default:
+          break;
+      }
+      if (user->numResults() != 1 || v->type().numElements() != user->result(0)->type().numElements()) return false;
+      frontier.push_back(user->result(0));
+    }
+  }
+  return true;
+}
 
 class CudaExecutable final : public Executable {
  public:
@@ -587,6 +630,9 @@ Status CudaExecutable::planFusedGroup(const FusionGroup& group) {
     step.inputs.push_back(v);
     step.inputBuffers.push_back(it->second);
   }
+  if (!group.hasReduce())
+    for (size_t i = 0; i < group.inputs.size(); ++i)
+      if (readsInPlace(group, group.inputs[i])) step.inPlaceInputs.push_back(i);
   const int id = newBuffer(tensorBytes(root.result(0)->type()));
   bufferOf_[root.result(0)] = id;
   fusedValues_[valueKey] = id;
@@ -719,6 +765,30 @@ Status CudaExecutable::assignSlots() {
       for (int b : defined(steps_[s])) extend(b);
     }
 
+  // In place: a step's output takes the memory of an input it reads element for element when
+  // the step is that input's last reader; the two become one interval.
+  std::vector<int> home(numBuffers);
+  for (size_t b = 0; b < numBuffers; ++b) home[b] = static_cast<int>(b);
+  for (size_t s = 0; s < steps_.size(); ++s) {
+    const Step& step = steps_[s];
+    if (hoisted_[s] || step.inPlaceInputs.empty() || step.outputBuffers.size() != 1) continue;
+    const auto out = static_cast<size_t>(step.outputBuffers[0]);
+    if (!isIntermediate[out] || firstDef[out] != static_cast<int>(s)) continue;
+    for (size_t k : step.inPlaceInputs) {
+      const auto in = static_cast<size_t>(step.inputBuffers[k]);
+      const auto at = static_cast<size_t>(home[in]);
+      // (Another input on the same buffer, an alias, may be read at other indices.)
+      if (!isIntermediate[at] || lastUse[in] != static_cast<int>(s) || bufferBytes_[in] != bufferBytes_[out] ||
+          lastUse[at] != static_cast<int>(s) ||
+          std::count(step.inputBuffers.begin(), step.inputBuffers.end(), step.inputBuffers[k]) != 1)
+        continue;
+      home[out] = static_cast<int>(at);
+      lastUse[at] = lastUse[out];
+      isIntermediate[out] = false;  // placed with its home
+      break;
+    }
+  }
+
   // Every intermediate gets an offset in one arena: buffers by decreasing size, each at the lowest
   // offset where it overlaps no placed buffer whose lifetime (first write to last read) meets
   // its own. The arena comes out close to the peak of bytes live at once.
@@ -763,6 +833,13 @@ Status CudaExecutable::assignSlots() {
     offsetOfBuffer_[static_cast<size_t>(iv.buffer)] = iv.offset;
     offsets.insert(iv.offset);
   }
+  for (size_t b = 0; b < numBuffers; ++b)
+    if (home[b] != static_cast<int>(b)) {
+      inArena_[b] = true;
+      offsetOfBuffer_[b] = offsetOfBuffer_[static_cast<size_t>(home[b])];
+      info.intermediateBytes += bufferBytes_[b];
+      ++info.inPlaceSteps;
+    }
   info.slots = static_cast<int>(offsets.size());
   info.slotBytes = arena;
   arenaBytes_ = arena;

@@ -56,6 +56,7 @@ struct ExecutableInfo {
   size_t slotBytes = 0;          // their total size
   size_t intermediateBytes = 0;  // sum of every intermediate value's size (what no reuse would take)
   size_t workspaceBytes = 0;
+  int inPlaceSteps = 0;  // steps whose output takes the memory of an input they read for the last time
   int fusedKernels = 0;  // steps that run a generated fusion kernel (fusion.h)
   int fusedOps = 0;      // ops computed inside them (each op once, even where duplicated)
   int uniqueFusedKernels = 0;  // distinct generated kernels (repeated layers share them)
