@@ -3,6 +3,7 @@
 // one-kernel-per-op plan give.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <iostream>
 
@@ -91,6 +92,28 @@ func.func @main(%a: tensor<7x9xi32>, %b: tensor<7x9xi32>, %lo: tensor<i32>, %hi:
 }
 )";
 
+// A transformer FFN's first half as the exporter lowers BERT's: the matmul's bias add, a reshape
+// back to [batch, seq, hidden] that both halves of the (erf) GELU read, and the reshape to the
+// next matmul's operand.
+const char* kGeluFfn = R"(
+func.func @main(%h: tensor<32x64xf32>, %w: tensor<64x128xf32>, %b: tensor<128xf32>) -> tensor<32x128xf32> {
+  %d = "stablehlo.dot_general"(%h, %w) {dot_dimension_numbers = #stablehlo.dot<lhs_batching_dimensions = [], rhs_batching_dimensions = [], lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>} : (tensor<32x64xf32>, tensor<64x128xf32>) -> tensor<32x128xf32>
+  %bb = "stablehlo.broadcast_in_dim"(%b) {broadcast_dimensions = array<i64: 1>} : (tensor<128xf32>) -> tensor<32x128xf32>
+  %a = "stablehlo.add"(%d, %bb) : (tensor<32x128xf32>, tensor<32x128xf32>) -> tensor<32x128xf32>
+  %x = "stablehlo.reshape"(%a) : (tensor<32x128xf32>) -> tensor<2x16x128xf32>
+  %half = "stablehlo.constant"() {value = dense<0.5> : tensor<2x16x128xf32>} : () -> tensor<2x16x128xf32>
+  %p = "stablehlo.multiply"(%x, %half) : (tensor<2x16x128xf32>, tensor<2x16x128xf32>) -> tensor<2x16x128xf32>
+  %s = "stablehlo.constant"() {value = dense<0.7071067811865476> : tensor<2x16x128xf32>} : () -> tensor<2x16x128xf32>
+  %q = "stablehlo.multiply"(%x, %s) : (tensor<2x16x128xf32>, tensor<2x16x128xf32>) -> tensor<2x16x128xf32>
+  %e = "chlo.erf"(%q) : (tensor<2x16x128xf32>) -> tensor<2x16x128xf32>
+  %one = "stablehlo.constant"() {value = dense<1.0> : tensor<2x16x128xf32>} : () -> tensor<2x16x128xf32>
+  %t = "stablehlo.add"(%e, %one) : (tensor<2x16x128xf32>, tensor<2x16x128xf32>) -> tensor<2x16x128xf32>
+  %g = "stablehlo.multiply"(%p, %t) : (tensor<2x16x128xf32>, tensor<2x16x128xf32>) -> tensor<2x16x128xf32>
+  %r = "stablehlo.reshape"(%g) : (tensor<2x16x128xf32>) -> tensor<32x128xf32>
+  func.return %r : tensor<32x128xf32>
+}
+)";
+
 const Block& mainBody(const Module& m) { return FuncOp(mainOf(m)).body(); }
 
 TEST(FusionPlan, LayerNormFusesItsElementwiseChains) {
@@ -110,6 +133,57 @@ TEST(FusionPlan, LayerNormFusesItsElementwiseChains) {
   int broadcasts = 0;
   for (const Operation* op : plan.absorbed) broadcasts += op->code() == OpCode::BroadcastInDim;
   EXPECT_EQ(broadcasts, 4);
+}
+
+const Operation* opNamed(const Block& body, const std::string& name) {
+  for (const auto& op : body.operations())
+    if (op->numResults() == 1 && op->result(0)->nameHint() == name) return op.get();
+  return nullptr;
+}
+
+TEST(FusionPlan, BiasAddJoinsTheGeluThroughASharedReshape) {
+  Module m = parse(kGeluFfn);
+  ASSERT_TRUE(mainOf(m));
+  const Block& body = mainBody(m);
+  cuda::FusionPlan plan = cuda::planFusion(body, {});
+  // The reshape %x has two users, both in the GELU's group: it is computed for that group alone,
+  // so the bias add behind it joins too and %a never lives in memory. One kernel, not two.
+  ASSERT_EQ(plan.groups.size(), 1u);
+  const cuda::FusionGroup& g = plan.groups[0];
+  EXPECT_EQ(g.root(), opNamed(body, "%g"));
+  for (const char* name : {"%bb", "%a", "%x", "%p", "%q", "%e", "%t"}) {
+    const Operation* op = opNamed(body, name);
+    ASSERT_NE(op, nullptr) << name;
+    EXPECT_NE(std::find(g.ops.begin(), g.ops.end(), op), g.ops.end()) << name << " is not in the group";
+    EXPECT_TRUE(plan.absorbed.count(op)) << name << " has a step of its own";
+  }
+  std::vector<std::string> inputs;  // the matmul's result and the bias
+  for (const Value* v : g.inputs) inputs.push_back(v->nameHint());
+  std::sort(inputs.begin(), inputs.end());
+  EXPECT_EQ(inputs, (std::vector<std::string>{"%b", "%d"}));
+}
+
+TEST(FusionPlan, AReshapeReadByTwoGroupsKeepsItsProducerApart) {
+  // As kGeluFfn, with the reshape also read by a second result's chain: the bias add would be
+  // computed twice if both groups took it, so it keeps its own kernel.
+  std::string text = kGeluFfn;
+  auto replace = [&](const std::string& from, const std::string& to) {
+    const size_t at = text.find(from);
+    ASSERT_NE(at, std::string::npos) << from;
+    text.replace(at, from.size(), to);
+  };
+  replace("-> tensor<32x128xf32> {", "-> (tensor<32x128xf32>, tensor<2x16x128xf32>) {");
+  replace("  func.return %r : tensor<32x128xf32>",
+          "  %z = \"stablehlo.exponential\"(%x) : (tensor<2x16x128xf32>) -> tensor<2x16x128xf32>\n"
+          "  func.return %r, %z : tensor<32x128xf32>, tensor<2x16x128xf32>");
+  Module m = parse(text);
+  ASSERT_TRUE(mainOf(m));
+  const Block& body = mainBody(m);
+  cuda::FusionPlan plan = cuda::planFusion(body, {});
+  ASSERT_EQ(plan.groups.size(), 3u);  // the bias add, the GELU, the exponential
+  EXPECT_TRUE(plan.groupOfRoot.count(opNamed(body, "%a")));
+  EXPECT_TRUE(plan.groupOfRoot.count(opNamed(body, "%g")));
+  EXPECT_TRUE(plan.groupOfRoot.count(opNamed(body, "%z")));
 }
 
 TEST(FusionPlan, TapsKeepTheirBuffers) {
@@ -158,7 +232,7 @@ TEST(FusionPlan, ValuesOnlyARegionReadsStayAlive) {
 }
 
 TEST(FusionPlan, GeneratedKernelsCompileWithNvrtc) {
-  for (const char* text : {kLayerNorm, kHeads, kInts}) {
+  for (const char* text : {kLayerNorm, kHeads, kInts, kGeluFfn}) {
     Module m = parse(text);
     ASSERT_TRUE(mainOf(m));
     cuda::FusionPlan plan = cuda::planFusion(mainBody(m), {});
@@ -240,6 +314,13 @@ TEST(FusionRun, IntegersAndBooleans) {
                              randomLiteral(Type::tensor({7, 9}, ElementType::kSI32), 1, 0),
                              randomLiteral(Type::tensor({}, ElementType::kSI32), -1000, 0),
                              randomLiteral(Type::tensor({}, ElementType::kSI32), 0, 1000)});
+}
+
+TEST(FusionRun, GeluWithItsBiasAdd) {
+  WF_REQUIRE_GPU();
+  expectFusedMatches(kGeluFfn, {randomLiteral(Type::tensor({32, 64}, ElementType::kF32)),
+                                randomLiteral(Type::tensor({64, 128}, ElementType::kF32)),
+                                randomLiteral(Type::tensor({128}, ElementType::kF32))});
 }
 
 TEST(FusionRun, LargeTensorUsesEveryBlock) {

@@ -331,7 +331,8 @@ FusionPlan planFusion(const Block& block, const std::unordered_set<const Value*>
       if (isExclusive) exclusive.insert(p);
       if (p->code() == OpCode::Reduce && !sig) sig = rowReduceInfo(*p);
     };
-    std::vector<const Operation*> pending;  // computing producers with several users
+    // Computing producers with several users, or read through a move op with several users.
+    std::vector<const Operation*> pending;
     for (;;) {
       while (!work.empty()) {
         const Operation* m = work.back();
@@ -361,20 +362,37 @@ FusionPlan planFusion(const Block& block, const std::unordered_set<const Value*>
           }
         }
       }
-      // A producer with several users joins once all of them are exclusive members.
-      bool grew = false;
-      for (const Operation* p : pending) {
-        if (inGroup.count(p) || static_cast<int>(members.size()) >= maxOps) continue;
-        if (p->code() == OpCode::Reduce && !reduceFits(*p)) continue;
-        const Value* v = p->result(0);
+      // How many operand slots of members read `v`, and whether every one of those members is
+      // exclusive.
+      auto readsInside = [&](const Value* v, bool& allExclusive) {
         int inside = 0;
-        bool allExclusive = true;
+        allExclusive = true;
         for (const Operation* m : members)
           for (const Value* o : m->operands())
             if (o == v) {
               ++inside;
               allExclusive = allExclusive && exclusive.count(m);
             }
+        return inside;
+      };
+      bool grew = false;
+      // A move op with several users (a reshape both halves of a GELU read) is computed for this
+      // group alone once all its users are exclusive members: then its producers may join too.
+      for (const Operation* p : members) {
+        if (exclusive.count(p) || fuseKind(*p) != FuseKind::kMove) continue;
+        bool allExclusive = false;
+        const Value* v = p->result(0);
+        if (readsInside(v, allExclusive) != uses[v].uses || !allExclusive) continue;
+        exclusive.insert(p);
+        grew = true;
+      }
+      // A producer with several users joins once all of them are exclusive members.
+      for (const Operation* p : pending) {
+        if (inGroup.count(p) || static_cast<int>(members.size()) >= maxOps) continue;
+        if (p->code() == OpCode::Reduce && !reduceFits(*p)) continue;
+        const Value* v = p->result(0);
+        bool allExclusive = false;
+        const int inside = readsInside(v, allExclusive);
         if (inside != uses[v].uses || !allExclusive) continue;
         add(p, true);
         for (int k = 0; k < inside; ++k) absorbedEdges.push_back(v);

@@ -15,7 +15,9 @@
 // them and the work that reads their results broadcast back over the row. Such a group runs one
 // warp (or one block, for few rows) per row: each reduction is a pass over the row that
 // recomputes its input from the group's inputs (the row stays in L1/L2), and a last pass computes
-// the root. Producers with several users join a group when all their users are in it.
+// the root. Producers with several users join a group when all their users are in it, and so do
+// the producers of a move op all of whose users are in it (the bias add read through a reshape by
+// both halves of a GELU).
 //
 // Values in `materialize` (activation taps) and values used by nested regions or by ops that are
 // not fused keep their buffers. Narrow floats round to their type after every op, so a fused
