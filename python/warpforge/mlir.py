@@ -185,8 +185,19 @@ def _scalar_literal(v, dtype: str) -> str:
             return "0x7FC00000" if dtype == "f32" else _nan_hex(dtype)
         if v in (float("inf"), float("-inf")):
             return _inf_hex(dtype, v < 0)
-        return repr(v)
+        return float_literal(v)
     return str(int(v))
+
+
+def float_literal(v: float) -> str:
+    """A finite float as an MLIR float literal that reads back to the same double: the shortest
+    round-trip digits (repr), with a '.' in the mantissa, which MLIR's parser requires (`1e-12`
+    would be an integer followed by junk; `1.0e-12` is a float)."""
+    s = repr(float(v))
+    mantissa, e, exponent = s.partition("e")
+    if "." not in mantissa:
+        mantissa += ".0"
+    return mantissa + e + exponent
 
 
 def _inf_hex(dtype: str, neg: bool) -> str:
