@@ -186,6 +186,41 @@ TEST(FusionPlan, AReshapeReadByTwoGroupsKeepsItsProducerApart) {
   EXPECT_TRUE(plan.groupOfRoot.count(opNamed(body, "%z")));
 }
 
+TEST(FusionPlan, AConvertedEmbeddingTableIsConvertedRowByRowInEveryGroupThatGathers) {
+  // A low-precision export: the bf16 table is converted to f32, rows are gathered, and the rows
+  // are read by a row reduction (RMSNorm's mean square) and by the residual add.
+  Module m = parse(R"(func.func @main(%ids: tensor<2x8x1xi64>, %table: tensor<100x64xbf16>, %r: tensor<2x8x64xf32>) -> (tensor<2x8xf32>, tensor<2x8x64xf32>) {
+  %t = "stablehlo.convert"(%table) : (tensor<100x64xbf16>) -> tensor<100x64xf32>
+  %e = "stablehlo.gather"(%t, %ids) {dimension_numbers = #stablehlo.gather<offset_dims = [2], collapsed_slice_dims = [0], start_index_map = [0], index_vector_dim = 2>, slice_sizes = array<i64: 1, 64>, indices_are_sorted = false} : (tensor<100x64xf32>, tensor<2x8x1xi64>) -> tensor<2x8x64xf32>
+  %sq = "stablehlo.multiply"(%e, %e) : (tensor<2x8x64xf32>, tensor<2x8x64xf32>) -> tensor<2x8x64xf32>
+  %zero = "stablehlo.constant"() {value = dense<0.0> : tensor<f32>} : () -> tensor<f32>
+  %ms = "stablehlo.reduce"(%sq, %zero) ({
+  ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+    %s = "stablehlo.add"(%a, %b) : (tensor<f32>, tensor<f32>) -> tensor<f32>
+    "stablehlo.return"(%s) : (tensor<f32>) -> ()
+  }) {dimensions = array<i64: 2>} : (tensor<2x8x64xf32>, tensor<f32>) -> tensor<2x8xf32>
+  %sum = "stablehlo.add"(%e, %r) : (tensor<2x8x64xf32>, tensor<2x8x64xf32>) -> tensor<2x8x64xf32>
+  func.return %ms, %sum : tensor<2x8xf32>, tensor<2x8x64xf32>
+}
+)");
+  ASSERT_TRUE(mainOf(m));
+  cuda::FusionPlan plan = cuda::planFusion(mainBody(m), {});
+  ASSERT_EQ(plan.groups.size(), 2u);
+  for (const cuda::FusionGroup& g : plan.groups) {
+    std::vector<std::string> codes;
+    for (const Operation* op : g.ops) codes.push_back(op->name());
+    EXPECT_NE(std::find(codes.begin(), codes.end(), "stablehlo.convert"), codes.end());
+    EXPECT_NE(std::find(codes.begin(), codes.end(), "stablehlo.gather"), codes.end());
+    // The groups read the bf16 table itself, never an f32 copy of it.
+    for (const Value* in : g.inputs)
+      EXPECT_FALSE(in->type().rank() == 2 && in->type().elementType() == ElementType::kF32);
+  }
+  for (const auto& op : mainBody(m).operations())
+    if (op->code() == OpCode::Convert) {
+      EXPECT_TRUE(plan.absorbed.count(op.get()));
+    }
+}
+
 TEST(FusionPlan, TapsKeepTheirBuffers) {
   Module m = parse(kLayerNorm);
   ASSERT_TRUE(mainOf(m));

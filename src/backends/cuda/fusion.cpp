@@ -357,6 +357,13 @@ FusionPlan planFusion(const Block& block, const std::unordered_set<const Value*>
             // alone (no duplicated math through a shared broadcast).
             add(p, true);
             absorbedEdges.push_back(v);
+          } else if (uses[v].uses == 1 && p->code() == OpCode::Convert && m->code() == OpCode::Gather &&
+                     m->operand(0) == v) {
+            // An embedding table read through a dtype conversion (a bf16 table a low-precision
+            // export computes on in f32): each group that gathers rows converts the rows it
+            // reads, instead of one step converting the whole table into a second copy of it.
+            add(p, false);
+            absorbedEdges.push_back(v);
           } else if (std::find(pending.begin(), pending.end(), p) == pending.end()) {
             pending.push_back(p);
           }
