@@ -807,26 +807,57 @@ Status CudaExecutable::assignSlots() {
     intervals.push_back({static_cast<int>(b), firstDef[b], last, (bufferBytes_[b] + 255) / 256 * 256});
     info.intermediateBytes += bufferBytes_[b];
   }
-  std::stable_sort(intervals.begin(), intervals.end(),
-                   [](const Interval& x, const Interval& y) { return x.bytes > y.bytes; });
-  std::vector<const Interval*> placed;
-  size_t arena = 0;
-  std::vector<const Interval*> overlapping;
-  for (Interval& iv : intervals) {
-    overlapping.clear();
-    for (const Interval* p : placed)
-      if (p->first <= iv.last && iv.first <= p->last) overlapping.push_back(p);
-    std::sort(overlapping.begin(), overlapping.end(),
-              [](const Interval* x, const Interval* y) { return x->offset < y->offset; });
-    size_t offset = 0;
-    for (const Interval* p : overlapping) {
-      if (offset + iv.bytes <= p->offset) break;
-      offset = std::max(offset, p->offset + p->bytes);
-    }
-    iv.offset = offset;
-    arena = std::max(arena, offset + iv.bytes);
-    placed.push_back(&iv);
+  // The bytes live at the busiest step: no placement can use less.
+  {
+    std::vector<size_t> live(steps_.size() + 1, 0);
+    for (const Interval& iv : intervals)
+      for (int s = iv.first; s <= iv.last; ++s) live[static_cast<size_t>(s)] += iv.bytes;
+    info.peakLiveBytes = live.empty() ? 0 : *std::max_element(live.begin(), live.end());
   }
+  // Greedy placement in a given order: each buffer at the lowest offset free for its lifetime.
+  auto place = [&](std::vector<Interval>& order) {
+    std::vector<const Interval*> placed, overlapping;
+    size_t arena = 0;
+    for (Interval& iv : order) {
+      overlapping.clear();
+      for (const Interval* p : placed)
+        if (p->first <= iv.last && iv.first <= p->last) overlapping.push_back(p);
+      std::sort(overlapping.begin(), overlapping.end(),
+                [](const Interval* x, const Interval* y) { return x->offset < y->offset; });
+      size_t offset = 0;
+      for (const Interval* p : overlapping) {
+        if (offset + iv.bytes <= p->offset) break;
+        offset = std::max(offset, p->offset + p->bytes);
+      }
+      iv.offset = offset;
+      arena = std::max(arena, offset + iv.bytes);
+      placed.push_back(&iv);
+    }
+    return arena;
+  };
+  // Largest first is usually closest to the peak; first-written first and longest-lived first
+  // win on some programs. The smallest arena of the three is kept.
+  using Order = bool (*)(const Interval&, const Interval&);
+  const Order orders[] = {
+      [](const Interval& x, const Interval& y) { return x.bytes > y.bytes; },
+      [](const Interval& x, const Interval& y) { return x.first < y.first || (x.first == y.first && x.bytes > y.bytes); },
+      [](const Interval& x, const Interval& y) {
+        return static_cast<double>(x.bytes) * (x.last - x.first + 1) > static_cast<double>(y.bytes) * (y.last - y.first + 1);
+      },
+  };
+  size_t arena = std::numeric_limits<size_t>::max();
+  std::vector<Interval> best;
+  for (Order order : orders) {
+    std::vector<Interval> candidate = intervals;
+    std::stable_sort(candidate.begin(), candidate.end(), order);
+    const size_t bytes = place(candidate);
+    if (bytes < arena) {
+      arena = bytes;
+      best = std::move(candidate);
+    }
+  }
+  if (intervals.empty()) arena = 0;
+  intervals = std::move(best);
   std::set<size_t> offsets;
   for (const Interval& iv : intervals) {
     inArena_[static_cast<size_t>(iv.buffer)] = true;

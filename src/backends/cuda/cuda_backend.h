@@ -55,6 +55,7 @@ struct ExecutableInfo {
   int slots = 0;        // buffers for intermediate values
   size_t slotBytes = 0;          // their total size
   size_t intermediateBytes = 0;  // sum of every intermediate value's size (what no reuse would take)
+  size_t peakLiveBytes = 0;      // intermediates live at the busiest step (the least any arena takes)
   size_t workspaceBytes = 0;
   int inPlaceSteps = 0;  // steps whose output takes the memory of an input they read for the last time
   int fusedKernels = 0;  // steps that run a generated fusion kernel (fusion.h)
