@@ -1169,7 +1169,8 @@ Expected<RunResult> CudaExecutable::run(std::span<const Literal> args) {
 
   if (prologueDirty_) WF_RETURN_IF_ERROR(runPrologue());
   RunResult result;
-  NvtxRange range("warpforge run @" + std::string(FuncOp(&entry_).symName()));
+  // No "@" in the name: Nsight Compute's NVTX filters read it as a domain separator.
+  NvtxRange range("warpforge run " + std::string(FuncOp(&entry_).symName()));
   // Per-op timing runs the steps one by one, so that each gets its own events.
   const bool graphable =
       useGraphs && !options_.recordTimings && info.hostSteps == 0 && info.controlFlowOps == 0 && !steps_.empty() &&
