@@ -169,10 +169,10 @@ std::string Session::deviceName() const {
 std::vector<std::pair<std::string, size_t>> Session::deviceMemoryBreakdown() const {
   std::vector<std::pair<std::string, size_t>> total;
   auto add = [&](const Executable& e) {
-    for (const auto& [what, bytes] : e.deviceMemoryBreakdown()) {
-      auto it = std::find_if(total.begin(), total.end(), [&](const auto& entry) { return entry.first == what; });
-      if (it == total.end()) total.emplace_back(what, bytes);
-      else it->second += bytes;
+    for (const auto& part : e.deviceMemoryBreakdown()) {
+      auto it = std::find_if(total.begin(), total.end(), [&](const auto& entry) { return entry.first == part.first; });
+      if (it == total.end()) total.push_back(part);
+      else it->second += part.second;
     }
   };
   if (executable_) add(*executable_);

@@ -10,12 +10,6 @@
 namespace wf::cudatest {
 namespace {
 
-std::vector<Literal> cloneAll(const std::vector<Literal>& v) {
-  std::vector<Literal> out;
-  for (const Literal& l : v) out.push_back(l.clone());
-  return out;
-}
-
 Literal scalar(ElementType t, int64_t value) {
   Literal l = Literal::zeros(Type::tensor({}, t));
   l.setInt(0, value);

@@ -87,6 +87,12 @@ inline Module parse(const std::string& text) {
 
 inline const Operation* mainOf(const Module& m) { return m.lookupFunction("main"); }
 
+inline std::vector<Literal> cloneAll(const std::vector<Literal>& v) {
+  std::vector<Literal> out;
+  for (const Literal& l : v) out.push_back(l.clone());
+  return out;
+}
+
 inline Expected<std::vector<Literal>> runCpu(const Module& m, std::vector<Literal> args) {
   if (!mainOf(m)) return invalidArgument("no @main");
   EvalContext ctx;

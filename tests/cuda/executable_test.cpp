@@ -9,12 +9,6 @@
 namespace wf::cudatest {
 namespace {
 
-std::vector<Literal> cloneAll(const std::vector<Literal>& v) {
-  std::vector<Literal> out;
-  for (const Literal& l : v) out.push_back(l.clone());
-  return out;
-}
-
 // x -> ((x * x + x) * x + x) ... twelve steps, each value dead after the next op.
 std::string chainProgram(int steps) {
   const std::string t = "tensor<1000xf32>";
