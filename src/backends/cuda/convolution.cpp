@@ -177,9 +177,8 @@ Expected<std::unique_ptr<OpKernel>> lowerConvolution(const Operation& op, LowerC
   const bool pad1d = r == 1;  // cuDNN takes at least 2 spatial dims
 
   // Input and output: dims [N, C, spatial...] with their real strides.
-  auto nc = [&](const std::vector<int64_t>& shape, int64_t b, int64_t f, const std::vector<int64_t>& sp,
-                std::vector<int>& dims, std::vector<int>& strd) {
-    const std::vector<int64_t> s = rowMajorStridesOf(shape);
+  auto nc = [&](const std::vector<int64_t>& shape, const std::vector<int64_t>& s, int64_t b, int64_t f,
+                const std::vector<int64_t>& sp, std::vector<int>& dims, std::vector<int>& strd) {
     dims = {static_cast<int>(shape[static_cast<size_t>(b)]), static_cast<int>(shape[static_cast<size_t>(f)])};
     strd = {static_cast<int>(s[static_cast<size_t>(b)]), static_cast<int>(s[static_cast<size_t>(f)])};
     for (int64_t d : sp) {
@@ -225,9 +224,11 @@ Expected<std::unique_ptr<OpKernel>> lowerConvolution(const Operation& op, LowerC
       WF_ASSIGN_OR_RETURN(k->inputCopy_, planStridedCopy(op, box, dstSteps, srcStrides, dstOffset, srcOffset));
     }
   }
+  // Channels-last storage chosen by the planner (convolutionTakesChannelsLast).
+  if (ctx.operandStrides && dilateInput) return internalError(op.describe() + ": a channels-last input to dilate");
   std::vector<int> xd, xstr, yd, ystr;
-  nc(xsConv, inBatch, inFeature, inSp, xd, xstr);
-  nc(ys, outBatch, outFeature, outSp, yd, ystr);
+  nc(xsConv, ctx.operandStrides ? *ctx.operandStrides : rowMajorStridesOf(xsConv), inBatch, inFeature, inSp, xd, xstr);
+  nc(ys, ctx.resultStrides ? *ctx.resultStrides : rowMajorStridesOf(ys), outBatch, outFeature, outSp, yd, ystr);
   WF_ASSIGN_OR_RETURN(k->x_, tensorDesc(dt, xd, xstr));
   WF_ASSIGN_OR_RETURN(k->y_, tensorDesc(dt, yd, ystr));
 
@@ -237,6 +238,10 @@ Expected<std::unique_ptr<OpKernel>> lowerConvolution(const Operation& op, LowerC
   bool packed = true;
   for (size_t i = 0; i < order.size(); ++i) packed = packed && order[i] == static_cast<int64_t>(i);
   packed = packed && !reversed;
+  // With a channels-last input the kernel is repacked [O, spatial..., I] too (cuDNN's NHWC
+  // filter format), which its NHWC tensor-core kernels read without a transform.
+  const bool channelsLast = ctx.operandStrides != nullptr && r == 2;
+  packed = packed && !channelsLast;
   std::vector<int> wd;
   for (int64_t d : order) wd.push_back(static_cast<int>(ws[static_cast<size_t>(d)]));
   if (pad1d) wd.push_back(1);
@@ -256,7 +261,9 @@ Expected<std::unique_ptr<OpKernel>> lowerConvolution(const Operation& op, LowerC
       src[2 + j] = -s[d];
       kOffset += (ws[d] - 1) * s[d];
     }
-    WF_ASSIGN_OR_RETURN(k->kernelCopy_, planStridedCopy(op, kbox, rowMajorStridesOf(kbox), src, 0, kOffset));
+    std::vector<int64_t> dst = rowMajorStridesOf(kbox);
+    if (channelsLast) dst = {kbox[1] * kbox[2] * kbox[3], 1, kbox[3] * kbox[1], kbox[1]};
+    WF_ASSIGN_OR_RETURN(k->kernelCopy_, planStridedCopy(op, kbox, dst, src, 0, kOffset));
     k->kernelOffset_ = 0;
     wsOffset = (static_cast<size_t>(numElementsOf(ws)) * static_cast<size_t>(k->elemBytes_) + 255) / 256 * 256;
   }
@@ -268,7 +275,8 @@ Expected<std::unique_ptr<OpKernel>> lowerConvolution(const Operation& op, LowerC
   cudnnFilterDescriptor_t fd = nullptr;
   WF_CUDNN_CHECK(cudnnCreateFilterDescriptor(&fd));
   k->w_ = FilterDesc(fd);
-  WF_CUDNN_CHECK(cudnnSetFilterNdDescriptor(fd, dt, CUDNN_TENSOR_NCHW, static_cast<int>(wd.size()), wd.data()));
+  WF_CUDNN_CHECK(cudnnSetFilterNdDescriptor(fd, dt, channelsLast ? CUDNN_TENSOR_NHWC : CUDNN_TENSOR_NCHW,
+                                            static_cast<int>(wd.size()), wd.data()));
 
   std::vector<int> padA, strideA, dilA;
   for (size_t d = 0; d < r; ++d) {
@@ -324,6 +332,39 @@ Expected<std::unique_ptr<OpKernel>> lowerConvolution(const Operation& op, LowerC
 
 }  // namespace
 
+bool convolutionTakesChannelsLast(const Operation& op) {
+  if (op.code() != OpCode::Convolution || op.numOperands() != 2 || op.numResults() != 1) return false;
+  const Type& x = op.operand(0)->type();
+  const Type& y = op.result(0)->type();
+  if (!x.hasStaticShape() || !y.hasStaticShape() || x.rank() != 4 || y.rank() != 4) return false;
+  const ElementType et = x.elementType();
+  if ((et != ElementType::kBF16 && et != ElementType::kF16) || y.elementType() != et ||
+      op.operand(1)->type().elementType() != et)
+    return false;
+  const Attribute* dn = op.attr("dimension_numbers");
+  if (!dn) return false;
+  auto number = [&](const char* name) {
+    const Attribute* f = dn->field(name);
+    return f && f->asInt() ? *f->asInt() : int64_t{-1};
+  };
+  auto list = [&](const char* name) {
+    const Attribute* f = dn->field(name);
+    return f ? f->asIntList().value_or(std::vector<int64_t>{}) : std::vector<int64_t>{};
+  };
+  const std::vector<int64_t> spatial = {2, 3};
+  if (number("input_batch_dimension") != 0 || number("input_feature_dimension") != 1 ||
+      number("output_batch_dimension") != 0 || number("output_feature_dimension") != 1 ||
+      list("input_spatial_dimensions") != spatial || list("output_spatial_dimensions") != spatial)
+    return false;
+  const std::vector<int64_t> lhsDil = listOr(op.attr("lhs_dilation"), 2, 1);
+  const std::vector<int64_t> pad = listOr(op.attr("padding"), 4, 0);
+  if (lhsDil.size() != 2 || pad.size() != 4 || lhsDil[0] != 1 || lhsDil[1] != 1) return false;
+  for (size_t d = 0; d < 2; ++d)
+    if (pad[2 * d] != pad[2 * d + 1] || pad[2 * d] < 0) return false;
+  if (const Attribute* a = op.attr("batch_group_count"); a && a->asInt().value_or(1) != 1) return false;
+  return true;
+}
+
 void registerConvolutionLowerings(CudaKernelRegistry& r) { r.add(OpCode::Convolution, lowerConvolution); }
 
 }  // namespace wf::cuda
@@ -336,6 +377,7 @@ namespace wf::cuda {
 // Without cuDNN, convolution has no CUDA kernel (it fails compile, or runs on the host with
 // CompileOptions::allowCpuFallback).
 void registerConvolutionLowerings(CudaKernelRegistry&) {}
+bool convolutionTakesChannelsLast(const Operation&) { return false; }
 }  // namespace wf::cuda
 
 #endif

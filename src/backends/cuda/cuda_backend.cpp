@@ -198,6 +198,8 @@ class CudaExecutable final : public Executable {
   }
   Status planOp(const Operation& op, LowerContext& lctx, int depth = 0);
   Status planFusedGroup(const FusionGroup& group);
+  // Picks the activations stored channels-last (channelsLast_): see the comment inside.
+  void chooseChannelsLast(const Block& body, const FusionPlan& fusion, const std::unordered_set<const Value*>& keep);
   Status compileFusedKernels();
   Status inlineCall(const Operation& op, const Operation& callee, LowerContext& lctx, int depth);
   // while/if/case as steps: their regions' ops planned in line, with control steps between.
@@ -247,6 +249,7 @@ class CudaExecutable final : public Executable {
   std::vector<int> argBuffers_;
   std::vector<bool> bound_;
   std::vector<Step> steps_;
+  ValueStrides channelsLast_;  // activations stored NHWC (logical NCHW), by value
   // Loops, as [first step, last step (the jump back)]: values that live into a loop stay live
   // until its end, since every iteration reads them again.
   std::vector<std::pair<size_t, size_t>> loops_;
@@ -358,7 +361,14 @@ Status CudaExecutable::planOp(const Operation& op, LowerContext& lctx, int depth
   const size_t workspaceBefore = lctx.workspaceBytes;
   lctx.workspaceBytes = 0;
   if (const Lowering* lowering = CudaKernelRegistry::instance().find(op.code())) {
+    // Channels-last storage reaches the convolutions that take it (chooseChannelsLast).
+    lctx.operandStrides = lctx.resultStrides = nullptr;
+    if (op.code() == OpCode::Convolution) {
+      if (auto it = channelsLast_.find(op.operand(0)); it != channelsLast_.end()) lctx.operandStrides = &it->second;
+      if (auto it = channelsLast_.find(op.result(0)); it != channelsLast_.end()) lctx.resultStrides = &it->second;
+    }
     Expected<std::unique_ptr<OpKernel>> kernel = (*lowering)(op, lctx);
+    lctx.operandStrides = lctx.resultStrides = nullptr;
     if (kernel) {
       step.kernel = std::move(*kernel);
     } else if (kernel.status().code() == StatusCode::kUnimplemented) {
@@ -585,11 +595,55 @@ Status CudaExecutable::planBranches(const Operation& op, LowerContext& lctx, int
   return Status::ok();
 }
 
+// cuDNN's fast bf16/f16 convolutions read and write NHWC; given NCHW they transform both in a
+// workspace the size of input plus output. So the 4-d activations around such convolutions are
+// stored NHWC: a value is, if a convolution taking it (convolutionTakesChannelsLast) or a fused
+// group without reductions computes it, and only such convolutions (as their input) and such
+// groups read it. Fused groups index by logical coordinates, so a group may mix layouts; one
+// whose operands share its root's layout walks memory in order. Function results, taps, values
+// that regions read and anything else (aliases, reductions, other kernels) keep row-major.
+void CudaExecutable::chooseChannelsLast(const Block& body, const FusionPlan& fusion,
+                                        const std::unordered_set<const Value*>& keep) {
+  bool anyConvolution = false;
+  for (const auto& op : body.operations()) anyConvolution = anyConvolution || convolutionTakesChannelsLast(*op);
+  if (!anyConvolution) return;
+  std::unordered_set<const Value*> produced, barred;
+  std::unordered_map<const Value*, int> readers;
+  for (const FusionGroup& g : fusion.groups) {
+    const bool loop = !g.hasReduce();
+    for (const Value* in : g.inputs) {
+      ++readers[in];
+      if (!loop) barred.insert(in);
+    }
+    if (loop && g.root()->result(0)->type().rank() == 4) produced.insert(g.root()->result(0));
+  }
+  for (const auto& opPtr : body.operations()) {
+    const Operation& op = *opPtr;
+    if (fusion.absorbed.count(&op) || fusion.groupOfRoot.count(&op)) continue;
+    const bool conv = convolutionTakesChannelsLast(op);
+    if (conv) produced.insert(op.result(0));
+    for (size_t i = 0; i < op.numOperands(); ++i) {
+      ++readers[op.operand(i)];
+      if (!(conv && i == 0)) barred.insert(op.operand(i));
+    }
+    std::vector<const Value*> captured;
+    collectCaptures(op, op, captured);
+    barred.insert(captured.begin(), captured.end());
+  }
+  for (const Value* v : keep) barred.insert(v);
+  for (const Value* v : produced) {
+    if (barred.count(v) || readers[v] == 0) continue;
+    const std::vector<int64_t>& s = v->type().shape();  // [N, C, H, W] stored as [N, H, W, C]
+    channelsLast_[v] = {s[1] * s[2] * s[3], 1, s[3] * s[1], s[1]};
+    ++info.channelsLastValues;
+  }
+}
+
 Status CudaExecutable::planFusedGroup(const FusionGroup& group) {
   const Operation& root = *group.root();
   // The kernel's name comes from a hash of its body, so that identical groups (repeated layers)
   // share one compiled kernel.
-  WF_ASSIGN_OR_RETURN(FusedKernelSource source, generateFusedKernel(group, "WF_FUSED_KERNEL"));
+  WF_ASSIGN_OR_RETURN(FusedKernelSource source, generateFusedKernel(group, "WF_FUSED_KERNEL", &channelsLast_));
   const std::string& code = source.code;
   size_t index;
   if (auto it = fusedIndex_.find(code); it != fusedIndex_.end()) {
@@ -632,7 +686,9 @@ Status CudaExecutable::planFusedGroup(const FusionGroup& group) {
   }
   if (!group.hasReduce())
     for (size_t i = 0; i < group.inputs.size(); ++i)
-      if (readsInPlace(group, group.inputs[i])) step.inPlaceInputs.push_back(i);
+      if (readsInPlace(group, group.inputs[i]) &&
+          channelsLast_.count(group.inputs[i]) == channelsLast_.count(root.result(0)))
+        step.inPlaceInputs.push_back(i);
   const int id = newBuffer(tensorBytes(root.result(0)->type()));
   bufferOf_[root.result(0)] = id;
   fusedValues_[valueKey] = id;
@@ -938,6 +994,13 @@ Status CudaExecutable::compile() {
   }
   FusionPlan fusion;
   if (options_.fuse) fusion = planFusion(body, tapped);
+  {
+    std::unordered_set<const Value*> keep = tapped;
+    for (const auto& op : body.operations())
+      if (op->code() == OpCode::FuncReturn || op->code() == OpCode::Return)
+        for (const Value* v : op->operands()) keep.insert(v);
+    chooseChannelsLast(body, fusion, keep);
+  }
 
   LowerContext lctx{*device_, options_};
   const Operation* terminator = nullptr;

@@ -57,7 +57,8 @@ struct ExecutableInfo {
   size_t intermediateBytes = 0;  // sum of every intermediate value's size (what no reuse would take)
   size_t peakLiveBytes = 0;      // intermediates live at the busiest step (the least any arena takes)
   size_t workspaceBytes = 0;
-  int inPlaceSteps = 0;  // steps whose output takes the memory of an input they read for the last time
+  int inPlaceSteps = 0;
+  int channelsLastValues = 0;  // activations stored NHWC around convolutions that take it  // steps whose output takes the memory of an input they read for the last time
   int fusedKernels = 0;  // steps that run a generated fusion kernel (fusion.h)
   int fusedOps = 0;      // ops computed inside them (each op once, even where duplicated)
   int uniqueFusedKernels = 0;  // distinct generated kernels (repeated layers share them)

@@ -579,7 +579,7 @@ std::string splatLiteral(const Literal& lit) {
 
 class KernelEmitter {
  public:
-  explicit KernelEmitter(const FusionGroup& group) : group_(group) {
+  KernelEmitter(const FusionGroup& group, const ValueStrides* strides) : group_(group), strides_(strides) {
     for (size_t i = 0; i < group.inputs.size(); ++i) inputIndex_[group.inputs[i]] = static_cast<int>(i);
   }
 
@@ -592,9 +592,17 @@ class KernelEmitter {
     for (const Operation* op : group_.ops) wide = wide || op->result(0)->type().numElements() > INT32_MAX;
     idx_ = wide ? "long long" : "int";
     memo_.emplace_back();
-    if (group_.hasReduce()) return generateRows(name);
+    rootStrides_ = stridesOf(group_.root()->result(0));
+    if (group_.hasReduce()) {
+      if (!rootStrides_.empty()) return internalError("a row-fused group written in another storage order");
+      for (const Value* in : group_.inputs)
+        if (!stridesOf(in).empty()) return internalError("a row-fused group reading another storage order");
+      return generateRows(name);
+    }
 
-    std::vector<std::string> coords = declareCoords(rootShape_, 0, "i", "    ");
+    // The threads walk the root's storage order: `i` is the offset written.
+    std::vector<std::string> coords = rootStrides_.empty() ? declareCoords(rootShape_, 0, "i", "    ")
+                                                           : declareStoredCoords(rootShape_, rootStrides_);
     WF_ASSIGN_OR_RETURN(std::string result, emit(group_.root()->result(0), coords, true));
     FusedKernelSource out;
     std::ostringstream src;
@@ -611,6 +619,45 @@ class KernelEmitter {
   static std::string prelude() { return kPrelude; }
 
  private:
+  // A value's storage strides if it is not row-major, else empty.
+  std::vector<int64_t> stridesOf(const Value* v) const {
+    if (!strides_) return {};
+    auto it = strides_->find(v);
+    return it == strides_->end() ? std::vector<int64_t>{} : it->second;
+  }
+
+  // Coordinates of the element at storage offset `i` of a value of `shape` stored with
+  // `strides` (a permutation of a row-major layout).
+  std::vector<std::string> declareStoredCoords(const std::vector<int64_t>& shape, const std::vector<int64_t>& strides) {
+    std::vector<std::string> coords(shape.size());
+    for (size_t d = 0; d < shape.size(); ++d) {
+      if (shape[d] == 1) {
+        coords[d] = "0";
+        continue;
+      }
+      int64_t outer = 1;  // the extent of the dims stored outside d: i / stride % size
+      for (size_t e = 0; e < shape.size(); ++e)
+        if (strides[e] > strides[d]) outer *= shape[e];
+      std::string expr = strides[d] == 1 ? "i" : "i / " + std::to_string(strides[d]);
+      if (outer > 1) expr = "(" + expr + ") % " + std::to_string(shape[d]);
+      coords[d] = "c" + std::to_string(d);
+      body_ << "    const " << idx_ << " " << coords[d] << " = " << expr << ";\n";
+    }
+    return coords;
+  }
+
+  // The offset of the element at `coords` in a value stored with `strides`.
+  std::string stridedIndex(const std::vector<int64_t>& shape, const std::vector<int64_t>& strides,
+                           const std::vector<std::string>& coords) const {
+    std::string expr;
+    for (size_t d = 0; d < shape.size(); ++d) {
+      if (coords[d] == "0" || shape[d] == 1) continue;
+      std::string term = strides[d] == 1 ? coords[d] : "(" + idx_ + ")" + coords[d] + " * " + std::to_string(strides[d]);
+      expr = expr.empty() ? term : expr + " + " + term;
+    }
+    return expr.empty() ? "0" : expr;
+  }
+
   std::string signature(const std::string& name) const {
     std::ostringstream src;
     src << "extern \"C\" __global__ void __launch_bounds__(256) " << name << "(";
@@ -851,7 +898,10 @@ class KernelEmitter {
         auto [c, added] = cached_.emplace(v, "pre" + std::to_string(it->second));
         return declare(t, c->second + "[j]");
       }
-      std::string off = identity && shape == rootShape_ ? "i" : linearIndex(shape, coords);
+      const std::vector<int64_t> stored = stridesOf(v);
+      std::string off = identity && shape == rootShape_ && stored == rootStrides_ ? "i"
+                        : stored.empty()                                         ? linearIndex(shape, coords)
+                                                                                 : stridedIndex(shape, stored, coords);
       return declare(t, load(t, "in" + std::to_string(it->second) + "[" + off + "]"));
     }
     const Operation& op = *v->definingOp();
@@ -897,7 +947,7 @@ class KernelEmitter {
       }
       case OpCode::Reshape: {
         const std::vector<int64_t>& inShape = op.operand(0)->type().shape();
-        std::string lin = identity && shape == rootShape_ ? "i" : linearIndex(shape, coords);
+        std::string lin = identity && shape == rootShape_ && rootStrides_.empty() ? "i" : linearIndex(shape, coords);
         std::string l = fresh();
         body_ << "    const " << idx_ << " " << l << " = " << lin << ";\n";
         std::vector<std::string> inCoords(inShape.size());
@@ -1032,6 +1082,8 @@ class KernelEmitter {
   }
 
   const FusionGroup& group_;
+  const ValueStrides* strides_ = nullptr;
+  std::vector<int64_t> rootStrides_;  // empty: row-major
   std::unordered_map<const Value*, int> inputIndex_;
   // Emitted values by (value, coordinates); a layer per loop scope (row fusion).
   std::vector<std::unordered_map<std::string, std::string>> memo_;
@@ -1052,9 +1104,10 @@ class KernelEmitter {
 
 std::string fusedKernelPrelude() { return KernelEmitter::prelude(); }
 
-Expected<FusedKernelSource> generateFusedKernel(const FusionGroup& group, const std::string& name) {
+Expected<FusedKernelSource> generateFusedKernel(const FusionGroup& group, const std::string& name,
+                                                const ValueStrides* strides) {
   if (group.ops.empty()) return internalError("empty fusion group");
-  KernelEmitter emitter(group);
+  KernelEmitter emitter(group, strides);
   return emitter.generate(name);
 }
 

@@ -64,9 +64,16 @@ struct FusionOptions {
 FusionPlan planFusion(const Block& block, const std::unordered_set<const Value*>& materialize,
                       const FusionOptions& options = {});
 
+// Element strides of values stored other than row-major (channels-last activations around
+// convolutions), by value; a value not listed is row-major.
+using ValueStrides = std::unordered_map<const Value*, std::vector<int64_t>>;
+
 // The CUDA C++ source of one kernel computing `group`, with `extern "C" __global__` entry
-// `name(inputs..., output)`, and its launch geometry.
-Expected<FusedKernelSource> generateFusedKernel(const FusionGroup& group, const std::string& name);
+// `name(inputs..., output)`, and its launch geometry. With `strides`, inputs and a root listed
+// there are read and written in their storage order (groups without reductions only); the
+// threads walk the root's storage order, so a group whose operands share it stays coalesced.
+Expected<FusedKernelSource> generateFusedKernel(const FusionGroup& group, const std::string& name,
+                                                const ValueStrides* strides = nullptr);
 
 // Device helpers every generated kernel uses (narrow-float loads and stores, IEEE max/min).
 std::string fusedKernelPrelude();

@@ -70,7 +70,17 @@ struct LowerContext {
   const CompileOptions& options;
   // A lowering that needs scratch memory at launch raises this to what it needs.
   size_t workspaceBytes = 0;
+  // Storage strides (elements, per logical dim) the planner chose for the op's first operand and
+  // its result where they are not row-major (channels-last around convolutions); null otherwise.
+  // Only lowerings for which convolutionTakesChannelsLast() holds get them.
+  const std::vector<int64_t>* operandStrides = nullptr;
+  const std::vector<int64_t>* resultStrides = nullptr;
 };
+
+// True if `op` is a convolution whose input and output the cuDNN lowering can take channels-last
+// (NHWC storage of NCHW dimension numbers): 2-d, f16 or bf16, no input dilation or asymmetric
+// padding (convolution.cpp).
+bool convolutionTakesChannelsLast(const Operation& op);
 
 using Lowering = std::function<Expected<std::unique_ptr<OpKernel>>(const Operation& op, LowerContext& ctx)>;
 

@@ -1,0 +1,79 @@
+// Channels-last storage around bf16 convolutions: the planner stores the activations between
+// convolutions and fused groups NHWC (logical NCHW), the convolutions read and write them so and
+// the fused kernels index them by logical coordinates. Compared with the CPU interpreter (which
+// knows nothing of storage order) on fresh random inputs.
+#include "cuda_test_util.h"
+
+namespace wf::cudatest {
+namespace {
+
+std::string conv(const std::string& x, const std::string& w, const std::string& result, int64_t n, int64_t c,
+                 int64_t hw, int64_t stride) {
+  const int64_t out = (hw + 2 - 3) / stride + 1;
+  const std::string xt = "tensor<" + std::to_string(n) + "x" + std::to_string(c) + "x" + std::to_string(hw) + "x" +
+                         std::to_string(hw) + "xbf16>";
+  const std::string yt = "tensor<" + std::to_string(n) + "x" + std::to_string(c) + "x" + std::to_string(out) + "x" +
+                         std::to_string(out) + "xbf16>";
+  const std::string wt = "tensor<" + std::to_string(c) + "x" + std::to_string(c) + "x3x3xbf16>";
+  return "  " + result + " = \"stablehlo.convolution\"(" + x + ", " + w +
+         ") {batch_group_count = 1 : i64, feature_group_count = 1 : i64, dimension_numbers = "
+         "#stablehlo.conv<raw input_batch_dimension = 0, input_feature_dimension = 1, input_spatial_dimensions = "
+         "[2, 3], kernel_input_feature_dimension = 1, kernel_output_feature_dimension = 0, "
+         "kernel_spatial_dimensions = [2, 3], output_batch_dimension = 0, output_feature_dimension = 1, "
+         "output_spatial_dimensions = [2, 3]>, window_strides = array<i64: " +
+         std::to_string(stride) + ", " + std::to_string(stride) +
+         ">, padding = dense<[[1, 1], [1, 1]]> : tensor<2x2xi64>} : (" + xt + ", " + wt + ") -> " + yt + "\n";
+}
+
+// A residual block as the bf16 export writes it: convolutions in bf16, the rest in f32.
+std::string residualBlock() {
+  const std::string f = "tensor<2x16x10x10xf32>", b = "tensor<2x16x10x10xbf16>";
+  std::string s = "func.func @main(%x: " + b + ", %w1: tensor<16x16x3x3xbf16>, %w2: tensor<16x16x3x3xbf16>, %g: tensor<16xf32>) -> " + f + " {\n";
+  s += conv("%x", "%w1", "%c1", 2, 16, 10, 1);
+  s += "  %f1 = \"stablehlo.convert\"(%c1) : (" + b + ") -> " + f + "\n";
+  s += "  %gb = \"stablehlo.broadcast_in_dim\"(%g) {broadcast_dimensions = array<i64: 1>} : (tensor<16xf32>) -> " + f + "\n";
+  s += "  %m = \"stablehlo.multiply\"(%f1, %gb) : (" + f + ", " + f + ") -> " + f + "\n";
+  s += "  %zero = \"stablehlo.constant\"() {value = dense<0.0> : " + f + "} : () -> " + f + "\n";
+  s += "  %r = \"stablehlo.maximum\"(%m, %zero) : (" + f + ", " + f + ") -> " + f + "\n";
+  s += "  %rb = \"stablehlo.convert\"(%r) : (" + f + ") -> " + b + "\n";
+  s += conv("%rb", "%w2", "%c2", 2, 16, 10, 1);
+  s += "  %f2 = \"stablehlo.convert\"(%c2) : (" + b + ") -> " + f + "\n";
+  s += "  %t = \"stablehlo.transpose\"(%f2) {permutation = array<i64: 0, 1, 3, 2>} : (" + f + ") -> " + f + "\n";
+  s += "  %s = \"stablehlo.add\"(%t, %r) : (" + f + ", " + f + ") -> " + f + "\n";
+  s += "  func.return %s : " + f + "\n}\n";
+  return s;
+}
+
+TEST(CudaChannelsLast, ResidualBlockMatchesTheInterpreter) {
+  WF_REQUIRE_GPU();
+  const std::string text = residualBlock();
+  Module m = parse(text);
+  ASSERT_TRUE(mainOf(m));
+  auto exe = cudaBackend().compile(m, *mainOf(m), {});
+  ASSERT_TRUE(exe) << exe.status().toString();
+  const cuda::ExecutableInfo* info = cuda::executableInfo(**exe);
+  // The two convolutions' outputs and the second one's input at least; the result stays
+  // row-major.
+  EXPECT_GE(info->channelsLastValues, 3);
+  for (int run = 0; run < 2; ++run) {
+    std::vector<Literal> args = {randomLiteral(Type::tensor({2, 16, 10, 10}, ElementType::kBF16), -1, 1),
+                                 randomLiteral(Type::tensor({16, 16, 3, 3}, ElementType::kBF16), -0.3, 0.3),
+                                 randomLiteral(Type::tensor({16, 16, 3, 3}, ElementType::kBF16), -0.3, 0.3),
+                                 randomLiteral(Type::tensor({16}, ElementType::kF32), 0.5, 1.5)};
+    auto want = runCpu(m, cloneAll(args));
+    ASSERT_TRUE(want) << want.status().toString();
+    auto got = (*exe)->run(args);
+    ASSERT_TRUE(got) << got.status().toString();
+    // bf16 convolutions accumulate in another order than the interpreter's.
+    EXPECT_EQ(compareLiterals(got->outputs[0], (*want)[0], Tolerance{0, 0, 1e-2}), "");
+  }
+  // Without fusion no activation qualifies (plain kernels read row-major), and the results agree.
+  CompileOptions unfused;
+  unfused.fuse = false;
+  auto plain = cudaBackend().compile(m, *mainOf(m), unfused);
+  ASSERT_TRUE(plain) << plain.status().toString();
+  EXPECT_EQ(cuda::executableInfo(**plain)->channelsLastValues, 0);
+}
+
+}  // namespace
+}  // namespace wf::cudatest
