@@ -11,6 +11,9 @@
 #                                        # stripped binaries plus hostlibs.tar.xz, made by
 #                                        # WF_GPU_PACK=1 scripts/gpu-check.sh on a build machine)
 #
+# WF_EXPORT_ZOO="resnet18 bert bert:bf16 ..." exports zoo models here (torch on this machine) and
+# validates them on cuda: "name" in fp32, "name:bf16" in bf16 against the fp32 model's outputs
+# (relative L2 1e-2). WF_GPU_TESTS=0 skips the unit tests.
 # Logs go to $WF_GPU_LOGS (default $OUT when set, else /tmp/wf-gpu-check).
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -95,7 +98,9 @@ fi
 
 # --- GPU unit tests ------------------------------------------------------------------------------
 T0=$(date +%s)
-if [[ -x "$TESTS" ]]; then
+if [[ "${WF_GPU_TESTS:-1}" != 1 ]]; then
+  row "GPU unit tests" "skipped" "WF_GPU_TESTS=0"
+elif [[ -x "$TESTS" ]]; then
   timeout 420 "$TESTS" --gtest_brief=1 --gtest_output="xml:$LOGS/cuda_tests.xml" >"$LOGS/cuda_tests.log" 2>&1
   RC=$?
   grep -E "^\[  FAILED  \]|Failure|error" "$LOGS/cuda_tests.log" | head -40
@@ -129,19 +134,24 @@ if [[ -n "${WF_EXPORT_ZOO:-}" ]]; then
   if timeout 300 python3 - "$WF_EXPORT_ZOO" >"$LOGS/export_zoo.log" 2>&1 <<'PY'
 import sys
 sys.path[:0] = ["python", "python/tests"]
+import torch
 import warpforge
 from zoo import ZOO
-for name in sys.argv[1].split():
+# "name" exports in fp32; "name:bf16" in bf16, judged against the fp32 model's outputs.
+for entry in sys.argv[1].split():
+    name, _, low = entry.partition(":")
     model, inputs = ZOO[name]()
-    warpforge.export(model, inputs, f"/tmp/wf-zoo/{name}", name=name)
-    print("exported", name, flush=True)
+    dtype = {"": None, "bf16": torch.bfloat16, "f16": torch.float16}[low]
+    out = f"/tmp/wf-zoo/{name}" + (f"-{low}" if low else "")
+    warpforge.export(model, inputs, out, name=name, dtype=dtype)
+    print("exported", out, flush=True)
 PY
   then
     row "export zoo (torch here)" "ok" "$WF_EXPORT_ZOO ($(elapsed "$T0"))"
   else
     row "export zoo (torch here)" "FAIL" "$(tail -1 "$LOGS/export_zoo.log" | cut -c1-110)"
   fi
-  for name in $WF_EXPORT_ZOO; do ZOO_PKGS+=" /tmp/wf-zoo/$name"; done
+  for entry in $WF_EXPORT_ZOO; do ZOO_PKGS+=" /tmp/wf-zoo/${entry/:/-}"; done
 fi
 
 # --- CLI on the GPU: model packages ----------------------------------------------------------------
