@@ -14,6 +14,7 @@ const CudaKernelRegistry& CudaKernelRegistry::instance() {
     registerSortLowerings(r);
     registerScatterLowerings(r);
     registerRngLowerings(r);
+    registerLinalgLowerings(r);
     return r;
   }();
   return registry;

@@ -103,6 +103,7 @@ void registerConvolutionLowerings(CudaKernelRegistry& registry);   // convolutio
 void registerSortLowerings(CudaKernelRegistry& registry);          // sort.cu (CUB)
 void registerScatterLowerings(CudaKernelRegistry& registry);       // scatter.cu
 void registerRngLowerings(CudaKernelRegistry& registry);           // rng.cu
+void registerLinalgLowerings(CudaKernelRegistry& registry);        // linalg.cu (triangular_solve)
 
 // "stablehlo.add" at f.mlir:3:5: no CUDA kernel for element type complex<f32>
 Status unsupportedOnCuda(const Operation& op, const std::string& why);
