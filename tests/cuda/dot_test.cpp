@@ -120,10 +120,31 @@ TEST(CudaDot, DotOpAndLargeMatmul) {
                    Tolerance{0, 0, 1e-2});
 }
 
-TEST(CudaDot, IntegerDotIsUnimplemented) {
+// Integer products and sums wrap in the result type; f32 operands with an f64 result multiply and
+// sum in f64. Neither has a cuBLASLt kernel: a direct kernel runs them (dot_direct.cu).
+TEST(CudaDot, IntegerAndF32ToF64DotsMatchCpu) {
+  WF_REQUIRE_GPU();
+  const std::vector<DotCase> cases = {
+      {{4, 5}, {5, 6}, {}, {}, {1}, {0}},
+      {{3, 4, 2, 5}, {3, 5, 7, 4}, {0}, {0}, {1, 3}, {3, 1}},  // two contracting dims, in other orders
+      {{2, 6, 3}, {3, 2, 6}, {0}, {1}, {2}, {0}},              // batch dims at different positions
+  };
+  for (const DotCase& c : cases) {
+    for (ElementType t : {ElementType::kSI8, ElementType::kSI32, ElementType::kSI64, ElementType::kUI16}) {
+      // Full-range values: products and sums overflow and must wrap as on the CPU.
+      std::vector<Literal> args = {randomLiteral(Type::tensor(c.lhs, t), 1, 0), randomLiteral(Type::tensor(c.rhs, t), 1, 0)};
+      expectMatchesCpu(dotProgram(c, t, t), args, Tolerance{});
+    }
+    std::vector<Literal> args = {randomLiteral(Type::tensor(c.lhs, ElementType::kF32)),
+                                 randomLiteral(Type::tensor(c.rhs, ElementType::kF32))};
+    expectMatchesCpu(dotProgram(c, ElementType::kF32, ElementType::kF64), args, Tolerance{1e-12, 1e-12});
+  }
+}
+
+TEST(CudaDot, BooleanDotIsUnimplemented) {
   WF_REQUIRE_GPU();
   const DotCase c{{4, 5}, {5, 6}, {}, {}, {1}, {0}};
-  Module m = parse(dotProgram(c, ElementType::kSI32, ElementType::kSI32));
+  Module m = parse(dotProgram(c, ElementType::kI1, ElementType::kI1));
   auto exe = cudaBackend().compile(m, *mainOf(m), {});
   ASSERT_FALSE(exe);
   EXPECT_EQ(exe.status().code(), StatusCode::kUnimplemented);

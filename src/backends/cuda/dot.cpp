@@ -222,6 +222,10 @@ Expected<std::unique_ptr<OpKernel>> lowerDot(const Operation& op, LowerContext& 
   if (op.operand(1)->type().elementType() != inType)
     return unsupportedOnCuda(op, "no cuBLASLt kernel for mixed operand types");
   const ElementType outType = op.result(0)->type().elementType();
+  if (takesDirectDot(inType, outType)) {
+    WF_ASSIGN_OR_RETURN(DotDims d, dotDims(op, ls.size(), rs.size()));
+    return lowerDirectDot(op, DotDimensionLists{d.lhsBatch, d.rhsBatch, d.lhsContract, d.rhsContract});
+  }
   WF_ASSIGN_OR_RETURN(TypeConfig tc, typeConfig(op, inType, outType, ctx.options.allowTf32));
   WF_ASSIGN_OR_RETURN(DotDims dd, dotDims(op, ls.size(), rs.size()));
   const std::vector<int64_t> lf = freeDims(ls.size(), dd.lhsBatch, dd.lhsContract);

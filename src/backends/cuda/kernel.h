@@ -105,6 +105,14 @@ void registerScatterLowerings(CudaKernelRegistry& registry);       // scatter.cu
 void registerRngLowerings(CudaKernelRegistry& registry);           // rng.cu
 void registerLinalgLowerings(CudaKernelRegistry& registry);        // linalg.cu (triangular_solve)
 
+// dot_general for the element types cuBLASLt has no kernel for (dot_direct.cu): integers, and f32
+// operands with an f64 result. dot.cpp's lowering hands them over.
+struct DotDimensionLists {
+  std::vector<int64_t> lhsBatch, rhsBatch, lhsContract, rhsContract;
+};
+bool takesDirectDot(ElementType operands, ElementType result);
+Expected<std::unique_ptr<OpKernel>> lowerDirectDot(const Operation& op, const DotDimensionLists& dims);
+
 // "stablehlo.add" at f.mlir:3:5: no CUDA kernel for element type complex<f32>
 Status unsupportedOnCuda(const Operation& op, const std::string& why);
 
