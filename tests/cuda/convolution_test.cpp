@@ -118,5 +118,21 @@ TEST(CudaConvolution, AsymmetricPaddingRunsOnTheGpu) {
                    Tolerance{0, 0, 1e-6});
 }
 
+// Integer convolutions have no cuDNN kernel: a direct kernel runs them, every case above, with
+// full-range values whose products and sums wrap as on the CPU.
+TEST(CudaConvolution, IntegerConvolutionsMatchCpuBitForBit) {
+  WF_REQUIRE_GPU();
+  for (ElementType et : {ElementType::kSI8, ElementType::kSI32, ElementType::kSI64, ElementType::kUI16})
+    for (const ConvCase& c : convCases()) {
+      const std::string text = convProgram(c, et);
+      SCOPED_TRACE(text);
+      Module m = parse(text);
+      auto exe = cudaBackend().compile(m, *mainOf(m), {});
+      ASSERT_TRUE(exe) << exe.status().toString();
+      expectMatchesCpu(text, {randomLiteral(Type::tensor(c.x, et), 1, 0), randomLiteral(Type::tensor(c.w, et), 1, 0)},
+                       Tolerance{});
+    }
+}
+
 }  // namespace
 }  // namespace wf::cudatest

@@ -127,7 +127,9 @@ Expected<std::unique_ptr<OpKernel>> lowerConvolution(const Operation& op, LowerC
     case ElementType::kF16: dt = CUDNN_DATA_HALF; break;
     case ElementType::kBF16: dt = CUDNN_DATA_BFLOAT16; break;
     case ElementType::kF64: dt = computeType = CUDNN_DATA_DOUBLE; break;
-    default: return unsupportedOnCuda(op, "no cuDNN convolution for element type " + std::string(elementTypeName(et)));
+    default:
+      if (isInteger(et)) return lowerDirectConvolution(op);
+      return unsupportedOnCuda(op, "no cuDNN convolution for element type " + std::string(elementTypeName(et)));
   }
   const Attribute* dn = op.attr("dimension_numbers");
   if (!dn) return invalidArgument(op.describe() + ": missing dimension_numbers");

@@ -112,6 +112,8 @@ struct DotDimensionLists {
 };
 bool takesDirectDot(ElementType operands, ElementType result);
 Expected<std::unique_ptr<OpKernel>> lowerDirectDot(const Operation& op, const DotDimensionLists& dims);
+// Integer convolutions, which cuDNN has no kernel for (convolution_direct.cu).
+Expected<std::unique_ptr<OpKernel>> lowerDirectConvolution(const Operation& op);
 
 // "stablehlo.add" at f.mlir:3:5: no CUDA kernel for element type complex<f32>
 Status unsupportedOnCuda(const Operation& op, const std::string& why);
