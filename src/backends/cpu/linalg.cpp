@@ -8,16 +8,12 @@
 #include <cmath>
 
 #include "backends/cpu/dot_conv_util.h"
+#include "backends/cpu/shape_util.h"
 
 namespace wf::dotconv {
 namespace {
 
-bool boolAttr(const Operation& op, const char* name, bool fallback) {
-  const Attribute* a = op.attr(name);
-  if (!a) return fallback;
-  if (a->kind() == Attribute::Kind::kBool || a->kind() == Attribute::Kind::kInteger) return a->boolValue();
-  return fallback;
-}
+using ::wf::cpu::boolAttr;
 
 // ---------------------------------------------------------------------------------------------
 // triangular_solve

@@ -243,4 +243,11 @@ bool isPermutation(const std::vector<int64_t>& perm, int64_t n) {
   return true;
 }
 
+bool boolAttr(const Operation& op, std::string_view name, bool fallback) {
+  const Attribute* a = op.attr(name);
+  if (!a) return fallback;
+  if (a->kind() == Attribute::Kind::kBool || a->kind() == Attribute::Kind::kInteger) return a->boolValue();
+  return fallback;
+}
+
 }  // namespace wf::cpu

@@ -121,6 +121,8 @@ Expected<std::vector<int64_t>> intListAttr(const Operation& op, std::string_view
 Expected<std::vector<int64_t>> intListAttrOr(const Operation& op, std::string_view name,
                                              std::vector<int64_t> fallback);
 Expected<int64_t> intAttr(const Operation& op, std::string_view name);
+// A bool (or 0/1 integer) attribute; absent or of another kind -> `fallback`.
+bool boolAttr(const Operation& op, std::string_view name, bool fallback);
 // A field of a dialect-struct attribute (gather/scatter dimension numbers): absent = empty.
 Expected<std::vector<int64_t>> structIntList(const Operation& op, const Attribute& s, std::string_view field);
 

@@ -5,6 +5,7 @@
 // not batch groups. Correct, not tuned: the models' convolutions are floats and go to cuDNN.
 #include <string>
 
+#include "backends/cpu/shape_util.h"
 #include "backends/cuda/cuda_check.h"
 #include "backends/cuda/device_util.cuh"
 
@@ -29,8 +30,7 @@ struct DirectConvPlan {
 
 template <typename U>
 __global__ void directConvolution(const U* __restrict__ x, const U* __restrict__ w, U* __restrict__ y, DirectConvPlan p) {
-  for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < p.n;
-       i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+  WF_GRID_STRIDE_LOOP(i, p.n) {
     int64_t c[kMaxRank];
     int64_t rest = i;
     for (int d = p.outRank - 1; d >= 0; --d) {
@@ -66,23 +66,6 @@ int64_t fieldOf(const Attribute& dn, const char* name) {
   return f && f->asInt() ? *f->asInt() : -1;
 }
 
-std::vector<int64_t> listOf(const Attribute& dn, const char* name) {
-  const Attribute* f = dn.field(name);
-  return f ? f->asIntList().value_or(std::vector<int64_t>{}) : std::vector<int64_t>{};
-}
-
-std::vector<int64_t> attrList(const Operation& op, const char* name, size_t n, int64_t fill) {
-  const Attribute* a = op.attr(name);
-  if (!a) return std::vector<int64_t>(n, fill);
-  if (auto v = a->asIntList()) return *v;
-  if (const Literal* l = a->literal()) {
-    std::vector<int64_t> out;
-    for (int64_t i = 0; i < l->numElements(); ++i) out.push_back(l->getInt(i));
-    return out;
-  }
-  return {};
-}
-
 }  // namespace
 
 Expected<std::unique_ptr<OpKernel>> lowerDirectConvolution(const Operation& op) {
@@ -95,8 +78,9 @@ Expected<std::unique_ptr<OpKernel>> lowerDirectConvolution(const Operation& op) 
   WF_ASSIGN_OR_RETURN(std::vector<int64_t> ys, staticShape(op, op.result(0)->type()));
   const Attribute* dn = op.attr("dimension_numbers");
   if (!dn) return invalidArgument(op.describe() + ": missing dimension_numbers");
-  const std::vector<int64_t> inSp = listOf(*dn, "input_spatial_dimensions"), kSp = listOf(*dn, "kernel_spatial_dimensions"),
-                             outSp = listOf(*dn, "output_spatial_dimensions");
+  WF_ASSIGN_OR_RETURN(std::vector<int64_t> inSp, cpu::structIntList(op, *dn, "input_spatial_dimensions"));
+  WF_ASSIGN_OR_RETURN(std::vector<int64_t> kSp, cpu::structIntList(op, *dn, "kernel_spatial_dimensions"));
+  WF_ASSIGN_OR_RETURN(std::vector<int64_t> outSp, cpu::structIntList(op, *dn, "output_spatial_dimensions"));
   const size_t r = inSp.size();
   if (kSp.size() != r || outSp.size() != r || r > static_cast<size_t>(kMaxSpatial) || ys.size() > static_cast<size_t>(kMaxRank))
     return unsupportedOnCuda(op, "convolution of this rank");
@@ -104,9 +88,11 @@ Expected<std::unique_ptr<OpKernel>> lowerDirectConvolution(const Operation& op) 
   if (const Attribute* a = op.attr("feature_group_count")) groups = a->asInt().value_or(1);
   if (const Attribute* a = op.attr("batch_group_count"); a && a->asInt().value_or(1) != 1)
     return unsupportedOnCuda(op, "no direct convolution with batch_group_count");
-  const std::vector<int64_t> strides = attrList(op, "window_strides", r, 1), lhsDil = attrList(op, "lhs_dilation", r, 1),
-                             rhsDil = attrList(op, "rhs_dilation", r, 1), pad = attrList(op, "padding", 2 * r, 0),
-                             reversal = attrList(op, "window_reversal", r, 0);
+  WF_ASSIGN_OR_RETURN(std::vector<int64_t> strides, cpu::intListAttrOr(op, "window_strides", std::vector<int64_t>(r, 1)));
+  WF_ASSIGN_OR_RETURN(std::vector<int64_t> lhsDil, cpu::intListAttrOr(op, "lhs_dilation", std::vector<int64_t>(r, 1)));
+  WF_ASSIGN_OR_RETURN(std::vector<int64_t> rhsDil, cpu::intListAttrOr(op, "rhs_dilation", std::vector<int64_t>(r, 1)));
+  WF_ASSIGN_OR_RETURN(std::vector<int64_t> pad, cpu::intListAttrOr(op, "padding", std::vector<int64_t>(2 * r, 0)));
+  WF_ASSIGN_OR_RETURN(std::vector<int64_t> reversal, cpu::intListAttrOr(op, "window_reversal", std::vector<int64_t>(r, 0)));
   if (strides.size() != r || lhsDil.size() != r || rhsDil.size() != r || pad.size() != 2 * r || reversal.size() != r)
     return invalidArgument(op.describe() + ": window attributes must have one entry per spatial dimension");
   const int64_t inFeature = fieldOf(*dn, "input_feature_dimension"), inBatch = fieldOf(*dn, "input_batch_dimension");

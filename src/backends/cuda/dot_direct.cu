@@ -13,58 +13,31 @@ namespace wf::cuda {
 namespace {
 
 struct DirectDotPlan {
-  int outRank = 0;
-  int64_t n = 0;  // result elements
-  int64_t outDims[kMaxRank] = {};
-  // Per result dim: the stride it moves in each operand (0 where the dim is not that operand's).
-  int64_t lhsStride[kMaxRank] = {}, rhsStride[kMaxRank] = {};
-  int numContract = 0;
-  int64_t contractDims[kMaxRank] = {};
-  int64_t lhsContractStride[kMaxRank] = {}, rhsContractStride[kMaxRank] = {};
-  int64_t k = 1;  // product of the contracting dims
+  int64_t n = 0;         // result elements
+  IndexMap<2> out;       // result dims -> offsets in lhs (0) and rhs (1)
+  IndexMap<2> contract;  // contracting dims -> offsets in lhs and rhs
+  int64_t k = 1;         // product of the contracting dims
 };
 
 template <typename In, typename Acc>
 __global__ void directDot(const In* __restrict__ lhs, const In* __restrict__ rhs, Acc* __restrict__ out, DirectDotPlan p) {
-  for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < p.n;
-       i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
-    int64_t lo = 0, ro = 0, rest = i;
-    for (int d = p.outRank - 1; d >= 0; --d) {
-      const int64_t c = rest % p.outDims[d];
-      rest /= p.outDims[d];
-      lo += c * p.lhsStride[d];
-      ro += c * p.rhsStride[d];
-    }
+  WF_GRID_STRIDE_LOOP(i, p.n) {
+    int64_t at[2], step[2];
+    p.out.offsets(i, at);
     Acc acc = 0;
     for (int64_t k = 0; k < p.k; ++k) {
-      int64_t lk = 0, rk = 0, kr = k;
-      for (int j = p.numContract - 1; j >= 0; --j) {
-        const int64_t c = kr % p.contractDims[j];
-        kr /= p.contractDims[j];
-        lk += c * p.lhsContractStride[j];
-        rk += c * p.rhsContractStride[j];
-      }
-      acc += static_cast<Acc>(lhs[lo + lk]) * static_cast<Acc>(rhs[ro + rk]);
+      p.contract.offsets(k, step);
+      acc += static_cast<Acc>(lhs[at[0] + step[0]]) * static_cast<Acc>(rhs[at[1] + step[1]]);
     }
     out[i] = acc;
   }
 }
 
-// Unsigned arithmetic of the result's width, so that integer products and sums wrap.
-template <typename S>
-struct Wrapping {
-  using type = S;
-};
-template <> struct Wrapping<int8_t> { using type = uint8_t; };
-template <> struct Wrapping<int16_t> { using type = uint16_t; };
-template <> struct Wrapping<int32_t> { using type = uint32_t; };
-template <> struct Wrapping<int64_t> { using type = uint64_t; };
-
-template <typename S>
-Status launchInteger(const LaunchContext& ctx, const DirectDotPlan& p, std::span<void* const> in,
-                     std::span<void* const> out) {
-  using U = typename Wrapping<S>::type;
-  // Same-width signed and unsigned values share their bits: compute on the unsigned view.
+// Integer products and sums wrap: computed on the unsigned type of the width (signed and
+// unsigned values of one width share their bits).
+template <typename U>
+Status launchWrapping(const LaunchContext& ctx, const DirectDotPlan& p, std::span<void* const> in,
+                      std::span<void* const> out) {
   directDot<U, U><<<gridFor(p.n), kThreads, 0, ctx.stream>>>(static_cast<const U*>(in[0]),
                                                               static_cast<const U*>(in[1]), static_cast<U*>(out[0]), p);
   WF_CUDA_CHECK_LAUNCH("directDot");
@@ -89,7 +62,6 @@ Expected<std::unique_ptr<OpKernel>> lowerDirectDot(const Operation& op, const Do
     return unsupportedOnCuda(op, "dot_general of rank over 8");
   const std::vector<int64_t> lsStrides = rowMajorStridesOf(ls), rsStrides = rowMajorStridesOf(rs);
   DirectDotPlan p;
-  p.outRank = static_cast<int>(os.size());
   p.n = numElementsOf(os);
   // Result dims: batch, lhs free, rhs free.
   std::vector<std::pair<int64_t, int64_t>> strides;  // (lhs, rhs) per result dim
@@ -104,27 +76,32 @@ Expected<std::unique_ptr<OpKernel>> lowerDirectDot(const Operation& op, const Do
   for (int64_t d = 0; d < static_cast<int64_t>(rs.size()); ++d)
     if (isFree(d, dims.rhsBatch, dims.rhsContract)) strides.emplace_back(0, rsStrides[static_cast<size_t>(d)]);
   if (strides.size() != os.size()) return invalidArgument(op.describe() + ": result rank does not match the operands");
+  p.out.rank = static_cast<int>(os.size());
   for (size_t d = 0; d < os.size(); ++d) {
-    p.outDims[d] = os[d];
-    p.lhsStride[d] = strides[d].first;
-    p.rhsStride[d] = strides[d].second;
+    p.out.dims[d] = os[d];
+    p.out.strides[0][d] = strides[d].first;
+    p.out.strides[1][d] = strides[d].second;
   }
-  p.numContract = static_cast<int>(dims.lhsContract.size());
+  p.contract.rank = static_cast<int>(dims.lhsContract.size());
   for (size_t j = 0; j < dims.lhsContract.size(); ++j) {
     const auto l = static_cast<size_t>(dims.lhsContract[j]), r = static_cast<size_t>(dims.rhsContract[j]);
     if (ls[l] != rs[r]) return invalidArgument(op.describe() + ": contracting dimensions differ in size");
-    p.contractDims[j] = ls[l];
-    p.lhsContractStride[j] = lsStrides[l];
-    p.rhsContractStride[j] = rsStrides[r];
+    p.contract.dims[j] = ls[l];
+    p.contract.strides[0][j] = lsStrides[l];
+    p.contract.strides[1][j] = rsStrides[r];
     p.k *= ls[l];
   }
   return makeKernel([p, in](const LaunchContext& ctx, std::span<void* const> ins, std::span<void* const> outs) -> Status {
     if (p.n == 0) return Status::ok();
+    if (isInteger(in)) {
+      switch (storageBytes(in)) {
+        case 1: return launchWrapping<uint8_t>(ctx, p, ins, outs);
+        case 2: return launchWrapping<uint16_t>(ctx, p, ins, outs);
+        case 4: return launchWrapping<uint32_t>(ctx, p, ins, outs);
+        default: return launchWrapping<uint64_t>(ctx, p, ins, outs);
+      }
+    }
     switch (in) {
-      case ElementType::kSI8: case ElementType::kUI8: return launchInteger<int8_t>(ctx, p, ins, outs);
-      case ElementType::kSI16: case ElementType::kUI16: return launchInteger<int16_t>(ctx, p, ins, outs);
-      case ElementType::kSI32: case ElementType::kUI32: return launchInteger<int32_t>(ctx, p, ins, outs);
-      case ElementType::kSI64: case ElementType::kUI64: return launchInteger<int64_t>(ctx, p, ins, outs);
       case ElementType::kF32:
         directDot<float, double><<<gridFor(p.n), kThreads, 0, ctx.stream>>>(
             static_cast<const float*>(ins[0]), static_cast<const float*>(ins[1]), static_cast<double*>(outs[0]), p);

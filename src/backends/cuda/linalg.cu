@@ -7,6 +7,7 @@
 // CompileOptions::allowCpuFallback.
 #include <string>
 
+#include "backends/cpu/shape_util.h"
 #include "backends/cuda/cuda_check.h"
 #include "backends/cuda/device_util.cuh"
 
@@ -32,8 +33,7 @@ __device__ T opA(const T* a, const TrsmPlan& p, int64_t i, int64_t q) {
 template <typename T>
 __global__ void triangularSolve(const T* __restrict__ a, const T* __restrict__ b, T* __restrict__ x, TrsmPlan p) {
   const int64_t vectors = p.left ? p.n : p.m;  // columns (left) or rows (right) per batch
-  for (int64_t t = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; t < p.batches * vectors;
-       t += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+  WF_GRID_STRIDE_LOOP(t, p.batches * vectors) {
     const int64_t batch = t / vectors, v = t % vectors;
     const T* A = a + batch * p.k * p.k;
     const T* B = b + batch * p.m * p.n;
@@ -56,11 +56,6 @@ __global__ void triangularSolve(const T* __restrict__ a, const T* __restrict__ b
   }
 }
 
-bool boolOr(const Operation& op, const char* name, bool otherwise) {
-  const Attribute* a = op.attr(name);
-  return a ? a->boolValue() : otherwise;
-}
-
 Expected<std::unique_ptr<OpKernel>> lowerTriangularSolve(const Operation& op, LowerContext&) {
   if (op.numOperands() != 2 || op.numResults() != 1) return invalidArgument(op.describe() + ": expects a and b");
   WF_ASSIGN_OR_RETURN(std::vector<int64_t> as, staticShape(op, op.operand(0)->type()));
@@ -72,9 +67,9 @@ Expected<std::unique_ptr<OpKernel>> lowerTriangularSolve(const Operation& op, Lo
     return invalidArgument(op.describe() + ": a, b and the result must share an element type");
   const size_t r = bs.size();
   TrsmPlan p;
-  p.left = boolOr(op, "left_side", true);
-  p.unit = boolOr(op, "unit_diagonal", false);
-  const bool lower = boolOr(op, "lower", true);
+  p.left = cpu::boolAttr(op, "left_side", true);
+  p.unit = cpu::boolAttr(op, "unit_diagonal", false);
+  const bool lower = cpu::boolAttr(op, "lower", true);
   if (const Attribute* t = op.attr("transpose_a")) {
     const std::string& v = t->stringValue();
     if (v == "TRANSPOSE" || v == "ADJOINT") p.transposed = true;  // real types: the adjoint is the transpose
