@@ -11,8 +11,9 @@
 // transposed convolution PyTorch's ConvTranspose exports), asymmetric and negative padding are
 // dilate-then-convolve: the input is first written into a zeroed workspace buffer of the padded,
 // dilated shape (negative padding crops), which cuDNN then convolves unpadded. Window reversal
-// flips the kernel as it is repacked. Unsupported here (unimplemented, so the op can run on the
-// host): batch groups, mixed result types.
+// flips the kernel as it is repacked. Integers (any result width) and batch groups, which cuDNN
+// has no kernel for, go to the direct kernel in convolution_direct.cu; mixed float types are
+// unsupported (unimplemented, so the op can run on the host).
 #ifdef WF_HAVE_CUDNN
 
 #include <algorithm>
@@ -118,6 +119,11 @@ Expected<std::unique_ptr<OpKernel>> lowerConvolution(const Operation& op, LowerC
   WF_ASSIGN_OR_RETURN(std::vector<int64_t> ws, staticShape(op, op.operand(1)->type()));
   WF_ASSIGN_OR_RETURN(std::vector<int64_t> ys, staticShape(op, op.result(0)->type()));
   const ElementType et = op.operand(0)->type().elementType();
+  int64_t groups = 1, batchGroups = 1;
+  if (const Attribute* a = op.attr("feature_group_count")) groups = a->asInt().value_or(1);
+  if (const Attribute* a = op.attr("batch_group_count")) batchGroups = a->asInt().value_or(1);
+  // cuDNN has neither integer convolutions nor batch groups.
+  if (isInteger(et) || batchGroups != 1) return lowerDirectConvolution(op);
   if (op.operand(1)->type().elementType() != et || op.result(0)->type().elementType() != et)
     return unsupportedOnCuda(op, "no cuDNN convolution with mixed element types");
   cudnnDataType_t dt;
@@ -127,9 +133,7 @@ Expected<std::unique_ptr<OpKernel>> lowerConvolution(const Operation& op, LowerC
     case ElementType::kF16: dt = CUDNN_DATA_HALF; break;
     case ElementType::kBF16: dt = CUDNN_DATA_BFLOAT16; break;
     case ElementType::kF64: dt = computeType = CUDNN_DATA_DOUBLE; break;
-    default:
-      if (isInteger(et)) return lowerDirectConvolution(op);
-      return unsupportedOnCuda(op, "no cuDNN convolution for element type " + std::string(elementTypeName(et)));
+    default: return unsupportedOnCuda(op, "no cuDNN convolution for element type " + std::string(elementTypeName(et)));
   }
   const Attribute* dn = op.attr("dimension_numbers");
   if (!dn) return invalidArgument(op.describe() + ": missing dimension_numbers");
@@ -153,9 +157,6 @@ Expected<std::unique_ptr<OpKernel>> lowerConvolution(const Operation& op, LowerC
   const std::vector<int64_t> rhsDil = listOr(op.attr("rhs_dilation"), r, 1);
   const std::vector<int64_t> reversal = listOr(op.attr("window_reversal"), r, 0);
   const std::vector<int64_t> pad = listOr(op.attr("padding"), 2 * r, 0);
-  int64_t groups = 1, batchGroups = 1;
-  if (const Attribute* a = op.attr("feature_group_count")) groups = a->asInt().value_or(1);
-  if (const Attribute* a = op.attr("batch_group_count")) batchGroups = a->asInt().value_or(1);
   if (strides.size() != r || lhsDil.size() != r || rhsDil.size() != r || pad.size() != 2 * r)
     return invalidArgument(op.describe() + ": window attributes must have one entry per spatial dimension");
   bool dilateInput = false;  // lhs dilation, asymmetric or negative padding: dilate-then-convolve
@@ -165,7 +166,6 @@ Expected<std::unique_ptr<OpKernel>> lowerConvolution(const Operation& op, LowerC
     if (lhsDil[d] != 1 || pad[2 * d] != pad[2 * d + 1] || pad[2 * d] < 0) dilateInput = true;
   }
   const bool reversed = reversal.size() == r && std::any_of(reversal.begin(), reversal.end(), [](int64_t v) { return v != 0; });
-  if (batchGroups != 1) return unsupportedOnCuda(op, "no cuDNN convolution with batch_group_count");
 
   auto k = std::make_unique<ConvKernel>();
   k->elemBytes_ = storageBytes(et);
@@ -376,9 +376,11 @@ void registerConvolutionLowerings(CudaKernelRegistry& r) { r.add(OpCode::Convolu
 #include "backends/cuda/kernel.h"
 
 namespace wf::cuda {
-// Without cuDNN, convolution has no CUDA kernel (it fails compile, or runs on the host with
-// CompileOptions::allowCpuFallback).
-void registerConvolutionLowerings(CudaKernelRegistry&) {}
+// Without cuDNN every convolution the direct kernel takes runs on it (slowly: one thread per
+// result element); the others fail compile, or run on the host with allowCpuFallback.
+void registerConvolutionLowerings(CudaKernelRegistry& r) {
+  r.add(OpCode::Convolution, [](const Operation& op, LowerContext&) { return lowerDirectConvolution(op); });
+}
 bool convolutionTakesChannelsLast(const Operation&) { return false; }
 }  // namespace wf::cuda
 

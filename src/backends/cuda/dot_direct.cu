@@ -1,8 +1,11 @@
-// dot_general without cuBLASLt, for the element types it has no kernel for: integers (the
-// products and sums wrap in the result type, as the CPU backend's int64 sums do once narrowed)
-// and f32 operands with an f64 result (products and sums in f64). One thread per result element
-// walks the contracting dims; correct for any dimension numbers, not tuned for speed (the
-// models' matrix products are floats and go to cuBLASLt in dot.cpp).
+// dot_general without cuBLASLt, for the element types it has no kernel for: integers, and f32
+// operands with an f64 result (products and sums in f64). One thread per result element walks the
+// contracting dims; correct for any dimension numbers, not tuned for speed (the models' matrix
+// products are floats and go to cuBLASLt in dot.cpp).
+//
+// Integers follow the CPU backend: each operand is widened to 64 bits (sign- or zero-extended by
+// its own type), products and sums wrap in 64 bits, and the sum is narrowed to the result type, so
+// si8 x si8 -> si32 (the quantized matmul) and si32 x si32 -> si32 alike wrap in the result's width.
 #include <algorithm>
 #include <string>
 
@@ -19,36 +22,58 @@ struct DirectDotPlan {
   int64_t k = 1;         // product of the contracting dims
 };
 
-template <typename In, typename Acc>
-__global__ void directDot(const In* __restrict__ lhs, const In* __restrict__ rhs, Acc* __restrict__ out, DirectDotPlan p) {
+// InT: the operands' element traits (device_util.cuh); OutT: the result's; Acc: the sum's type.
+template <typename InT, typename OutT, typename Acc>
+__global__ void directDot(const typename InT::S* __restrict__ lhs, const typename InT::S* __restrict__ rhs,
+                          typename OutT::S* __restrict__ out, DirectDotPlan p) {
   WF_GRID_STRIDE_LOOP(i, p.n) {
     int64_t at[2], step[2];
     p.out.offsets(i, at);
     Acc acc = 0;
     for (int64_t k = 0; k < p.k; ++k) {
       p.contract.offsets(k, step);
-      acc += static_cast<Acc>(lhs[at[0] + step[0]]) * static_cast<Acc>(rhs[at[1] + step[1]]);
+      acc += static_cast<Acc>(InT::load(lhs[at[0] + step[0]])) * static_cast<Acc>(InT::load(rhs[at[1] + step[1]]));
     }
-    out[i] = acc;
+    out[i] = OutT::store(static_cast<typename OutT::C>(acc));
   }
 }
 
-// Integer products and sums wrap: computed on the unsigned type of the width (signed and
-// unsigned values of one width share their bits).
-template <typename U>
-Status launchWrapping(const LaunchContext& ctx, const DirectDotPlan& p, std::span<void* const> in,
-                      std::span<void* const> out) {
-  directDot<U, U><<<gridFor(p.n), kThreads, 0, ctx.stream>>>(static_cast<const U*>(in[0]),
-                                                              static_cast<const U*>(in[1]), static_cast<U*>(out[0]), p);
+template <typename InT, typename OutT, typename Acc>
+Status launchDirectDot(const LaunchContext& ctx, const DirectDotPlan& p, std::span<void* const> in,
+                       std::span<void* const> out) {
+  directDot<InT, OutT, Acc><<<gridFor(p.n), kThreads, 0, ctx.stream>>>(
+      static_cast<const typename InT::S*>(in[0]), static_cast<const typename InT::S*>(in[1]),
+      static_cast<typename OutT::S*>(out[0]), p);
   WF_CUDA_CHECK_LAUNCH("directDot");
   return Status::ok();
 }
 
+// Integer operands of any width and signedness, a result of any integer width: the sum is kept in
+// uint64_t (unsigned, so that it wraps) and stored through the unsigned type of the result's
+// width (signed and unsigned results of one width share their bits).
+Status launchIntegerDot(const LaunchContext& ctx, const DirectDotPlan& p, ElementType in, ElementType out,
+                        std::span<void* const> ins, std::span<void* const> outs) {
+  return dispatchType(in, internalError("direct dot of an unexpected element type"), [&](auto inT) -> Status {
+    using InT = decltype(inT);
+    if constexpr (InT::kCat == Cat::kSInt || InT::kCat == Cat::kUInt) {
+      switch (storageBytes(out)) {
+        case 1: return launchDirectDot<InT, UIntT<uint8_t>, uint64_t>(ctx, p, ins, outs);
+        case 2: return launchDirectDot<InT, UIntT<uint16_t>, uint64_t>(ctx, p, ins, outs);
+        case 4: return launchDirectDot<InT, UIntT<uint32_t>, uint64_t>(ctx, p, ins, outs);
+        default: return launchDirectDot<InT, UIntT<uint64_t>, uint64_t>(ctx, p, ins, outs);
+      }
+    } else {
+      return internalError("direct integer dot of a non-integer element type");
+    }
+  });
+}
+
+bool isDirectInteger(ElementType t) { return isInteger(t) && storageBytes(t) <= 8 && !isF8OrSmaller(t); }
+
 }  // namespace
 
 bool takesDirectDot(ElementType in, ElementType out) {
-  return (isInteger(in) && out == in && storageBytes(in) <= 8 && !isF8OrSmaller(in)) ||
-         (in == ElementType::kF32 && out == ElementType::kF64);
+  return (isDirectInteger(in) && isDirectInteger(out)) || (in == ElementType::kF32 && out == ElementType::kF64);
 }
 
 Expected<std::unique_ptr<OpKernel>> lowerDirectDot(const Operation& op, const DotDimensionLists& dims) {
@@ -91,24 +116,13 @@ Expected<std::unique_ptr<OpKernel>> lowerDirectDot(const Operation& op, const Do
     p.contract.strides[1][j] = rsStrides[r];
     p.k *= ls[l];
   }
-  return makeKernel([p, in](const LaunchContext& ctx, std::span<void* const> ins, std::span<void* const> outs) -> Status {
+  return makeKernel([p, in, outType](const LaunchContext& ctx, std::span<void* const> ins,
+                                     std::span<void* const> outs) -> Status {
     if (p.n == 0) return Status::ok();
-    if (isInteger(in)) {
-      switch (storageBytes(in)) {
-        case 1: return launchWrapping<uint8_t>(ctx, p, ins, outs);
-        case 2: return launchWrapping<uint16_t>(ctx, p, ins, outs);
-        case 4: return launchWrapping<uint32_t>(ctx, p, ins, outs);
-        default: return launchWrapping<uint64_t>(ctx, p, ins, outs);
-      }
-    }
-    switch (in) {
-      case ElementType::kF32:
-        directDot<float, double><<<gridFor(p.n), kThreads, 0, ctx.stream>>>(
-            static_cast<const float*>(ins[0]), static_cast<const float*>(ins[1]), static_cast<double*>(outs[0]), p);
-        WF_CUDA_CHECK_LAUNCH("directDot");
-        return Status::ok();
-      default: return internalError("direct dot of an unexpected element type");
-    }
+    if (isInteger(in)) return launchIntegerDot(ctx, p, in, outType, ins, outs);
+    if (in == ElementType::kF32 && outType == ElementType::kF64)
+      return launchDirectDot<NativeFloatT<float>, NativeFloatT<double>, double>(ctx, p, ins, outs);
+    return internalError("direct dot of an unexpected element type");
   });
 }
 
