@@ -11,8 +11,11 @@
 // sees as D = R x L with R the rhs (N x K) and L the lhs (K x M) per batch.
 //
 // Precision: f32 is computed in true f32 (CUBLAS_COMPUTE_32F) unless CompileOptions::allowTf32;
-// f16 and bf16 multiply on tensor cores and accumulate in f32; f64 in f64.
+// f16 and bf16 multiply on tensor cores and accumulate in f32; f64 in f64. A dot `algorithm`
+// attribute overrides that (and allowTf32) with the precision it names, or fails as unsupported;
+// see algorithmConfig.
 #include <algorithm>
+#include <optional>
 #include <string>
 
 #include "backends/cpu/shape_util.h"
@@ -151,6 +154,99 @@ Expected<TypeConfig> typeConfig(const Operation& op, ElementType in, ElementType
   }
 }
 
+// The dot `algorithm` attribute (spec "dot_general"): the precision each operand is rounded to,
+// the accumulation type, and the components and primitive products of an emulation.
+struct DotAlgorithm {
+  std::string lhs, rhs, accumulation;  // type names: "f32", "tf32", "bf16", "f16", "f64", ...
+  int64_t lhsComponents = 0, rhsComponents = 0, primitiveOps = 0;
+  bool imprecise = false;
+
+  bool is(const char* precision, const char* acc, int64_t components, int64_t ops) const {
+    return lhs == precision && rhs == precision && accumulation == acc && lhsComponents == components &&
+           rhsComponents == components && primitiveOps == ops;
+  }
+  std::string describe() const {
+    return "<" + lhs + " x " + rhs + " -> " + accumulation + ", components " + std::to_string(lhsComponents) + " x " +
+           std::to_string(rhsComponents) + ", " + std::to_string(primitiveOps) + " products" +
+           (imprecise ? ", imprecise accumulation" : "") + ">";
+  }
+};
+
+// The op's algorithm; nullopt if it has none or an empty one (every field absent).
+std::optional<DotAlgorithm> dotAlgorithm(const Operation& op) {
+  const Attribute* a = op.attr("algorithm");
+  if (!a || a->fields().empty()) return std::nullopt;
+  // Precision types parse as type attributes (f32, bf16), or as bare words where the name is no
+  // element type (tf32).
+  auto typeName = [&](const char* field) -> std::string {
+    const Attribute* f = a->field(field);
+    if (!f) return "";
+    if (f->kind() == Attribute::Kind::kType && f->typeValue().isTensor())
+      return std::string(elementTypeName(f->typeValue().elementType()));
+    return f->stringValue();
+  };
+  auto count = [&](const char* field) -> int64_t {
+    const Attribute* f = a->field(field);
+    return f ? f->asInt().value_or(0) : 0;
+  };
+  DotAlgorithm d;
+  d.lhs = typeName("lhs_precision_type");
+  d.rhs = typeName("rhs_precision_type");
+  d.accumulation = typeName("accumulation_type");
+  d.lhsComponents = count("lhs_component_count");
+  d.rhsComponents = count("rhs_component_count");
+  d.primitiveOps = count("num_primitive_operations");
+  if (const Attribute* f = a->field("allow_imprecise_accumulation"))
+    d.imprecise = f->kind() == Attribute::Kind::kBool ? f->boolValue() : f->asInt().value_or(0) != 0;
+  return d;
+}
+
+// The cuBLASLt configuration that computes `alg` on operands of type `in` with a result of type
+// `out`: the operands rounded to the named precision (no rounding where the storage type already
+// fits in it) and summed in the named accumulation type. An algorithm cuBLASLt has no mode for
+// is unsupported (the spec asks for an error rather than another precision): bf16_3x, bf16_6x
+// and tf32_3x (cuBLASLt does not split operands into components), bf16 accumulation, f8.
+// allow_imprecise_accumulation permits a lower-precision accumulation and is honoured by not
+// using one.
+Expected<TypeConfig> algorithmConfig(const Operation& op, const DotAlgorithm& alg, ElementType in, ElementType out) {
+  auto unsupported = [&] {
+    return unsupportedOnCuda(op, "no cuBLASLt mode for the dot algorithm " + alg.describe() + " on " +
+                                     std::string(elementTypeName(in)) + " operands with a " +
+                                     std::string(elementTypeName(out)) + " result");
+  };
+  WF_ASSIGN_OR_RETURN(TypeConfig tc, typeConfig(op, in, out, /*allowTf32=*/false));
+  const bool f32 = in == ElementType::kF32, half = in == ElementType::kF16, bf16 = in == ElementType::kBF16;
+  // Single-pass algorithms accumulating in f32. f16 and bf16 values are exact in f32 and tf32, and
+  // their products exact in f32, so on such operands these are cuBLASLt's plain f32 mode.
+  if (alg.is("f32", "f32", 1, 1) && (f32 || half || bf16)) return tc;  // CUBLAS_COMPUTE_32F
+  if (alg.is("tf32", "f32", 1, 1) && (f32 || half || bf16)) {
+    if (f32) tc.compute = CUBLAS_COMPUTE_32F_FAST_TF32;
+    return tc;
+  }
+  if (alg.is("bf16", "f32", 1, 1) && (f32 || bf16)) {
+    // On f32 operands cuBLASLt rounds them to bf16 (or, its documentation allows, to the finer tf32).
+    if (f32) tc.compute = CUBLAS_COMPUTE_32F_FAST_16BF;
+    return tc;
+  }
+  if (alg.is("f16", "f32", 1, 1) && (f32 || half)) {
+    // On f32 operands cuBLASLt rounds them to f16 (or, its documentation allows, to tf32).
+    if (f32) tc.compute = CUBLAS_COMPUTE_32F_FAST_16F;
+    return tc;
+  }
+  if (alg.is("f16", "f16", 1, 1) && half && out == ElementType::kF16)
+    return TypeConfig{CUDA_R_16F, CUDA_R_16F, CUDA_R_16F, CUBLAS_COMPUTE_16F};
+  if (alg.is("f64", "f64", 1, 1) && in == ElementType::kF64) return tc;  // CUBLAS_COMPUTE_64F
+#if CUBLAS_VERSION >= 120900
+  // bf16_9x: each f32 operand split into three bf16 components, nine products summed in f32;
+  // cuBLASLt's own emulation of f32 (as accurate as f32, its documentation says).
+  if (alg.is("bf16", "f32", 3, 9) && f32) {
+    tc.compute = CUBLAS_COMPUTE_32F_EMULATED_16BFX9;
+    return tc;
+  }
+#endif
+  return unsupported();
+}
+
 // An operand prepared for cuBLASLt: either used in place or first copied to canonical order.
 struct OperandPlan {
   std::shared_ptr<const StridedCopyPlan> copy;  // null: used in place
@@ -177,8 +273,13 @@ class DotKernel final : public OpKernel {
     }
     if (ctx.workspaceBytes < cublasOffset_ + cublasBytes_) return internalError("dot workspace too small");
     void* ws = static_cast<char*>(ctx.workspace) + cublasOffset_;
-    const void* alpha = useDouble_ ? static_cast<const void*>(&alphaD_) : static_cast<const void*>(&alphaF_);
-    const void* beta = useDouble_ ? static_cast<const void*>(&betaD_) : static_cast<const void*>(&betaF_);
+    // alpha and beta in the scale type.
+    const void* alpha = scale_ == CUDA_R_64F ? static_cast<const void*>(&alphaD_)
+                        : scale_ == CUDA_R_16F ? static_cast<const void*>(&alphaH_)
+                                               : static_cast<const void*>(&alphaF_);
+    const void* beta = scale_ == CUDA_R_64F ? static_cast<const void*>(&betaD_)
+                       : scale_ == CUDA_R_16F ? static_cast<const void*>(&betaH_)
+                                              : static_cast<const void*>(&betaF_);
     // D = R (rhs, "A") x L (lhs, "B").
     WF_CUBLAS_CHECK(cublasLtMatmul(ctx.device->cublasLt(), desc_.get(), alpha, ptrs[1], a_.get(), ptrs[0], b_.get(),
                                    beta, out[0], d_.get(), out[0], d_.get(), &algo_, ws, cublasBytes_, ctx.stream));
@@ -191,9 +292,10 @@ class DotKernel final : public OpKernel {
   OperandPlan operands_[2];  // lhs, rhs
   size_t cublasOffset_ = 0;
   size_t cublasBytes_ = 0;
-  bool useDouble_ = false;
+  cudaDataType_t scale_ = CUDA_R_32F;
   float alphaF_ = 1, betaF_ = 0;
   double alphaD_ = 1, betaD_ = 0;
+  uint16_t alphaH_ = 0x3C00, betaH_ = 0;  // f16 1 and 0
   MatmulDesc desc_;
   MatrixLayout a_, b_, d_;
   cublasLtMatmulAlgo_t algo_{};
@@ -222,11 +324,20 @@ Expected<std::unique_ptr<OpKernel>> lowerDot(const Operation& op, LowerContext& 
   if (op.operand(1)->type().elementType() != inType)
     return unsupportedOnCuda(op, "no cuBLASLt kernel for mixed operand types");
   const ElementType outType = op.result(0)->type().elementType();
+  const std::optional<DotAlgorithm> alg = dotAlgorithm(op);
   if (takesDirectDot(inType, outType)) {
+    // The algorithm names floating-point roundings; integer products and sums round nothing (they
+    // wrap in the result type, on the CPU too), so on integers it has nothing to change. f32
+    // operands with an f64 result are summed in f64: exactly the f64 algorithm.
+    if (alg && !isInteger(inType) && !alg->is("f64", "f64", 1, 1))
+      return unsupportedOnCuda(op, "no kernel for the dot algorithm " + alg->describe() + " on " +
+                                       std::string(elementTypeName(inType)) + " operands with a " +
+                                       std::string(elementTypeName(outType)) + " result");
     WF_ASSIGN_OR_RETURN(DotDims d, dotDims(op, ls.size(), rs.size()));
     return lowerDirectDot(op, DotDimensionLists{d.lhsBatch, d.rhsBatch, d.lhsContract, d.rhsContract});
   }
-  WF_ASSIGN_OR_RETURN(TypeConfig tc, typeConfig(op, inType, outType, ctx.options.allowTf32));
+  WF_ASSIGN_OR_RETURN(TypeConfig tc, alg ? algorithmConfig(op, *alg, inType, outType)
+                                         : typeConfig(op, inType, outType, ctx.options.allowTf32));
   WF_ASSIGN_OR_RETURN(DotDims dd, dotDims(op, ls.size(), rs.size()));
   const std::vector<int64_t> lf = freeDims(ls.size(), dd.lhsBatch, dd.lhsContract);
   const std::vector<int64_t> rf = freeDims(rs.size(), dd.rhsBatch, dd.rhsContract);
@@ -294,7 +405,7 @@ Expected<std::unique_ptr<OpKernel>> lowerDot(const Operation& op, LowerContext& 
   WF_RETURN_IF_ERROR(plan(0, ls, dd.lhsBatch, dd.lhsContract, lf, k->operands_[0], &lhsBatchStride));
   WF_RETURN_IF_ERROR(plan(1, rs, dd.rhsBatch, dd.rhsContract, rf, k->operands_[1], &rhsBatchStride));
 
-  k->useDouble_ = tc.scale == CUDA_R_64F;
+  k->scale_ = tc.scale;
   cublasLtMatmulDesc_t desc = nullptr;
   WF_CUBLAS_CHECK(cublasLtMatmulDescCreate(&desc, tc.compute, tc.scale));
   k->desc_ = MatmulDesc(desc);
