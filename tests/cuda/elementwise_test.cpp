@@ -210,6 +210,27 @@ TEST_P(CudaSelectClamp, ClampWithTensorAndScalarBounds) {
 INSTANTIATE_TEST_SUITE_P(Types, CudaSelectClamp, testing::ValuesIn(gpuTypes()),
                          [](const auto& info) { return typeName(info.param); });
 
+// Bit for bit the CPU's values: rounding at each mantissa width, overflow to infinity, underflow
+// to zero, NaN kept (or made infinite with no mantissa bits left).
+TEST(CudaElementwise, ReducePrecisionMatchesCpuBitForBit) {
+  WF_REQUIRE_GPU();
+  const std::vector<std::pair<int, int>> formats = {{5, 10}, {8, 7}, {4, 3}, {5, 2}, {2, 0}, {8, 23}, {11, 52}, {1, 1}};
+  for (ElementType et : floatTypes()) {
+    const Type t = Type::tensor(kShape, et);
+    Literal x = randomLiteral(t, -7e4, 7e4);
+    for (int64_t i = 0; i < x.numElements(); i += 7) x.setDouble(i, x.getDouble(i) * 1e-7);  // near underflow
+    x.setDouble(0, std::nan(""));
+    x.setDouble(1, -INFINITY);
+    x.setDouble(2, 65520.0);
+    x.setDouble(3, -0.0);
+    for (const auto& [e, m] : formats) {
+      const std::string attrs =
+          "exponent_bits = " + std::to_string(e) + " : i32, mantissa_bits = " + std::to_string(m) + " : i32";
+      expectMatchesCpu(oneOp("stablehlo.reduce_precision", {t}, t, attrs), {x}, Tolerance{0, 0});
+    }
+  }
+}
+
 TEST(CudaElementwise, LargeTensorTakesTheWholeGrid) {
   WF_REQUIRE_GPU();
   const Type t = Type::tensor({(1 << 22) + 7}, ElementType::kF32);

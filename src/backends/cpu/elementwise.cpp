@@ -11,6 +11,7 @@
 #include <string>
 
 #include "backends/cpu/elementwise_ops.h"
+#include "support/reduce_precision.h"
 
 namespace wf {
 namespace ew {
@@ -596,41 +597,6 @@ Results complexKernel(const Operation& op, std::span<const Literal> args, EvalCo
   return std::vector<Literal>{std::move(out)};
 }
 
-// XLA's reduce-precision: round the mantissa to nearest even at `mantissaBits`, then flush
-// values outside the reduced exponent range to signed zero / signed infinity.
-template <typename F, typename U>
-F reducePrecision(F input, int exponentBits, int mantissaBits) {
-  constexpr int kSrcMantissa = std::numeric_limits<F>::digits - 1;
-  constexpr int kSrcExponent = 8 * sizeof(F) - 1 - kSrcMantissa;
-  U value = std::bit_cast<U>(input);
-  if (mantissaBits < kSrcMantissa) {
-    const U lastMantissaBitMask = U(1) << (kSrcMantissa - mantissaBits);
-    const U baseRoundingBias = (lastMantissaBitMask >> 1) - 1;
-    const U xLastMantissaBit = (value & lastMantissaBitMask) >> (kSrcMantissa - mantissaBits);
-    const U xRoundingBias = xLastMantissaBit + baseRoundingBias;
-    const U truncationMask = ~(lastMantissaBitMask - 1);
-    value = (value + xRoundingBias) & truncationMask;
-  }
-  if (exponentBits < kSrcExponent) {
-    const U signBitMask = U(1) << (8 * sizeof(F) - 1);
-    const U expBitsMask = ((U(1) << kSrcExponent) - 1) << kSrcMantissa;
-    const U exponentBias = (U(1) << (kSrcExponent - 1)) - 1;
-    const U reducedExponentBias = (U(1) << (exponentBits - 1)) - 1;
-    const U reducedMaxExponent = exponentBias + reducedExponentBias;
-    const U reducedMinExponent = exponentBias - reducedExponentBias;
-    const U xExponent = value & expBitsMask;
-    const bool overflows = xExponent > (reducedMaxExponent << kSrcMantissa);
-    const bool underflows = xExponent <= (reducedMinExponent << kSrcMantissa);
-    const U signedZero = value & signBitMask;
-    const U signedInf = signedZero | expBitsMask;
-    if (overflows) value = signedInf;
-    if (underflows) value = signedZero;
-  }
-  F result = std::bit_cast<F>(value);
-  if (std::isnan(input)) result = mantissaBits > 0 ? input : std::numeric_limits<F>::infinity();
-  return result;
-}
-
 Results reducePrecisionKernel(const Operation& op, std::span<const Literal> args, EvalContext&) {
   WF_RETURN_IF_ERROR(checkArity(op, args, 1));
   const Attribute* eAttr = op.attr("exponent_bits");
@@ -648,9 +614,13 @@ Results reducePrecisionKernel(const Operation& op, std::span<const Literal> args
     using T = decltype(tag);
     if constexpr (isFloatT<T>) {
       if constexpr (std::is_same_v<CT<T>, double>)
-        mapUnary<T, T>(in, out, kCheapGrain, [=](double x) { return reducePrecision<double, uint64_t>(x, eb, mb); });
+        mapUnary<T, T>(in, out, kCheapGrain, [=](double x) {
+          return std::bit_cast<double>(reducePrecisionBits<uint64_t, 52>(std::bit_cast<uint64_t>(x), eb, mb));
+        });
       else
-        mapUnary<T, T>(in, out, kCheapGrain, [=](float x) { return reducePrecision<float, uint32_t>(x, eb, mb); });
+        mapUnary<T, T>(in, out, kCheapGrain, [=](float x) {
+          return std::bit_cast<float>(reducePrecisionBits<uint32_t, 23>(std::bit_cast<uint32_t>(x), eb, mb));
+        });
       return Status::ok();
     } else {
       return unsupportedType(op, in.elementType());

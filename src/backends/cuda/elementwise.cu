@@ -1,13 +1,16 @@
 // CUDA kernels for StableHLO's elementwise ops: unary and binary math, compare, select, clamp,
-// convert, and the chlo unary math ops (erf, erf_inv, lgamma, inverse trig/hyperbolic, ...). Each kernel is a grid-stride loop templated on the element traits (device_util.cuh);
+// convert, reduce_precision, and the chlo unary math ops (erf, erf_inv, lgamma, inverse trig/hyperbolic, ...). Each kernel is a grid-stride loop templated on the element traits (device_util.cuh);
 // the op is a run-time switch that is uniform across the grid. Operands may broadcast to the
 // result (a one-element operand, or numpy-style size-1 dims); same-shape operands take a
 // contiguous fast path.
+#include <algorithm>
 #include <cmath>
+#include <optional>
 #include <string>
 
 #include "backends/cuda/cuda_check.h"
 #include "backends/cuda/device_util.cuh"
+#include "support/reduce_precision.h"
 
 namespace wf::cuda {
 namespace {
@@ -276,6 +279,22 @@ __global__ void isFiniteKernel(int which, const typename Tr::S* in, uint8_t* out
   }
 }
 
+// reduce_precision: f16/bf16/f32 go through f32 bits (then round once to their type, as on the
+// CPU), f64 through its own bits.
+template <typename Tr>
+__global__ void reducePrecisionKernel(const typename Tr::S* in, typename Tr::S* out, int64_t n, int exponentBits,
+                                      int mantissaBits) {
+  WF_GRID_STRIDE_LOOP(i, n) {
+    const auto x = Tr::load(in[i]);
+    if constexpr (std::is_same_v<typename Tr::C, double>) {
+      out[i] = Tr::store(__longlong_as_double(static_cast<long long>(reducePrecisionBits<uint64_t, 52>(
+          static_cast<uint64_t>(__double_as_longlong(x)), exponentBits, mantissaBits))));
+    } else {
+      out[i] = Tr::store(__uint_as_float(reducePrecisionBits<uint32_t, 23>(__float_as_uint(x), exponentBits, mantissaBits)));
+    }
+  }
+}
+
 template <typename Tr>
 __global__ void binaryKernel(BinOp op, const typename Tr::S* a, const typename Tr::S* b, typename Tr::S* out,
                              int64_t n, bool contiguous, IndexMap<2> map) {
@@ -498,6 +517,34 @@ Lowering floatPredicate(int which) {
   };
 }
 
+Results lowerReducePrecision(const Operation& op, LowerContext&) {
+  const ElementType et = op.operand(0)->type().elementType();
+  if (op.result(0)->type().elementType() != et) return unsupportedType(op, et);
+  const Attribute* eAttr = op.attr("exponent_bits");
+  const Attribute* mAttr = op.attr("mantissa_bits");
+  const std::optional<int64_t> e = eAttr ? eAttr->asInt() : std::nullopt;
+  const std::optional<int64_t> m = mAttr ? mAttr->asInt() : std::nullopt;
+  if (!e || !m || *e < 1 || *m < 0)
+    return invalidArgument(op.describe() + ": needs exponent_bits >= 1 and mantissa_bits >= 0");
+  const int eb = static_cast<int>(std::min<int64_t>(*e, 64)), mb = static_cast<int>(std::min<int64_t>(*m, 64));
+  WF_ASSIGN_OR_RETURN(std::vector<int64_t> shape, staticShape(op, op.result(0)->type()));
+  const int64_t n = numElementsOf(shape);
+  return dispatchType(et, Results(unsupportedType(op, et)), [&](auto tag) -> Results {
+    using Tr = decltype(tag);
+    if constexpr (Tr::kCat != Cat::kFloat) {
+      return unsupportedType(op, et);
+    } else {
+      return makeKernel([n, eb, mb](const LaunchContext& ctx, std::span<void* const> in, std::span<void* const> out) {
+        if (n == 0) return Status::ok();
+        reducePrecisionKernel<Tr><<<gridFor(n), kThreads, 0, ctx.stream>>>(
+            static_cast<const typename Tr::S*>(in[0]), static_cast<typename Tr::S*>(out[0]), n, eb, mb);
+        WF_CUDA_CHECK_LAUNCH("reducePrecisionKernel");
+        return Status::ok();
+      });
+    }
+  });
+}
+
 Lowering binaryLowering(BinOp bop) {
   return [bop](const Operation& op, LowerContext&) -> Results {
     const ElementType et = op.result(0)->type().elementType();
@@ -668,6 +715,7 @@ void registerElementwiseLowerings(CudaKernelRegistry& r) {
   r.add(OpCode::Sign, unaryLowering(UnOp::kSign));
   r.add(OpCode::Popcnt, unaryLowering(UnOp::kPopcnt));
   r.add(OpCode::CountLeadingZeros, unaryLowering(UnOp::kClz));
+  r.add(OpCode::ReducePrecision, lowerReducePrecision);
   r.add(OpCode::IsFinite, floatPredicate(2));
   r.add(OpCode::ChloIsInf, floatPredicate(0));
   r.add(OpCode::ChloIsPosInf, floatPredicate(1));
