@@ -15,6 +15,7 @@
 #include <map>
 #include <set>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "backends/cpu/interpreter.h"
 #include "ir/literal.h"
@@ -863,7 +864,8 @@ Status Refiner::refineOp(const Operation& op, Block& dst, int depth) {
   }
   tryFold(*refined);
   // A folded shape computation becomes a constant.
-  if (refined->code() != OpCode::Constant && refined->numResults() == 1 && constant(refined->result(0))) {
+  const bool replace = options_.replaceFoldedOps || refined->code() == OpCode::GetDimensionSize;
+  if (replace && refined->code() != OpCode::Constant && refined->numResults() == 1 && constant(refined->result(0))) {
     auto c = std::make_unique<Operation>("stablehlo.constant", op.location());
     Literal value = *constant(refined->result(0));
     c->setAttr("value", Attribute::denseElements(value));
@@ -1078,7 +1080,46 @@ std::optional<Type> parseTensorType(std::string_view text) {
   return Type::tensor(std::move(shape), element);
 }
 
+bool isShapeOperandOp(OpCode code) {
+  switch (code) {
+    case OpCode::DynamicIota: case OpCode::DynamicBroadcastInDim: case OpCode::DynamicReshape:
+    case OpCode::DynamicPad: case OpCode::DynamicGather: case OpCode::DynamicConv:
+    case OpCode::RealDynamicSlice: case OpCode::GetDimensionSize:
+      return true;
+    default:
+      return false;
+  }
+}
+
+// Walks `block` and the functions its calls reach (each once).
+bool blockNeedsRefinement(const Module& module, const Block& block, std::unordered_set<const Operation*>& seen) {
+  for (const auto& op : block.operations()) {
+    if (isShapeOperandOp(op->code()) || !staticOp(*op, nullptr)) return true;
+    if (op->code() == OpCode::FuncCall || op->code() == OpCode::Composite) {
+      const Attribute* callee = op->attr(op->code() == OpCode::FuncCall ? "callee" : "decomposition");
+      const Operation* fn = callee && callee->kind() == Attribute::Kind::kSymbolRef
+                                ? module.lookupFunction(callee->stringValue())
+                                : nullptr;
+      if (fn && seen.insert(fn).second && fn->numRegions() > 0 && !fn->region(0).empty() &&
+          (!staticOp(*fn, nullptr) || blockNeedsRefinement(module, fn->region(0).front(), seen)))
+        return true;
+    }
+    for (const auto& region : op->regions())
+      for (const auto& b : region->blocks())
+        if (blockNeedsRefinement(module, *b, seen)) return true;
+  }
+  return false;
+}
+
 }  // namespace
+
+bool needsShapeRefinement(const Module& module, std::string_view entry) {
+  const Operation* fn = module.lookupFunction(entry);
+  if (!fn || fn->numRegions() == 0 || fn->region(0).empty()) return false;
+  if (!staticOp(*fn, nullptr)) return true;
+  std::unordered_set<const Operation*> seen{fn};
+  return blockNeedsRefinement(module, fn->region(0).front(), seen);
+}
 
 Expected<std::unique_ptr<Module>> refineShapes(const Module& module, std::string_view entry,
                                                std::span<const Type> argumentTypes, const RefineShapesOptions& options) {

@@ -30,6 +30,11 @@ struct RefineShapesOptions {
   // (get_dimension_size, the arithmetic, concatenate, reshape, ... on shape tensors) disappear.
   bool foldConstants = true;
   int64_t maxFoldElements = 1024;
+  // Whether a folded op is replaced by its constant. With false, the op stays (with static types)
+  // for the backend to compute, and its folded value serves only the shape operands that need it:
+  // a compiler for a device folds shapes, not the program's data. get_dimension_size, which
+  // reads a static type, becomes a constant either way.
+  bool replaceFoldedOps = true;
   // Remove side-effect-free ops whose results are unused once shapes are folded.
   bool removeDeadOps = true;
   // Inlining depth limit (recursive calls are an error).
@@ -44,6 +49,12 @@ struct RefineShapesOptions {
 Expected<std::unique_ptr<Module>> refineShapes(const Module& module, std::string_view entry,
                                                std::span<const Type> argumentTypes,
                                                const RefineShapesOptions& options = {});
+
+// Whether refineShapes would change function `entry`: it, or a function it calls, holds a value
+// of dynamic type or an op whose result shape comes from an operand's value (dynamic_iota,
+// dynamic_broadcast_in_dim, dynamic_reshape, dynamic_pad, dynamic_gather, dynamic_conv,
+// real_dynamic_slice) or from an operand's type (get_dimension_size).
+bool needsShapeRefinement(const Module& module, std::string_view entry);
 
 // Whether every value in `module` (arguments, results, region arguments, function signatures)
 // has a static type. On false, `where` (if given) names the first op or function with a dynamic

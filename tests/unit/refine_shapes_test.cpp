@@ -184,6 +184,76 @@ TEST(RefineShapes, FoldingCanBeTurnedOff) {
   EXPECT_NE(r.status().message().find("stablehlo.dynamic_broadcast_in_dim"), std::string::npos) << r.status().message();
 }
 
+// A device compiler folds shapes, not data: with replaceFoldedOps off, the constant iota and pad
+// stay ops (now static) and only get_dimension_size becomes a constant.
+TEST(RefineShapes, FoldedDataOpsCanStayOps) {
+  Module m = parse(R"(module {
+  func.func @main() -> (tensor<3x4xi64>, tensor<7x5xi64>, tensor<i32>) {
+    %shape = stablehlo.constant dense<[3, 4]> : tensor<2xi64>
+    %iota = stablehlo.dynamic_iota %shape, dim = 1 : (tensor<2xi64>) -> tensor<3x4xi64>
+    %operand = stablehlo.constant dense<1> : tensor<5x4xi64>
+    %pv = stablehlo.constant dense<-1> : tensor<i64>
+    %low = stablehlo.constant dense<[1, -1]> : tensor<2xi64>
+    %high = stablehlo.constant dense<[1, -1]> : tensor<2xi64>
+    %interior = stablehlo.constant dense<[0, 1]> : tensor<2xi64>
+    %pad = stablehlo.dynamic_pad %operand, %pv, %low, %high, %interior
+      : (tensor<5x4xi64>, tensor<i64>, tensor<2xi64>, tensor<2xi64>, tensor<2xi64>) -> tensor<7x5xi64>
+    %size = stablehlo.get_dimension_size %pad, dim = 1 : (tensor<7x5xi64>) -> tensor<i32>
+    func.return %iota, %pad, %size : tensor<3x4xi64>, tensor<7x5xi64>, tensor<i32>
+  }
+})");
+  EXPECT_TRUE(needsShapeRefinement(m, "main"));
+  RefineShapesOptions options;
+  options.replaceFoldedOps = false;
+  auto kept = refineShapes(m, "main", {}, options);
+  ASSERT_TRUE(kept) << kept.status().toString();
+  const std::string printed = printModule(**kept);
+  EXPECT_NE(printed.find("stablehlo.iota"), std::string::npos) << printed;
+  EXPECT_NE(printed.find("stablehlo.pad"), std::string::npos) << printed;
+  EXPECT_EQ(printed.find("dynamic_"), std::string::npos) << printed;
+  EXPECT_EQ(printed.find("get_dimension_size"), std::string::npos) << printed;
+  EXPECT_FALSE(needsShapeRefinement(**kept, "main"));
+
+  // Both forms compute what the dynamic program computes.
+  auto folded = refineShapes(m, "main", {});
+  ASSERT_TRUE(folded) << folded.status().toString();
+  EXPECT_EQ(printModule(**folded).find("stablehlo.iota"), std::string::npos);
+  EvalContext ctx;
+  auto want = Interpreter::callFunction(*m.lookupFunction("main"), {}, ctx);
+  ASSERT_TRUE(want) << want.status().toString();
+  for (const Module* r : {kept->get(), folded->get()}) {
+    EvalContext rctx;
+    auto got = Interpreter::callFunction(*r->lookupFunction("main"), {}, rctx);
+    ASSERT_TRUE(got) << got.status().toString();
+    ASSERT_EQ(got->size(), want->size());
+    for (size_t i = 0; i < want->size(); ++i) EXPECT_TRUE((*got)[i].bitwiseEqual((*want)[i])) << "result #" << i;
+  }
+}
+
+TEST(RefineShapes, StaticProgramsNeedNoRefinement) {
+  Module m = parse(R"(module {
+  func.func @main(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {
+    %y = func.call @f(%x) : (tensor<2x3xf32>) -> tensor<2x3xf32>
+    func.return %y : tensor<2x3xf32>
+  }
+  func.func private @f(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {
+    %y = stablehlo.tanh %x : tensor<2x3xf32>
+    func.return %y : tensor<2x3xf32>
+  }
+  func.func @g(%x: tensor<2x3xf32>) -> tensor<i32> {
+    %y = func.call @h(%x) : (tensor<2x3xf32>) -> tensor<i32>
+    func.return %y : tensor<i32>
+  }
+  func.func private @h(%x: tensor<2x3xf32>) -> tensor<i32> {
+    %s = stablehlo.get_dimension_size %x, dim = 0 : (tensor<2x3xf32>) -> tensor<i32>
+    func.return %s : tensor<i32>
+  }
+})");
+  EXPECT_FALSE(needsShapeRefinement(m, "main"));
+  EXPECT_TRUE(needsShapeRefinement(m, "g"));  // through the call
+  EXPECT_FALSE(needsShapeRefinement(m, "missing"));
+}
+
 // A while loop carrying a dynamic tensor, with a value from the enclosing scope in its body,
 // and an if whose branches return dynamic tensors.
 const char* kWhile = R"(module {

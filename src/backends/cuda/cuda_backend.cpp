@@ -17,6 +17,7 @@
 #include "backends/cuda/fusion.h"
 #include "backends/cuda/kernel.h"
 #include "backends/cuda/nvrtc.h"
+#include "transforms/refine_shapes.h"
 
 namespace wf::cuda {
 namespace {
@@ -181,6 +182,8 @@ class CudaExecutable final : public Executable {
   }
 
   Status compile();
+  // Keeps the shape-refined module this executable was made from (module_ refers to it).
+  void keepModule(std::unique_ptr<Module> m) { refinedModule_ = std::move(m); }
   Status bindArgument(size_t index, const Literal& value) override;
   Expected<RunResult> run(std::span<const Literal> args) override;
   size_t deviceBytesInUse() const override;
@@ -232,6 +235,7 @@ class CudaExecutable final : public Executable {
 
   std::shared_ptr<Device> device_;
   const Module& module_;
+  std::unique_ptr<Module> refinedModule_;  // module_ when the entry was shape-refined at compile
   const Operation& entry_;
   CompileOptions options_;
   std::mutex runMu_;
@@ -1334,7 +1338,29 @@ class CudaBackend final : public Backend {
   Expected<std::unique_ptr<Executable>> compile(const Module& module, const Operation& entry,
                                                 const CompileOptions& options) override {
     if (entry.code() != OpCode::FuncFunc) return invalidArgument("compile: entry is not a func.func");
-    auto exe = std::make_unique<CudaExecutable>(device_, module, entry, options);
+    // Ops whose result shape is an operand's value (dynamic_iota, dynamic_broadcast_in_dim, ...)
+    // or a type's dimension (get_dimension_size) take their static forms first, as XLA's
+    // shape refinement does; the program's data is still computed on the device.
+    const std::string name(FuncOp(&entry).symName());
+    std::unique_ptr<Module> refined;
+    const std::vector<Type> argTypes = FuncOp(&entry).functionType().inputs;
+    const bool staticArgs = std::all_of(argTypes.begin(), argTypes.end(),
+                                        [](const Type& t) { return t.isTensor() && t.hasStaticShape(); });
+    if (staticArgs && needsShapeRefinement(module, name)) {
+      RefineShapesOptions refineOptions;
+      refineOptions.replaceFoldedOps = false;
+      auto r = refineShapes(module, name, argTypes, refineOptions);
+      if (r) {
+        refined = std::move(*r);
+      } else if (!options.allowCpuFallback) {
+        return r.status().withContext("cuda: function @" + name + " needs static shapes");
+      }
+    }
+    const Module& m = refined ? *refined : module;
+    const Operation* fn = refined ? refined->lookupFunction(name) : &entry;
+    if (!fn) return internalError("cuda: shape refinement lost function @" + name);
+    auto exe = std::make_unique<CudaExecutable>(device_, m, *fn, options);
+    exe->keepModule(std::move(refined));
     WF_RETURN_IF_ERROR(exe->compile());
     return std::unique_ptr<Executable>(std::move(exe));
   }
