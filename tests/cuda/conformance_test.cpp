@@ -2,7 +2,8 @@
 // CUDA backend: every public argument-less function that passes on the CPU interpreter must pass
 // on cuda too. Ops without a CUDA kernel (and the check.* ops themselves) run on the host through
 // the CPU fallback; the test prints, per file, how many functions passed and which ops still ran
-// on the host, so the list shrinks as kernels land.
+// on the host, so the list shrinks as kernels land, and names every function whose values all
+// have GPU types (i1, ints, f16, bf16, f32, f64) but that still ran something on the host.
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
@@ -49,7 +50,35 @@ enum class Outcome { kPass, kFail, kUnsupported };
 
 struct Tally {
   int cpuPass = 0, cudaPass = 0, cudaUnsupported = 0, cudaFail = 0, allOnDevice = 0;
+  int gpuTyped = 0, gpuTypedOnDevice = 0;  // functions whose values all have GPU types
 };
+
+// Whether every value of `op` (results, region arguments, nested ops) has a type the CUDA
+// kernels compute on: i1, integers of 8 to 64 bits, f16, bf16, f32, f64 (not complex, f8,
+// sub-byte, quantized, tuples or tokens).
+bool usesOnlyGpuTypes(const Operation& op) {
+  auto gpuType = [](const Type& t) {
+    if (!t.isTensor()) return false;
+    const auto& types = gpuTypes();
+    return std::find(types.begin(), types.end(), t.elementType()) != types.end();
+  };
+  for (size_t i = 0; i < op.numResults(); ++i)
+    if (!gpuType(op.result(i)->type())) return false;
+  for (const auto& region : op.regions())
+    for (const auto& block : region->blocks()) {
+      for (size_t i = 0; i < block->numArguments(); ++i)
+        if (!gpuType(block->argument(i)->type())) return false;
+      for (const auto& inner : block->operations())
+        if (!usesOnlyGpuTypes(*inner)) return false;
+    }
+  return true;
+}
+
+// Functions in GPU types with some op on the host, and what ran there.
+std::vector<std::string>& gpuTypedOnHost() {
+  static std::vector<std::string> fns;
+  return fns;
+}
 
 std::map<std::string, int>& hostOps() {
   static std::map<std::string, int> ops;
@@ -114,14 +143,23 @@ TEST_P(CudaConformance, FunctionsPassingOnCpuPassOnCuda) {
         continue;
       }
       ++tally.cudaPass;
-      bool onDevice = true;
+      std::set<std::string> onHost;
       for (const std::string& op : run->report.hostFallbackOps) {
         const std::string opName = op.substr(0, op.find(' '));
         if (opName.rfind("check.", 0) == 0 || opName == "stablehlo.custom_call") continue;
-        onDevice = false;
-        ++hostOps()[opName];
+        if (onHost.insert(opName).second) ++hostOps()[opName];
       }
-      if (onDevice) ++tally.allOnDevice;
+      if (onHost.empty()) ++tally.allOnDevice;
+      if (usesOnlyGpuTypes(*fn.op())) {
+        ++tally.gpuTyped;
+        if (onHost.empty()) {
+          ++tally.gpuTypedOnDevice;
+        } else {
+          std::string line = name + ":";
+          for (const std::string& op : onHost) line += " " + op;
+          gpuTypedOnHost().push_back(line);
+        }
+      }
     }
   }
   total().cpuPass += tally.cpuPass;
@@ -129,6 +167,8 @@ TEST_P(CudaConformance, FunctionsPassingOnCpuPassOnCuda) {
   total().cudaFail += tally.cudaFail;
   total().cudaUnsupported += tally.cudaUnsupported;
   total().allOnDevice += tally.allOnDevice;
+  total().gpuTyped += tally.gpuTyped;
+  total().gpuTypedOnDevice += tally.gpuTypedOnDevice;
   RecordProperty("cuda_pass", tally.cudaPass);
   std::printf("  %-36s %3d on cpu, %3d pass on cuda (%3d all ops on the GPU), %d unsupported, %d fail\n",
               GetParam().c_str(), tally.cpuPass, tally.cudaPass, tally.allOnDevice, tally.cudaUnsupported, tally.cudaFail);
@@ -157,6 +197,9 @@ class Summary : public testing::Environment {
     std::string line = "ops run on the host (number of functions): ";
     for (const auto& [n, name] : ops) line += name + " " + std::to_string(-n) + ", ";
     std::printf("%s\n", line.c_str());
+    std::printf("functions in GPU types (i1, ints, f16, bf16, f32, f64): %d pass on cuda, %d with every op on the GPU\n",
+                t.gpuTyped, t.gpuTypedOnDevice);
+    for (const std::string& f : gpuTypedOnHost()) std::printf("  on the host: %s\n", f.c_str());
   }
 };
 [[maybe_unused]] testing::Environment* const kSummary = testing::AddGlobalTestEnvironment(new Summary);
