@@ -123,7 +123,13 @@ Expected<std::unique_ptr<OpKernel>> lowerConvolution(const Operation& op, LowerC
   if (const Attribute* a = op.attr("feature_group_count")) groups = a->asInt().value_or(1);
   if (const Attribute* a = op.attr("batch_group_count")) batchGroups = a->asInt().value_or(1);
   // cuDNN has neither integer convolutions nor batch groups.
-  if (isInteger(et) || batchGroups != 1) return lowerDirectConvolution(op);
+  if (isInteger(et) || batchGroups != 1) {
+    // The direct kernel reads row-major storage; the planner gives channels-last only to
+    // convolutions convolutionTakesChannelsLast accepts, which these are not.
+    if (ctx.operandStrides || ctx.resultStrides)
+      return internalError(op.describe() + ": channels-last storage for the direct convolution kernel");
+    return lowerDirectConvolution(op);
+  }
   if (op.operand(1)->type().elementType() != et || op.result(0)->type().elementType() != et)
     return unsupportedOnCuda(op, "no cuDNN convolution with mixed element types");
   cudnnDataType_t dt;

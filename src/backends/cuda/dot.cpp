@@ -161,9 +161,10 @@ struct DotAlgorithm {
   int64_t lhsComponents = 0, rhsComponents = 0, primitiveOps = 0;
   bool imprecise = false;
 
-  bool is(const char* precision, const char* acc, int64_t components, int64_t ops) const {
-    return lhs == precision && rhs == precision && accumulation == acc && lhsComponents == components &&
-           rhsComponents == components && primitiveOps == ops;
+  // Whether this is the algorithm of these types and number of products. The component counts
+  // are not compared: StableHLO itself tells the known algorithms apart by the other fields.
+  bool is(const char* precision, const char* acc, int64_t ops) const {
+    return lhs == precision && rhs == precision && accumulation == acc && primitiveOps == ops;
   }
   std::string describe() const {
     return "<" + lhs + " x " + rhs + " -> " + accumulation + ", components " + std::to_string(lhsComponents) + " x " +
@@ -218,28 +219,28 @@ Expected<TypeConfig> algorithmConfig(const Operation& op, const DotAlgorithm& al
   const bool f32 = in == ElementType::kF32, half = in == ElementType::kF16, bf16 = in == ElementType::kBF16;
   // Single-pass algorithms accumulating in f32. f16 and bf16 values are exact in f32 and tf32, and
   // their products exact in f32, so on such operands these are cuBLASLt's plain f32 mode.
-  if (alg.is("f32", "f32", 1, 1) && (f32 || half || bf16)) return tc;  // CUBLAS_COMPUTE_32F
-  if (alg.is("tf32", "f32", 1, 1) && (f32 || half || bf16)) {
+  if (alg.is("f32", "f32", 1) && (f32 || half || bf16)) return tc;  // CUBLAS_COMPUTE_32F
+  if (alg.is("tf32", "f32", 1) && (f32 || half || bf16)) {
     if (f32) tc.compute = CUBLAS_COMPUTE_32F_FAST_TF32;
     return tc;
   }
-  if (alg.is("bf16", "f32", 1, 1) && (f32 || bf16)) {
+  if (alg.is("bf16", "f32", 1) && (f32 || bf16)) {
     // On f32 operands cuBLASLt rounds them to bf16 (or, its documentation allows, to the finer tf32).
     if (f32) tc.compute = CUBLAS_COMPUTE_32F_FAST_16BF;
     return tc;
   }
-  if (alg.is("f16", "f32", 1, 1) && (f32 || half)) {
+  if (alg.is("f16", "f32", 1) && (f32 || half)) {
     // On f32 operands cuBLASLt rounds them to f16 (or, its documentation allows, to tf32).
     if (f32) tc.compute = CUBLAS_COMPUTE_32F_FAST_16F;
     return tc;
   }
-  if (alg.is("f16", "f16", 1, 1) && half && out == ElementType::kF16)
+  if (alg.is("f16", "f16", 1) && half && out == ElementType::kF16)
     return TypeConfig{CUDA_R_16F, CUDA_R_16F, CUDA_R_16F, CUBLAS_COMPUTE_16F};
-  if (alg.is("f64", "f64", 1, 1) && in == ElementType::kF64) return tc;  // CUBLAS_COMPUTE_64F
+  if (alg.is("f64", "f64", 1) && in == ElementType::kF64) return tc;  // CUBLAS_COMPUTE_64F
 #if CUBLAS_VERSION >= 120900
   // bf16_9x: each f32 operand split into three bf16 components, nine products summed in f32;
   // cuBLASLt's own emulation of f32 (as accurate as f32, its documentation says).
-  if (alg.is("bf16", "f32", 3, 9) && f32) {
+  if (alg.is("bf16", "f32", 9) && f32) {
     tc.compute = CUBLAS_COMPUTE_32F_EMULATED_16BFX9;
     return tc;
   }
@@ -329,7 +330,7 @@ Expected<std::unique_ptr<OpKernel>> lowerDot(const Operation& op, LowerContext& 
     // The algorithm names floating-point roundings; integer products and sums round nothing (they
     // wrap in the result type, on the CPU too), so on integers it has nothing to change. f32
     // operands with an f64 result are summed in f64: exactly the f64 algorithm.
-    if (alg && !isInteger(inType) && !alg->is("f64", "f64", 1, 1))
+    if (alg && !isInteger(inType) && !alg->is("f64", "f64", 1))
       return unsupportedOnCuda(op, "no kernel for the dot algorithm " + alg->describe() + " on " +
                                        std::string(elementTypeName(inType)) + " operands with a " +
                                        std::string(elementTypeName(outType)) + " result");
