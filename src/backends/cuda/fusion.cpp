@@ -618,6 +618,40 @@ class KernelEmitter {
 
   static std::string prelude() { return kPrelude; }
 
+  // A region of scalar ops as a device function (generateRegionFunction): the block's arguments
+  // are the parameters a0.., every op is emitted once at no coordinates, and the returned values
+  // are written to r0...
+  Expected<RegionFunction> generateRegion(const Block& block, const std::string& name) {
+    idx_ = "int";
+    memo_.emplace_back();
+    RegionFunction out;
+    std::vector<std::string> params;
+    for (size_t i = 0; i < block.numArguments(); ++i) {
+      const ElementType t = block.argument(i)->type().elementType();
+      const std::string a = "a" + std::to_string(i);
+      memo_.back()[key(block.argument(i), {})] = a;
+      out.argTypes.push_back(t);
+      params.push_back(std::string(computeCType(t)) + " " + a);
+    }
+    const Operation& ret = *block.terminator();
+    std::vector<std::string> results;
+    for (size_t i = 0; i < ret.numOperands(); ++i) {
+      WF_ASSIGN_OR_RETURN(std::string r, emit(ret.operand(i), {}, false));
+      const ElementType t = ret.operand(i)->type().elementType();
+      results.push_back(r);
+      out.resultTypes.push_back(t);
+      params.push_back(std::string(computeCType(t)) + "* r" + std::to_string(i));
+    }
+    std::ostringstream src;
+    src << "__device__ __forceinline__ void " << name << "(";
+    for (size_t i = 0; i < params.size(); ++i) src << (i ? ", " : "") << params[i];
+    src << ") {\n" << body_.str();
+    for (size_t i = 0; i < results.size(); ++i) src << "    *r" << i << " = " << results[i] << ";\n";
+    src << "}\n";
+    out.code = src.str();
+    return out;
+  }
+
  private:
   // A value's storage strides if it is not row-major, else empty.
   std::vector<int64_t> stridesOf(const Value* v) const {
@@ -844,6 +878,8 @@ class KernelEmitter {
     return v;
   }
 
+ public:
+  // Expressions of generated code, shared with kernels written around a region function.
   static std::string load(ElementType t, const std::string& ref) {
     switch (t) {
       case ElementType::kBF16: return "wf_bf16_load(" + ref + ")";
@@ -866,6 +902,13 @@ class KernelEmitter {
     if (t == ElementType::kF16) return "wf_f16_round(" + expr + ")";
     return expr;
   }
+  // A compute value of `from` as `to` (stablehlo.convert of the types the fused kernels take).
+  static std::string converted(ElementType from, ElementType to, const std::string& x) {
+    if (isBoolean(to) && !isBoolean(from)) return "(" + x + " != 0)";
+    return rounded(to, std::string("(") + computeCType(to) + ")(" + x + ")");
+  }
+
+ private:
 
   std::string linearIndex(const std::vector<int64_t>& shape, const std::vector<std::string>& coords) {
     std::string expr;
@@ -989,9 +1032,7 @@ class KernelEmitter {
       }
       case OpCode::Convert: {
         WF_ASSIGN_OR_RETURN(std::string x, operandAt(0));
-        const ElementType from = op.operand(0)->type().elementType();
-        if (isBoolean(t) && !isBoolean(from)) return declare(t, "(" + x + " != 0)");
-        return declare(t, rounded(t, std::string("(") + computeCType(t) + ")(" + x + ")"));
+        return declare(t, converted(op.operand(0)->type().elementType(), t, x));
       }
       case OpCode::Compare: {
         WF_ASSIGN_OR_RETURN(std::string a, operandAt(0));
@@ -1109,6 +1150,43 @@ Expected<FusedKernelSource> generateFusedKernel(const FusionGroup& group, const 
   if (group.ops.empty()) return internalError("empty fusion group");
   KernelEmitter emitter(group, strides);
   return emitter.generate(name);
+}
+
+Expected<RegionFunction> generateRegionFunction(const Region& region, const std::string& name) {
+  if (region.blocks().size() != 1)
+    return unimplemented("a region of " + std::to_string(region.blocks().size()) + " blocks (unimplemented on cuda)");
+  const Block& block = region.front();
+  const Operation* ret = block.terminator();
+  if (!ret || ret->code() != OpCode::Return) return invalidArgument("a region that does not end in stablehlo.return");
+  auto scalar = [](const Value* v) { return isFusibleType(v->type()) && v->type().rank() == 0; };
+  // Values from outside the region (implicit captures) are not parameters of the function.
+  auto local = [&](const Value* v) {
+    return v->isBlockArgument() ? v->ownerBlock() == &block : v->definingOp()->parentBlock() == &block;
+  };
+  for (size_t i = 0; i < block.numArguments(); ++i)
+    if (!scalar(block.argument(i)))
+      return unimplemented("a region argument of type " + block.argument(i)->type().toString() + " (unimplemented on cuda)");
+  for (const auto& op : block.operations()) {
+    bool ok = true;
+    if (op.get() != ret) {
+      const FuseKind kind = fuseKind(*op);
+      ok = kind == FuseKind::kCompute || kind == FuseKind::kMove;
+      for (size_t r = 0; r < op->numResults(); ++r) ok = ok && scalar(op->result(r));
+    }
+    for (const Value* v : op->operands()) ok = ok && scalar(v) && local(v);
+    if (!ok) return unimplemented(op->describe() + ": no CUDA code for this op in a region (unimplemented on cuda)");
+  }
+  FusionGroup none;  // a region function reads no buffers
+  KernelEmitter emitter(none, nullptr);
+  return emitter.generateRegion(block, name);
+}
+
+const char* storageTypeName(ElementType t) { return storageCType(t); }
+const char* computeTypeName(ElementType t) { return storageCType(t) ? computeCType(t) : nullptr; }
+std::string loadExpr(ElementType t, const std::string& ref) { return KernelEmitter::load(t, ref); }
+std::string storeExpr(ElementType t, const std::string& value) { return KernelEmitter::store(t, value); }
+std::string convertExpr(ElementType from, ElementType to, const std::string& value) {
+  return from == to ? value : KernelEmitter::converted(from, to, value);
 }
 
 }  // namespace wf::cuda

@@ -81,4 +81,30 @@ std::string fusedKernelPrelude();
 // True if this op may be a member of a fusion group (its types and attributes are supported).
 bool isFusible(const Operation& op);
 
+// A region whose ops act on rank-0 tensors (a reduction or map body, a sort comparator, a scatter
+// update) as a CUDA device function, written by the fused kernels' code generator:
+//   __device__ __forceinline__ void name(A0 a0, A1 a1, ..., R0* r0, R1* r1, ...)
+// Arguments and results are values of their compute C type (computeTypeName): narrow floats are
+// floats already rounded to their type, and the body rounds after every op as fused kernels do.
+// Kernels around it need fusedKernelPrelude(). Ops the generator has no code for (those that
+// isFusible() refuses), other ranks, or values from outside the region: Unimplemented, naming the
+// op.
+struct RegionFunction {
+  std::string code;
+  std::vector<ElementType> argTypes;     // of a0, a1, ...
+  std::vector<ElementType> resultTypes;  // of r0, r1, ...
+};
+Expected<RegionFunction> generateRegionFunction(const Region& region, const std::string& name);
+
+// The C types and expressions of generated code, for kernels written around a region function:
+// how an element type is stored in memory and what it computes in (nullptr for types the
+// generated kernels do not take), a load from storage `ref` to a compute value, a store of a
+// compute value to storage, and the conversion of a compute value to another element type (as
+// stablehlo.convert, for the types the generator converts).
+const char* storageTypeName(ElementType t);
+const char* computeTypeName(ElementType t);
+std::string loadExpr(ElementType t, const std::string& ref);
+std::string storeExpr(ElementType t, const std::string& value);
+std::string convertExpr(ElementType from, ElementType to, const std::string& value);
+
 }  // namespace wf::cuda

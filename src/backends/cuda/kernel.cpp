@@ -15,6 +15,7 @@ const CudaKernelRegistry& CudaKernelRegistry::instance() {
     registerScatterLowerings(r);
     registerRngLowerings(r);
     registerLinalgLowerings(r);
+    registerRegionLowerings(r);
     return r;
   }();
   return registry;

@@ -104,6 +104,7 @@ void registerSortLowerings(CudaKernelRegistry& registry);          // sort.cu (C
 void registerScatterLowerings(CudaKernelRegistry& registry);       // scatter.cu
 void registerRngLowerings(CudaKernelRegistry& registry);           // rng.cu
 void registerLinalgLowerings(CudaKernelRegistry& registry);        // linalg.cu (triangular_solve)
+void registerRegionLowerings(CudaKernelRegistry& registry);        // region_kernels.cpp (map)
 
 // dot_general for the element types cuBLASLt has no kernel for (dot_direct.cu): integers, and f32
 // operands with an f64 result. dot.cpp's lowering hands them over.

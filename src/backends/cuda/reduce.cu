@@ -1,10 +1,10 @@
 // CUDA kernels for stablehlo.reduce and stablehlo.reduce_window with a one-op body (sum,
 // product, max, min, and, or) over one operand, and the two-operand argmax/argmin reduce (values
-// and indices, recognised structurally); other bodies and multi-operand reductions are
-// unimplemented here. reduce_window (pooling) takes strides, window dilation and
-// padding (padded positions hold the init value, as the spec says); base dilation is
-// unimplemented. f16
-// and bf16 accumulate in f32; integers accumulate in 64 bits and wrap to their width.
+// and indices, recognised structurally). Other bodies and operand counts go to the kernels
+// generated around the body (region_kernels.h). reduce_window (pooling) takes strides, window
+// and base dilation and padding (padded positions and base-dilation holes hold the init value,
+// as the spec says). f16 and bf16 accumulate in f32; integers accumulate in 64 bits and wrap to
+// their width.
 // Two shapes of launch: a block per result element (the reduced dims are the innermost, or there
 // are few results), else a thread per result element (coalesced across results).
 #include <string>
@@ -12,6 +12,7 @@
 #include "backends/cpu/shape_util.h"
 #include "backends/cuda/cuda_check.h"
 #include "backends/cuda/device_util.cuh"
+#include "backends/cuda/region_kernels.h"
 
 namespace wf::cuda {
 namespace {
@@ -384,37 +385,26 @@ __global__ void argReduceBlockPerOutput(int kind, const typename Tr::S* __restri
 
 using Results = Expected<std::unique_ptr<OpKernel>>;
 
-// The plan of a reduction of `inShape` over `dims` (shared by the one- and two-operand paths).
+// The plan of a reduction of `inShape` over the op's dimensions (shared by the one- and
+// two-operand paths).
 Expected<ReducePlan> planReduce(const Operation& op, const std::vector<int64_t>& inShape) {
-  WF_ASSIGN_OR_RETURN(std::vector<int64_t> dims, cpu::intListAttr(op, "dimensions"));
   if (inShape.size() > static_cast<size_t>(kMaxRank))
     return unsupportedOnCuda(op, "rank " + std::to_string(inShape.size()) + " is over the CUDA kernels' limit");
-  std::vector<bool> reduced(inShape.size(), false);
-  for (int64_t d : dims) {
-    if (d < 0 || static_cast<size_t>(d) >= inShape.size()) return invalidArgument(op.describe() + ": dimension out of range");
-    reduced[static_cast<size_t>(d)] = true;
-  }
-  std::vector<int64_t> strides(inShape.size(), 1);
-  for (size_t i = inShape.size(); i-- > 1;) strides[i - 1] = strides[i] * inShape[i];
+  WF_ASSIGN_OR_RETURN(ReduceGeometry g, planReduceGeometry(op, inShape));
   ReducePlan p;
-  p.numOut = 1;
-  p.numRed = 1;
+  p.numOut = g.numOut;
+  p.numRed = g.numRed;
   bool seenReduced = false;
   p.trailing = true;
   for (size_t d = 0; d < inShape.size(); ++d) {
-    IndexMap<1>& m = reduced[d] ? p.redMap : p.outMap;
+    IndexMap<1>& m = g.reduced[d] ? p.redMap : p.outMap;
     m.dims[m.rank] = inShape[d];
-    m.strides[0][m.rank] = strides[d];
+    m.strides[0][m.rank] = g.inStrides[d];
     ++m.rank;
-    if (reduced[d]) {
-      p.numRed *= inShape[d];
-      seenReduced = true;
-    } else {
-      p.numOut *= inShape[d];
-      if (seenReduced && inShape[d] != 1) p.trailing = false;
-    }
+    if (g.reduced[d]) seenReduced = true;
+    else if (seenReduced && inShape[d] != 1) p.trailing = false;
   }
-  p.innermostReduced = !inShape.empty() && reduced.back();
+  p.innermostReduced = !inShape.empty() && g.reduced.back();
   return p;
 }
 
@@ -477,7 +467,8 @@ Results lowerArgReduce(const Operation& op, LowerContext& ctx) {
   }
 }
 
-Results lowerReduce(const Operation& op, LowerContext& ctx) {
+// reduce.cu's own kernels, or Unimplemented when they do not take the op.
+Results lowerFastReduce(const Operation& op, LowerContext& ctx) {
   if (op.numOperands() == 4 && op.numResults() == 2) return lowerArgReduce(op, ctx);
   if (op.numOperands() != 2 || op.numResults() != 1)
     return unsupportedOnCuda(op, "no CUDA kernel for a reduction of " + std::to_string(op.numOperands() / 2) +
@@ -515,20 +506,14 @@ Results lowerReduce(const Operation& op, LowerContext& ctx) {
                       });
 }
 
-// ---- reduce_window ----------------------------------------------------------------------------
+// The fast kernels when they take the op, else the kernel generated around its body.
+Results lowerReduce(const Operation& op, LowerContext& ctx) {
+  Results fast = lowerFastReduce(op, ctx);
+  if (fast || fast.status().code() != StatusCode::kUnimplemented) return fast;
+  return lowerRegionKernel(op, ctx);
+}
 
-struct WindowPlan {
-  int rank = 0;
-  int64_t n = 0;  // result elements
-  int64_t outDims[kMaxRank] = {};
-  int64_t inDims[kMaxRank] = {};
-  int64_t inStrides[kMaxRank] = {};
-  int64_t window[kMaxRank] = {};
-  int64_t strides[kMaxRank] = {};
-  int64_t dilation[kMaxRank] = {};
-  int64_t padLo[kMaxRank] = {};
-  int64_t windowSize = 1;
-};
+// ---- reduce_window ----------------------------------------------------------------------------
 
 template <typename Tr>
 __global__ void reduceWindowKernel(RedKind k, const typename Tr::S* in, const typename Tr::S* init,
@@ -540,8 +525,8 @@ __global__ void reduceWindowKernel(RedKind k, const typename Tr::S* in, const ty
       o[d] = rem % p.outDims[d];
       rem /= p.outDims[d];
     }
-    // Padded positions hold the init value (the spec pads the operand with it), and the
-    // reduction starts from it too.
+    // Padded positions and base-dilation holes hold the init value (the spec pads and dilates
+    // the operand with it), and the reduction starts from it too.
     const auto initValue = loadAcc<Tr>(*init);
     auto acc = initValue;
     for (int64_t w = 0; w < p.windowSize; ++w) {
@@ -550,9 +535,11 @@ __global__ void reduceWindowKernel(RedKind k, const typename Tr::S* in, const ty
       for (int d = p.rank - 1; d >= 0; --d) {
         const int64_t wd = wr % p.window[d];
         wr /= p.window[d];
+        // x: the position in the dilated, padded input; x / baseDilation in the input.
         const int64_t x = o[d] * p.strides[d] + wd * p.dilation[d] - p.padLo[d];
-        if (x < 0 || x >= p.inDims[d]) inside = false;
-        off += x * p.inStrides[d];
+        const int64_t b = p.baseDilation[d];
+        if (x < 0 || x % b != 0 || x / b >= p.inDims[d]) inside = false;
+        off += (x / b) * p.inStrides[d];
       }
       acc = combine<Tr>(k, acc, inside ? loadAcc<Tr>(in[off]) : initValue);
     }
@@ -560,7 +547,8 @@ __global__ void reduceWindowKernel(RedKind k, const typename Tr::S* in, const ty
   }
 }
 
-Results lowerReduceWindow(const Operation& op, LowerContext&) {
+// reduce.cu's own kernel (one operand, one-op body), or Unimplemented when it does not take the op.
+Results lowerFastReduceWindow(const Operation& op, LowerContext&) {
   if (op.numOperands() != 2 || op.numResults() != 1)
     return unsupportedOnCuda(op, "no CUDA kernel for a reduce_window of " + std::to_string(op.numOperands() / 2) +
                                      " operands");
@@ -568,6 +556,50 @@ Results lowerReduceWindow(const Operation& op, LowerContext&) {
   const ElementType et = op.operand(0)->type().elementType();
   if (op.result(0)->type().elementType() != et || op.operand(1)->type().elementType() != et)
     return unsupportedOnCuda(op, "no CUDA kernel for a reduce_window that changes the element type");
+  if (isFloat(et) && (kind == RedKind::kAnd || kind == RedKind::kOr))
+    return invalidArgument(op.describe() + ": and/or reduction of floats");
+  WF_ASSIGN_OR_RETURN(WindowPlan p, planWindow(op));
+  return dispatchType(et, Results(unsupportedOnCuda(op, "no CUDA kernel for element type " + std::string(elementTypeName(et)))),
+                      [&](auto tag) -> Results {
+                        using Tr = decltype(tag);
+                        return makeKernel([kind, p](const LaunchContext& ctx, std::span<void* const> in,
+                                                    std::span<void* const> out) {
+                          if (p.n == 0) return Status::ok();
+                          using S = typename Tr::S;
+                          reduceWindowKernel<Tr><<<gridFor(p.n), kThreads, 0, ctx.stream>>>(
+                              kind, static_cast<const S*>(in[0]), static_cast<const S*>(in[1]),
+                              static_cast<S*>(out[0]), p);
+                          WF_CUDA_CHECK_LAUNCH("reduceWindowKernel");
+                          return Status::ok();
+                        });
+                      });
+}
+
+// The fast kernel when it takes the op, else the kernel generated around its body.
+Results lowerReduceWindow(const Operation& op, LowerContext& ctx) {
+  Results fast = lowerFastReduceWindow(op, ctx);
+  if (fast || fast.status().code() != StatusCode::kUnimplemented) return fast;
+  return lowerRegionKernel(op, ctx);
+}
+
+}  // namespace
+
+Expected<ReduceGeometry> planReduceGeometry(const Operation& op, const std::vector<int64_t>& inShape) {
+  WF_ASSIGN_OR_RETURN(std::vector<int64_t> dims, cpu::intListAttr(op, "dimensions"));
+  ReduceGeometry g;
+  g.inShape = inShape;
+  g.inStrides = rowMajorStridesOf(inShape);
+  g.reduced.assign(inShape.size(), false);
+  for (int64_t d : dims) {
+    if (d < 0 || static_cast<size_t>(d) >= inShape.size() || g.reduced[static_cast<size_t>(d)])
+      return invalidArgument(op.describe() + ": bad reduce dimension " + std::to_string(d));
+    g.reduced[static_cast<size_t>(d)] = true;
+  }
+  for (size_t d = 0; d < inShape.size(); ++d) (g.reduced[d] ? g.numRed : g.numOut) *= inShape[d];
+  return g;
+}
+
+Expected<WindowPlan> planWindow(const Operation& op) {
   WF_ASSIGN_OR_RETURN(std::vector<int64_t> inShape, staticShape(op, op.operand(0)->type()));
   WF_ASSIGN_OR_RETURN(std::vector<int64_t> outShape, staticShape(op, op.result(0)->type()));
   const size_t r = inShape.size();
@@ -585,33 +617,20 @@ Results lowerReduceWindow(const Operation& op, LowerContext&) {
   p.n = numElementsOf(outShape);
   const std::vector<int64_t> inStrides = rowMajorStridesOf(inShape);
   for (size_t d = 0; d < r; ++d) {
-    if (baseDil[d] != 1) return unsupportedOnCuda(op, "no CUDA kernel for reduce_window with base dilation");
+    if (window[d] <= 0 || strides[d] <= 0 || baseDil[d] <= 0 || winDil[d] <= 0)
+      return invalidArgument(op.describe() + ": window sizes, strides and dilations must be positive");
     p.outDims[d] = outShape[d];
     p.inDims[d] = inShape[d];
     p.inStrides[d] = inStrides[d];
     p.window[d] = window[d];
     p.strides[d] = strides[d];
     p.dilation[d] = winDil[d];
+    p.baseDilation[d] = baseDil[d];
     p.padLo[d] = padding[2 * d];
     p.windowSize *= window[d];
   }
-  return dispatchType(et, Results(unsupportedOnCuda(op, "no CUDA kernel for element type " + std::string(elementTypeName(et)))),
-                      [&](auto tag) -> Results {
-                        using Tr = decltype(tag);
-                        return makeKernel([kind, p](const LaunchContext& ctx, std::span<void* const> in,
-                                                    std::span<void* const> out) {
-                          if (p.n == 0) return Status::ok();
-                          using S = typename Tr::S;
-                          reduceWindowKernel<Tr><<<gridFor(p.n), kThreads, 0, ctx.stream>>>(
-                              kind, static_cast<const S*>(in[0]), static_cast<const S*>(in[1]),
-                              static_cast<S*>(out[0]), p);
-                          WF_CUDA_CHECK_LAUNCH("reduceWindowKernel");
-                          return Status::ok();
-                        });
-                      });
+  return p;
 }
-
-}  // namespace
 
 void registerReduceLowerings(CudaKernelRegistry& r) {
   r.add(OpCode::Reduce, lowerReduce);
