@@ -88,24 +88,27 @@ Status launchDirectConvolution(const LaunchContext& ctx, const DirectConvPlan& p
   return Status::ok();
 }
 
-// Integer operands: the sum is kept in uint64_t (unsigned, so that it wraps) and stored through
-// the unsigned type of the result's width (signed and unsigned results of one width share their
-// bits). Floats: the result has the operands' type and the sum their compute type.
-Status launchFor(const LaunchContext& ctx, const DirectConvPlan& p, ElementType in, ElementType out,
-                 std::span<void* const> ins, std::span<void* const> outs) {
-  return dispatchType(in, internalError("direct convolution of an unexpected element type"), [&](auto inT) -> Status {
+using Launcher = Status (*)(const LaunchContext&, const DirectConvPlan&, std::span<void* const>,
+                            std::span<void* const>);
+
+// The kernel for these element types, chosen once at lowering time. Integer operands: the sum is
+// kept in uint64_t (unsigned, so that it wraps) and stored through the unsigned type of the
+// result's width (signed and unsigned results of one width share their bits). Floats: the result
+// has the operands' type and the sum their compute type (f32 for f16 and bf16).
+Launcher launcherFor(ElementType in, ElementType out) {
+  return dispatchType(in, Launcher{nullptr}, [&](auto inT) -> Launcher {
     using InT = decltype(inT);
     if constexpr (InT::kCat == Cat::kSInt || InT::kCat == Cat::kUInt) {
       switch (storageBytes(out)) {
-        case 1: return launchDirectConvolution<InT, UIntT<uint8_t>, uint64_t>(ctx, p, ins, outs);
-        case 2: return launchDirectConvolution<InT, UIntT<uint16_t>, uint64_t>(ctx, p, ins, outs);
-        case 4: return launchDirectConvolution<InT, UIntT<uint32_t>, uint64_t>(ctx, p, ins, outs);
-        default: return launchDirectConvolution<InT, UIntT<uint64_t>, uint64_t>(ctx, p, ins, outs);
+        case 1: return &launchDirectConvolution<InT, UIntT<uint8_t>, uint64_t>;
+        case 2: return &launchDirectConvolution<InT, UIntT<uint16_t>, uint64_t>;
+        case 4: return &launchDirectConvolution<InT, UIntT<uint32_t>, uint64_t>;
+        default: return &launchDirectConvolution<InT, UIntT<uint64_t>, uint64_t>;
       }
     } else if constexpr (InT::kCat == Cat::kFloat) {
-      return launchDirectConvolution<InT, InT, typename InT::C>(ctx, p, ins, outs);
+      return &launchDirectConvolution<InT, InT, typename InT::C>;
     } else {
-      return internalError("direct convolution of a boolean");
+      return nullptr;
     }
   });
 }
@@ -198,10 +201,12 @@ Expected<std::unique_ptr<OpKernel>> lowerDirectConvolution(const Operation& op) 
     return invalidArgument(op.describe() + ": the input batch is not batch_group_count times the result's");
   p.groupInputStride = featureGroups > 1 ? p.inFeaturesPerGroup * p.inStrideFeature : at(ys, outBatch) * p.inStrideBatch;
   if (p.outFeaturesPerGroup == 0) p.outFeaturesPerGroup = 1;  // no output features: no threads read it
-  return makeKernel([p, in, outType](const LaunchContext& ctx, std::span<void* const> ins,
-                                     std::span<void* const> outs) -> Status {
+  const Launcher launch = launcherFor(in, outType);
+  if (!launch) return internalError(op.describe() + ": no direct convolution kernel for its element types");
+  return makeKernel([p, launch](const LaunchContext& ctx, std::span<void* const> ins,
+                                std::span<void* const> outs) -> Status {
     if (p.n == 0) return Status::ok();
-    return launchFor(ctx, p, in, outType, ins, outs);
+    return launch(ctx, p, ins, outs);
   });
 }
 

@@ -48,22 +48,26 @@ Status launchDirectDot(const LaunchContext& ctx, const DirectDotPlan& p, std::sp
   return Status::ok();
 }
 
-// Integer operands of any width and signedness, a result of any integer width: the sum is kept in
-// uint64_t (unsigned, so that it wraps) and stored through the unsigned type of the result's
-// width (signed and unsigned results of one width share their bits).
-Status launchIntegerDot(const LaunchContext& ctx, const DirectDotPlan& p, ElementType in, ElementType out,
-                        std::span<void* const> ins, std::span<void* const> outs) {
-  return dispatchType(in, internalError("direct dot of an unexpected element type"), [&](auto inT) -> Status {
+using Launcher = Status (*)(const LaunchContext&, const DirectDotPlan&, std::span<void* const>, std::span<void* const>);
+
+// The kernel for these element types, chosen once at lowering time. Integer operands of any width
+// and signedness, a result of any integer width: the sum is kept in uint64_t (unsigned, so that it
+// wraps) and stored through the unsigned type of the result's width (signed and unsigned results
+// of one width share their bits). f32 operands with an f64 result sum in f64.
+Launcher launcherFor(ElementType in, ElementType out) {
+  if (in == ElementType::kF32 && out == ElementType::kF64)
+    return &launchDirectDot<NativeFloatT<float>, NativeFloatT<double>, double>;
+  return dispatchType(in, Launcher{nullptr}, [&](auto inT) -> Launcher {
     using InT = decltype(inT);
     if constexpr (InT::kCat == Cat::kSInt || InT::kCat == Cat::kUInt) {
       switch (storageBytes(out)) {
-        case 1: return launchDirectDot<InT, UIntT<uint8_t>, uint64_t>(ctx, p, ins, outs);
-        case 2: return launchDirectDot<InT, UIntT<uint16_t>, uint64_t>(ctx, p, ins, outs);
-        case 4: return launchDirectDot<InT, UIntT<uint32_t>, uint64_t>(ctx, p, ins, outs);
-        default: return launchDirectDot<InT, UIntT<uint64_t>, uint64_t>(ctx, p, ins, outs);
+        case 1: return &launchDirectDot<InT, UIntT<uint8_t>, uint64_t>;
+        case 2: return &launchDirectDot<InT, UIntT<uint16_t>, uint64_t>;
+        case 4: return &launchDirectDot<InT, UIntT<uint32_t>, uint64_t>;
+        default: return &launchDirectDot<InT, UIntT<uint64_t>, uint64_t>;
       }
     } else {
-      return internalError("direct integer dot of a non-integer element type");
+      return nullptr;
     }
   });
 }
@@ -116,13 +120,12 @@ Expected<std::unique_ptr<OpKernel>> lowerDirectDot(const Operation& op, const Do
     p.contract.strides[1][j] = rsStrides[r];
     p.k *= ls[l];
   }
-  return makeKernel([p, in, outType](const LaunchContext& ctx, std::span<void* const> ins,
-                                     std::span<void* const> outs) -> Status {
+  const Launcher launch = launcherFor(in, outType);
+  if (!launch) return internalError(op.describe() + ": no direct dot kernel for its element types");
+  return makeKernel([p, launch](const LaunchContext& ctx, std::span<void* const> ins,
+                                std::span<void* const> outs) -> Status {
     if (p.n == 0) return Status::ok();
-    if (isInteger(in)) return launchIntegerDot(ctx, p, in, outType, ins, outs);
-    if (in == ElementType::kF32 && outType == ElementType::kF64)
-      return launchDirectDot<NativeFloatT<float>, NativeFloatT<double>, double>(ctx, p, ins, outs);
-    return internalError("direct dot of an unexpected element type");
+    return launch(ctx, p, ins, outs);
   });
 }
 
