@@ -535,11 +535,17 @@ __global__ void reduceWindowKernel(RedKind k, const typename Tr::S* in, const ty
       for (int d = p.rank - 1; d >= 0; --d) {
         const int64_t wd = wr % p.window[d];
         wr /= p.window[d];
-        // x: the position in the dilated, padded input; x / baseDilation in the input.
+        // x: the position in the dilated, padded input; xi = x / baseDilation in the input (no
+        // 64-bit division without base dilation, as in pooling).
         const int64_t x = o[d] * p.strides[d] + wd * p.dilation[d] - p.padLo[d];
         const int64_t b = p.baseDilation[d];
-        if (x < 0 || x % b != 0 || x / b >= p.inDims[d]) inside = false;
-        off += (x / b) * p.inStrides[d];
+        int64_t xi = x;
+        if (b != 1) {
+          if (x % b != 0) inside = false;
+          xi = x / b;
+        }
+        if (x < 0 || xi >= p.inDims[d]) inside = false;
+        off += xi * p.inStrides[d];
       }
       acc = combine<Tr>(k, acc, inside ? loadAcc<Tr>(in[off]) : initValue);
     }
