@@ -318,16 +318,10 @@ Expected<std::vector<std::vector<Literal>>> Interpreter::runGrid(const Operation
 }
 
 // ---------------------------------------------------------------------------------------------
-// Kernels
+// Collective attributes and groups (shared with the CUDA backend)
 // ---------------------------------------------------------------------------------------------
 
-namespace {
-
-using Results = Expected<std::vector<Literal>>;
-
-ProcessId selfOf(const EvalContext& ctx) { return {ctx.replicaId, ctx.partitionId}; }
-
-int64_t channelIdOf(const Operation& op) {
+int64_t collectiveChannelId(const Operation& op) {
   const Attribute* handle = op.attr("channel_handle");
   if (!handle) return 0;
   if (const Attribute* h = handle->field("handle"))
@@ -335,14 +329,14 @@ int64_t channelIdOf(const Operation& op) {
   return 0;
 }
 
-bool flagOf(const Operation& op, std::string_view name) {
+bool collectiveFlag(const Operation& op, std::string_view name) {
   const Attribute* a = op.attr(name);
   if (!a) return false;
   if (a->kind() == Attribute::Kind::kBool) return a->boolValue();
   return a->kind() == Attribute::Kind::kUnit;
 }
 
-Expected<int64_t> intAttr(const Operation& op, std::string_view name) {
+Expected<int64_t> collectiveIntAttr(const Operation& op, std::string_view name) {
   const Attribute* a = op.attr(name);
   std::optional<int64_t> v = a ? a->asInt() : std::nullopt;
   if (!v) return invalidArgument(op.describe() + ": missing integer attribute '" + std::string(name) + "'");
@@ -350,7 +344,7 @@ Expected<int64_t> intAttr(const Operation& op, std::string_view name) {
 }
 
 // A 2-D integer tensor attribute (replica_groups, source_target_pairs) as rows.
-Expected<std::vector<std::vector<int64_t>>> rowsAttr(const Operation& op, std::string_view name) {
+Expected<std::vector<std::vector<int64_t>>> collectiveRowsAttr(const Operation& op, std::string_view name) {
   std::vector<std::vector<int64_t>> rows;
   const Attribute* a = op.attr(name);
   if (!a) return rows;
@@ -375,36 +369,78 @@ Expected<std::vector<std::vector<int64_t>>> rowsAttr(const Operation& op, std::s
   return rows;
 }
 
-// The process group of this process for a collective with `replica_groups`; nullopt when the
-// process is in none of them.
-Expected<std::optional<ProcessGroup>> groupOf(const Operation& op, GroupStrategy strategy, const EvalContext& ctx) {
-  WF_ASSIGN_OR_RETURN(std::vector<std::vector<int64_t>> ids, rowsAttr(op, "replica_groups"));
+Expected<std::optional<ProcessGroup>> collectiveGroupOf(const Operation& op, GroupStrategy strategy, ProcessId self,
+                                                        int64_t numReplicas, int64_t numPartitions) {
+  WF_ASSIGN_OR_RETURN(std::vector<std::vector<int64_t>> ids, collectiveRowsAttr(op, "replica_groups"));
   if (ids.empty()) {
     // No groups: every process of the strategy's axis is in one group.
-    int64_t count = strategy == GroupStrategy::kCrossPartition ? ctx.numPartitions
-                    : strategy == GroupStrategy::kFlattenedIds ? ctx.numReplicas * ctx.numPartitions
-                                                               : ctx.numReplicas;
+    int64_t count = strategy == GroupStrategy::kCrossPartition ? numPartitions
+                    : strategy == GroupStrategy::kFlattenedIds ? numReplicas * numPartitions
+                                                               : numReplicas;
     std::vector<int64_t> all;
     for (int64_t i = 0; i < count; ++i) all.push_back(i);
     ids.push_back(std::move(all));
   }
-  auto groups = computeProcessGroups(strategy, ids, ctx.numReplicas, ctx.numPartitions);
+  auto groups = computeProcessGroups(strategy, ids, numReplicas, numPartitions);
   if (!groups) return groups.status().withContext(op.describe());
   for (ProcessGroup& g : *groups)
-    if (std::find(g.begin(), g.end(), selfOf(ctx)) != g.end()) return std::optional<ProcessGroup>(std::move(g));
+    if (std::find(g.begin(), g.end(), self) != g.end()) return std::optional<ProcessGroup>(std::move(g));
   return std::optional<ProcessGroup>();
 }
 
 // Strategy of all_gather / all_reduce / reduce_scatter.
-GroupStrategy replicaStrategy(const Operation& op) {
-  const bool global = flagOf(op, "use_global_device_ids");
-  if (channelIdOf(op) <= 0 && !global) return GroupStrategy::kCrossReplica;
+GroupStrategy replicaGroupStrategy(const Operation& op) {
+  const bool global = collectiveFlag(op, "use_global_device_ids");
+  if (collectiveChannelId(op) <= 0 && !global) return GroupStrategy::kCrossReplica;
   return global ? GroupStrategy::kFlattenedIds : GroupStrategy::kCrossReplicaAndPartition;
 }
 
 // Strategy of all_to_all / collective_permute / collective_broadcast / collective_reduce.
-GroupStrategy channelStrategy(const Operation& op) {
-  return channelIdOf(op) > 0 ? GroupStrategy::kCrossPartition : GroupStrategy::kCrossReplica;
+GroupStrategy channelGroupStrategy(const Operation& op) {
+  return collectiveChannelId(op) > 0 ? GroupStrategy::kCrossPartition : GroupStrategy::kCrossReplica;
+}
+
+Expected<PermuteGroup> collectivePermuteGroup(const Operation& op, ProcessId self, int64_t numReplicas,
+                                              int64_t numPartitions) {
+  WF_ASSIGN_OR_RETURN(std::vector<std::vector<int64_t>> pairs, collectiveRowsAttr(op, "source_target_pairs"));
+  const bool crossPartition = channelGroupStrategy(op) == GroupStrategy::kCrossPartition;
+  const int64_t limit = crossPartition ? numPartitions : numReplicas;
+  const int64_t selfId = crossPartition ? self.partition : self.replica;
+  // Everyone named in a pair, on this process's line of the grid, meets once.
+  std::set<int64_t> ids;
+  std::optional<int64_t> source;
+  for (const std::vector<int64_t>& pair : pairs) {
+    if (pair.size() != 2) return invalidArgument(op.describe() + ": source_target_pairs must be N x 2");
+    for (int64_t id : pair)
+      if (id < 0 || id >= limit)
+        return invalidArgument(op.describe() + ": source_target_pairs id " + std::to_string(id) +
+                               " is outside [0, " + std::to_string(limit) + ")");
+    ids.insert(pair[0]);
+    ids.insert(pair[1]);
+    if (pair[1] == selfId) source = pair[0];
+  }
+  PermuteGroup result;
+  if (!ids.count(selfId)) return result;
+  for (int64_t id : ids)
+    result.group.push_back(crossPartition ? ProcessId{self.replica, id} : ProcessId{id, self.partition});
+  if (source) result.source = static_cast<size_t>(std::distance(ids.begin(), ids.find(*source)));
+  return result;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Kernels
+// ---------------------------------------------------------------------------------------------
+
+namespace {
+
+using Results = Expected<std::vector<Literal>>;
+
+ProcessId selfOf(const EvalContext& ctx) { return {ctx.replicaId, ctx.partitionId}; }
+
+// The process group of this process for a collective with `replica_groups`; nullopt when the
+// process is in none of them.
+Expected<std::optional<ProcessGroup>> groupOf(const Operation& op, GroupStrategy strategy, const EvalContext& ctx) {
+  return collectiveGroupOf(op, strategy, selfOf(ctx), ctx.numReplicas, ctx.numPartitions);
 }
 
 Expected<ProcessGroup> requiredGroupOf(const Operation& op, GroupStrategy strategy, const EvalContext& ctx) {
@@ -420,7 +456,7 @@ Expected<std::vector<std::vector<Literal>>> exchangeIn(const Operation& op, cons
   if (!ctx.rendezvous)
     return invalidArgument(op.describe() + ": a group of " + std::to_string(group.size()) +
                            " processes needs interpreter.run_parallel (this runs as a single process)");
-  auto r = ctx.rendezvous->exchange(op.name(), channelIdOf(op), group, selfOf(ctx), std::move(operands));
+  auto r = ctx.rendezvous->exchange(op.name(), collectiveChannelId(op), group, selfOf(ctx), std::move(operands));
   if (!r) return r.status().withContext(op.describe());
   return r;
 }
@@ -548,7 +584,7 @@ Results zerosLike(const Operation& op) {
 }
 
 Results allReduce(const Operation& op, std::span<const Literal> operands, EvalContext& ctx) {
-  WF_ASSIGN_OR_RETURN(ProcessGroup group, requiredGroupOf(op, replicaStrategy(op), ctx));
+  WF_ASSIGN_OR_RETURN(ProcessGroup group, requiredGroupOf(op, replicaGroupStrategy(op), ctx));
   WF_ASSIGN_OR_RETURN(auto contributions,
                       exchangeIn(op, group, std::vector<Literal>(operands.begin(), operands.end()), ctx));
   std::vector<Literal> results;
@@ -560,9 +596,9 @@ Results allReduce(const Operation& op, std::span<const Literal> operands, EvalCo
 }
 
 Results allGather(const Operation& op, std::span<const Literal> operands, EvalContext& ctx) {
-  WF_ASSIGN_OR_RETURN(int64_t dim, intAttr(op, "all_gather_dim"));
+  WF_ASSIGN_OR_RETURN(int64_t dim, collectiveIntAttr(op, "all_gather_dim"));
   for (const Literal& l : operands) WF_RETURN_IF_ERROR(checkDim(op, l, dim, "all_gather_dim"));
-  WF_ASSIGN_OR_RETURN(ProcessGroup group, requiredGroupOf(op, replicaStrategy(op), ctx));
+  WF_ASSIGN_OR_RETURN(ProcessGroup group, requiredGroupOf(op, replicaGroupStrategy(op), ctx));
   WF_ASSIGN_OR_RETURN(auto contributions,
                       exchangeIn(op, group, std::vector<Literal>(operands.begin(), operands.end()), ctx));
   std::vector<Literal> results;
@@ -571,9 +607,9 @@ Results allGather(const Operation& op, std::span<const Literal> operands, EvalCo
 }
 
 Results allToAll(const Operation& op, std::span<const Literal> operands, EvalContext& ctx) {
-  WF_ASSIGN_OR_RETURN(int64_t splitDim, intAttr(op, "split_dimension"));
-  WF_ASSIGN_OR_RETURN(int64_t concatDim, intAttr(op, "concat_dimension"));
-  WF_ASSIGN_OR_RETURN(int64_t splitCount, intAttr(op, "split_count"));
+  WF_ASSIGN_OR_RETURN(int64_t splitDim, collectiveIntAttr(op, "split_dimension"));
+  WF_ASSIGN_OR_RETURN(int64_t concatDim, collectiveIntAttr(op, "concat_dimension"));
+  WF_ASSIGN_OR_RETURN(int64_t splitCount, collectiveIntAttr(op, "split_count"));
   for (const Literal& l : operands) {
     WF_RETURN_IF_ERROR(checkDim(op, l, splitDim, "split_dimension"));
     WF_RETURN_IF_ERROR(checkDim(op, l, concatDim, "concat_dimension"));
@@ -581,7 +617,7 @@ Results allToAll(const Operation& op, std::span<const Literal> operands, EvalCon
       return invalidArgument(op.describe() + ": split_count " + std::to_string(splitCount) + " does not divide " +
                              l.type().toString() + " along dimension " + std::to_string(splitDim));
   }
-  WF_ASSIGN_OR_RETURN(ProcessGroup group, requiredGroupOf(op, channelStrategy(op), ctx));
+  WF_ASSIGN_OR_RETURN(ProcessGroup group, requiredGroupOf(op, channelGroupStrategy(op), ctx));
   if (static_cast<int64_t>(group.size()) != splitCount)
     return invalidArgument(op.describe() + ": split_count " + std::to_string(splitCount) + " differs from the group size " +
                            std::to_string(group.size()));
@@ -599,8 +635,8 @@ Results allToAll(const Operation& op, std::span<const Literal> operands, EvalCon
 }
 
 Results reduceScatter(const Operation& op, std::span<const Literal> operands, EvalContext& ctx) {
-  WF_ASSIGN_OR_RETURN(int64_t dim, intAttr(op, "scatter_dimension"));
-  WF_ASSIGN_OR_RETURN(ProcessGroup group, requiredGroupOf(op, replicaStrategy(op), ctx));
+  WF_ASSIGN_OR_RETURN(int64_t dim, collectiveIntAttr(op, "scatter_dimension"));
+  WF_ASSIGN_OR_RETURN(ProcessGroup group, requiredGroupOf(op, replicaGroupStrategy(op), ctx));
   const auto parts = static_cast<int64_t>(group.size());
   for (const Literal& l : operands) {
     WF_RETURN_IF_ERROR(checkDim(op, l, dim, "scatter_dimension"));
@@ -620,38 +656,18 @@ Results reduceScatter(const Operation& op, std::span<const Literal> operands, Ev
 }
 
 Results collectivePermute(const Operation& op, std::span<const Literal> operands, EvalContext& ctx) {
-  WF_ASSIGN_OR_RETURN(std::vector<std::vector<int64_t>> pairs, rowsAttr(op, "source_target_pairs"));
-  const bool crossPartition = channelStrategy(op) == GroupStrategy::kCrossPartition;
-  const int64_t limit = crossPartition ? ctx.numPartitions : ctx.numReplicas;
-  const int64_t selfId = crossPartition ? ctx.partitionId : ctx.replicaId;
-  // Everyone named in a pair, on this process's line of the grid, meets once.
-  std::set<int64_t> ids;
-  std::optional<int64_t> source;
-  for (const std::vector<int64_t>& pair : pairs) {
-    if (pair.size() != 2) return invalidArgument(op.describe() + ": source_target_pairs must be N x 2");
-    for (int64_t id : pair)
-      if (id < 0 || id >= limit)
-        return invalidArgument(op.describe() + ": source_target_pairs id " + std::to_string(id) +
-                               " is outside [0, " + std::to_string(limit) + ")");
-    ids.insert(pair[0]);
-    ids.insert(pair[1]);
-    if (pair[1] == selfId) source = pair[0];
-  }
-  if (!ids.count(selfId)) return zerosLike(op);
-  ProcessGroup group;
-  for (int64_t id : ids)
-    group.push_back(crossPartition ? ProcessId{ctx.replicaId, id} : ProcessId{id, ctx.partitionId});
+  WF_ASSIGN_OR_RETURN(PermuteGroup permute, collectivePermuteGroup(op, selfOf(ctx), ctx.numReplicas, ctx.numPartitions));
+  if (permute.group.empty()) return zerosLike(op);
   WF_ASSIGN_OR_RETURN(auto contributions,
-                      exchangeIn(op, group, std::vector<Literal>(operands.begin(), operands.end()), ctx));
-  if (!source) return zerosLike(op);
-  const auto from = static_cast<size_t>(std::distance(ids.begin(), ids.find(*source)));
-  return contributions[from];
+                      exchangeIn(op, permute.group, std::vector<Literal>(operands.begin(), operands.end()), ctx));
+  if (!permute.source) return zerosLike(op);
+  return contributions[*permute.source];
 }
 
 // With has_dynamic_root the last operand holds, per data operand, the index in the group of the
 // process that is its root; otherwise the root of every operand is the group's first process.
 Expected<std::vector<size_t>> rootsOf(const Operation& op, std::span<const Literal>& operands, size_t groupSize) {
-  if (!flagOf(op, "has_dynamic_root")) return std::vector<size_t>(op.numResults(), 0);
+  if (!collectiveFlag(op, "has_dynamic_root")) return std::vector<size_t>(op.numResults(), 0);
   if (operands.size() < 2) return invalidArgument(op.describe() + ": has_dynamic_root needs a root operand");
   const Literal& roots = operands.back();
   operands = operands.first(operands.size() - 1);
@@ -670,7 +686,7 @@ Expected<std::vector<size_t>> rootsOf(const Operation& op, std::span<const Liter
 }
 
 Results collectiveBroadcast(const Operation& op, std::span<const Literal> operands, EvalContext& ctx) {
-  WF_ASSIGN_OR_RETURN(std::optional<ProcessGroup> group, groupOf(op, channelStrategy(op), ctx));
+  WF_ASSIGN_OR_RETURN(std::optional<ProcessGroup> group, groupOf(op, channelGroupStrategy(op), ctx));
   if (!group) return zerosLike(op);
   WF_ASSIGN_OR_RETURN(std::vector<size_t> roots, rootsOf(op, operands, group->size()));
   WF_ASSIGN_OR_RETURN(auto contributions,
@@ -681,7 +697,7 @@ Results collectiveBroadcast(const Operation& op, std::span<const Literal> operan
 }
 
 Results collectiveReduce(const Operation& op, std::span<const Literal> operands, EvalContext& ctx) {
-  WF_ASSIGN_OR_RETURN(std::optional<ProcessGroup> group, groupOf(op, channelStrategy(op), ctx));
+  WF_ASSIGN_OR_RETURN(std::optional<ProcessGroup> group, groupOf(op, channelGroupStrategy(op), ctx));
   if (!group) return zerosLike(op);
   WF_ASSIGN_OR_RETURN(std::vector<size_t> roots, rootsOf(op, operands, group->size()));
   WF_ASSIGN_OR_RETURN(auto contributions,
@@ -708,7 +724,7 @@ Results sendKernel(const Operation& op, std::span<const Literal> operands, EvalC
   std::vector<Literal> payload;
   for (const Literal& l : operands)
     if (!l.isToken()) payload.push_back(l);
-  Status s = ctx.rendezvous->send(channelIdOf(op), std::move(payload));
+  Status s = ctx.rendezvous->send(collectiveChannelId(op), std::move(payload));
   if (!s.isOk()) return s.withContext(op.describe());
   return std::vector<Literal>{Literal::token()};
 }
@@ -716,7 +732,7 @@ Results sendKernel(const Operation& op, std::span<const Literal> operands, EvalC
 Results recvKernel(const Operation& op, std::span<const Literal>, EvalContext& ctx) {
   if (!ctx.rendezvous)
     return invalidArgument(op.describe() + ": recv needs a peer process (interpreter.run_parallel)");
-  auto message = ctx.rendezvous->recv(channelIdOf(op), selfOf(ctx));
+  auto message = ctx.rendezvous->recv(collectiveChannelId(op), selfOf(ctx));
   if (!message) return message.status().withContext(op.describe());
   std::vector<Literal> results = std::move(*message);
   if (results.size() + 1 != op.numResults())

@@ -11,7 +11,9 @@
 #include <functional>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "backends/cpu/interpreter.h"
@@ -36,6 +38,30 @@ enum class GroupStrategy { kCrossReplica, kCrossPartition, kCrossReplicaAndParti
 Expected<std::vector<ProcessGroup>> computeProcessGroups(GroupStrategy strategy,
                                                          const std::vector<std::vector<int64_t>>& groups,
                                                          int64_t numReplicas, int64_t numPartitions);
+
+// Attributes of the collective ops and the group each process meets in, shared by the CPU
+// kernels and the CUDA backend's collectives (backends/cuda/collectives.h).
+int64_t collectiveChannelId(const Operation& op);  // channel_handle's handle; 0 without one
+bool collectiveFlag(const Operation& op, std::string_view name);  // a unit or bool attribute
+Expected<int64_t> collectiveIntAttr(const Operation& op, std::string_view name);
+// A 2-D integer tensor attribute (replica_groups, source_target_pairs) as rows.
+Expected<std::vector<std::vector<int64_t>>> collectiveRowsAttr(const Operation& op, std::string_view name);
+// The strategy of all_gather / all_reduce / reduce_scatter (channel id and use_global_device_ids).
+GroupStrategy replicaGroupStrategy(const Operation& op);
+// The strategy of all_to_all / collective_permute / collective_broadcast / collective_reduce.
+GroupStrategy channelGroupStrategy(const Operation& op);
+// The group of `self` for an op with `replica_groups` (none: every process of the strategy's
+// axis); nullopt when `self` is in no group.
+Expected<std::optional<ProcessGroup>> collectiveGroupOf(const Operation& op, GroupStrategy strategy, ProcessId self,
+                                                        int64_t numReplicas, int64_t numPartitions);
+// collective_permute: the processes of self's line of the grid that source_target_pairs names
+// (in id order; empty when it does not name self), and the index among them of self's source.
+struct PermuteGroup {
+  ProcessGroup group;
+  std::optional<size_t> source;
+};
+Expected<PermuteGroup> collectivePermuteGroup(const Operation& op, ProcessId self, int64_t numReplicas,
+                                              int64_t numPartitions);
 
 class CollectiveRendezvous {
  public:

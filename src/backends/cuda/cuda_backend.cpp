@@ -5,6 +5,7 @@
 #include <limits>
 #include <mutex>
 #include <set>
+#include <thread>
 #include <unordered_map>
 #include <unordered_set>
 #include <cstring>
@@ -12,6 +13,7 @@
 #include <nvtx3/nvToolsExt.h>
 
 #include "backends/cpu/interpreter.h"
+#include "backends/cuda/collectives.h"
 #include "backends/cuda/cuda_check.h"
 #include "backends/cuda/device.h"
 #include "backends/cuda/fusion.h"
@@ -111,6 +113,9 @@ struct Step {
   // Writes a buffer that other steps write too (the loop-carried values and the results of
   // while/if/case): never hoisted into the prologue.
   bool rewrites = false;
+  // Meets other processes of a grid (a collective, or interpreter.run_parallel itself): it
+  // synchronises on the host, so it is never hoisted nor captured into a graph.
+  bool meetsPeers = false;
   std::vector<const Value*> inputs;  // operands, then (host steps) captured values
   std::vector<int> inputBuffers;
   std::vector<int> outputBuffers;
@@ -166,8 +171,8 @@ bool readsInPlace(const FusionGroup& group, const Value* input) {
 class CudaExecutable final : public Executable {
  public:
   CudaExecutable(std::shared_ptr<Device> device, const Module& module, const Operation& entry,
-                 const CompileOptions& options)
-      : device_(std::move(device)), module_(module), entry_(entry), options_(options) {}
+                 const CompileOptions& options, ProcessContext process = {})
+      : device_(std::move(device)), module_(module), entry_(entry), options_(options), process_(process) {}
 
   ~CudaExecutable() override {
     if (stream_) {
@@ -186,6 +191,13 @@ class CudaExecutable final : public Executable {
   void keepModule(std::unique_ptr<Module> m) { refinedModule_ = std::move(m); }
   Status bindArgument(size_t index, const Literal& value) override;
   Expected<RunResult> run(std::span<const Literal> args) override;
+  // A process of an interpreter.run_parallel grid: runs on the arguments' device buffers (one per
+  // argument) and copies its results into `results` (device buffers of the enclosing
+  // executable); returns once they are there.
+  Status runOnDevice(std::span<void* const> args, std::span<void* const> results);
+  size_t numResults() const { return outputs_.size(); }
+  // The ops that run on the host (here and in the processes of grids), "name at location", once each.
+  void collectHostOps(std::set<std::string>& seen, std::vector<std::string>& out) const;
   size_t deviceBytesInUse() const override;
   std::vector<std::pair<std::string, size_t>> deviceMemoryBreakdown() const override;
   std::string deviceName() const override { return device_->describe(); }
@@ -200,6 +212,8 @@ class CudaExecutable final : public Executable {
     return static_cast<int>(bufferBytes_.size()) - 1;
   }
   Status planOp(const Operation& op, LowerContext& lctx, int depth = 0);
+  // interpreter.run_parallel: an executable per process, run by one step (GridKernel).
+  Expected<std::unique_ptr<OpKernel>> planGrid(const Operation& op);
   Status planFusedGroup(const FusionGroup& group);
   // Picks the activations stored channels-last (channelsLast_): see the comment inside.
   void chooseChannelsLast(const Block& body, const FusionPlan& fusion, const std::unordered_set<const Value*>& keep);
@@ -238,6 +252,7 @@ class CudaExecutable final : public Executable {
   std::unique_ptr<Module> refinedModule_;  // module_ when the entry was shape-refined at compile
   const Operation& entry_;
   CompileOptions options_;
+  ProcessContext process_;  // which process of which grid this executable is
   std::mutex runMu_;
   Stream stream_;
 
@@ -279,6 +294,63 @@ class CudaExecutable final : public Executable {
   std::vector<std::vector<FusedKernel*>> fusedUsers_;
   std::unordered_map<std::string, size_t> fusedIndex_;  // source -> index in fusedSources_
   std::unordered_map<std::string, int> fusedValues_;    // source + input buffers -> output buffer
+};
+
+// interpreter.run_parallel: one executable per process (row-major over replicas and partitions),
+// each run on a host thread of its own, on its own stream, meeting in the grid's rendezvous. The
+// op's operands go to the processes in order, as many as each function takes, and their results
+// come back in the same order, as on the CPU.
+class GridKernel final : public OpKernel {
+ public:
+  struct Process {
+    std::unique_ptr<CudaExecutable> executable;
+    size_t firstInput = 0, numInputs = 0;
+    size_t firstOutput = 0, numOutputs = 0;
+  };
+  GridKernel(int64_t numReplicas, int64_t numPartitions)
+      : numPartitions_(numPartitions), rendezvous_(std::make_unique<DeviceRendezvous>(numReplicas, numPartitions)) {}
+
+  DeviceRendezvous* rendezvous() const { return rendezvous_.get(); }
+  void add(Process p) { processes_.push_back(std::move(p)); }
+  const std::vector<Process>& processes() const { return processes_; }
+
+  Status launch(const LaunchContext& ctx, std::span<void* const> in, std::span<void* const> out) override {
+    // The processes read the operands on streams of their own.
+    WF_CUDA_CHECK(cudaStreamSynchronize(ctx.stream));
+    rendezvous_->reset();
+    auto runProcess = [&](size_t i) {
+      const Process& p = processes_[i];
+      const ProcessId self{static_cast<int64_t>(i) / numPartitions_, static_cast<int64_t>(i) % numPartitions_};
+      Status s = p.executable->runOnDevice(in.subspan(p.firstInput, p.numInputs),
+                                           out.subspan(p.firstOutput, p.numOutputs));
+      if (s.isOk()) {
+        rendezvous_->finish(self);
+      } else {
+        rendezvous_->fail(self, s.withContext("process " + self.toString()));
+      }
+    };
+    if (processes_.size() == 1) {
+      runProcess(0);
+    } else {
+      std::vector<std::thread> threads;
+      threads.reserve(processes_.size());
+      for (size_t i = 0; i < processes_.size(); ++i) threads.emplace_back(runProcess, i);
+      for (std::thread& t : threads) t.join();
+    }
+    WF_RETURN_IF_ERROR(ctx.device->activate());  // for the caller's thread, as before
+    return rendezvous_->firstError();
+  }
+
+  size_t deviceBytes() const override {
+    size_t total = 0;
+    for (const Process& p : processes_) total += p.executable->deviceBytesInUse();
+    return total;
+  }
+
+ private:
+  int64_t numPartitions_;
+  std::unique_ptr<DeviceRendezvous> rendezvous_;
+  std::vector<Process> processes_;
 };
 
 // An NVTX range for the lifetime of the object (shown by Nsight Systems beside the kernels).
@@ -364,7 +436,29 @@ Status CudaExecutable::planOp(const Operation& op, LowerContext& lctx, int depth
   std::string why = "no CUDA kernel for this op";
   const size_t workspaceBefore = lctx.workspaceBytes;
   lctx.workspaceBytes = 0;
-  if (const Lowering* lowering = CudaKernelRegistry::instance().find(op.code())) {
+  if (isCollectiveOp(op.code())) {
+    Expected<CollectiveKernel> collective = lowerCollective(op, process_, lctx);
+    // Inside a grid a collective cannot run on the host (the host kernel has no peers): the
+    // error reaches the enclosing run_parallel, which then runs whole on the host if allowed.
+    if (collective) {
+      step.kernel = std::move(collective->kernel);
+      step.meetsPeers = collective->meetsPeers;
+    } else if (collective.status().code() == StatusCode::kUnimplemented && !process_.rendezvous) {
+      why = collective.status().message();
+    } else {
+      return collective.status();
+    }
+  } else if (op.code() == OpCode::InterpreterRunParallel) {
+    Expected<std::unique_ptr<OpKernel>> grid = planGrid(op);
+    if (grid) {
+      step.kernel = std::move(*grid);
+      step.meetsPeers = true;
+    } else if (grid.status().code() == StatusCode::kUnimplemented) {
+      why = grid.status().message();
+    } else {
+      return grid.status();
+    }
+  } else if (const Lowering* lowering = CudaKernelRegistry::instance().find(op.code())) {
     // Channels-last storage reaches the convolutions that take it (chooseChannelsLast).
     lctx.operandStrides = lctx.resultStrides = nullptr;
     if (op.code() == OpCode::Convolution) {
@@ -393,6 +487,7 @@ Status CudaExecutable::planOp(const Operation& op, LowerContext& lctx, int depth
     ++info.hostSteps;
   } else {
     ++info.deviceSteps;
+    if (step.meetsPeers) ++info.collectiveOps;
   }
   for (const Value* v : step.inputs) {
     auto it = bufferOf_.find(v);
@@ -729,7 +824,7 @@ void CudaExecutable::planHoisting() {
   std::vector<bool> readPerRun(numBuffers, false), readHoisted(numBuffers, false);
   for (size_t s = 0; s < steps_.size(); ++s) {
     const Step& step = steps_[s];
-    bool all = step.kernel != nullptr && !step.rewrites && !step.inputBuffers.empty();
+    bool all = step.kernel != nullptr && !step.rewrites && !step.meetsPeers && !step.inputBuffers.empty();
     for (int b : step.inputBuffers) all = all && constant[static_cast<size_t>(b)];
     hoisted_[s] = all;
     if (all) {
@@ -1240,8 +1335,8 @@ Expected<RunResult> CudaExecutable::run(std::span<const Literal> args) {
   NvtxRange range("warpforge run " + std::string(FuncOp(&entry_).symName()));
   // Per-op timing runs the steps one by one, so that each gets its own events.
   const bool graphable =
-      useGraphs && !options_.recordTimings && info.hostSteps == 0 && info.controlFlowOps == 0 && !steps_.empty() &&
-      !graphFailed_;
+      useGraphs && !options_.recordTimings && info.hostSteps == 0 && info.controlFlowOps == 0 &&
+      info.collectiveOps == 0 && !steps_.empty() && !graphFailed_;
   if (graphable && !graphExec_) {
     Status captured = captureGraph();
     if (!captured.isOk()) {
@@ -1295,12 +1390,127 @@ Expected<RunResult> CudaExecutable::run(std::span<const Literal> args) {
       result.report.timings.push_back({steps_[i].op->name(), steps_[i].op->location().toString(), micros[i]});
   }
   std::set<std::string> seen;
+  collectHostOps(seen, result.report.hostFallbackOps);
+  return result;
+}
+
+Expected<std::unique_ptr<OpKernel>> CudaExecutable::planGrid(const Operation& op) {
+  const Attribute* programs = op.attr("programs");
+  if (!programs || programs->kind() != Attribute::Kind::kArray || programs->elements().empty())
+    return invalidArgument(op.describe() + ": 'programs' must be a non-empty array of arrays of functions");
+  if (const Attribute* infeed = op.attr("infeed"); infeed && infeed->kind() == Attribute::Kind::kArray &&
+                                                    !infeed->elements().empty())
+    return unsupportedOnCuda(op, "an infeed queue");
+  const auto numReplicas = static_cast<int64_t>(programs->elements().size());
+  int64_t numPartitions = -1;
+  std::vector<const Operation*> functions;
+  for (const Attribute& row : programs->elements()) {
+    if (row.kind() != Attribute::Kind::kArray || row.elements().empty())
+      return invalidArgument(op.describe() + ": each row of 'programs' must be a non-empty array of functions");
+    if (numPartitions >= 0 && static_cast<int64_t>(row.elements().size()) != numPartitions)
+      return invalidArgument(op.describe() + ": the rows of 'programs' differ in length");
+    numPartitions = static_cast<int64_t>(row.elements().size());
+    for (const Attribute& ref : row.elements()) {
+      if (ref.kind() != Attribute::Kind::kSymbolRef)
+        return invalidArgument(op.describe() + ": expected a function symbol, got another attribute");
+      const Operation* fn = module_.lookupFunction(ref.stringValue());
+      if (!fn) return notFound(op.describe() + ": function @" + ref.stringValue() + " not found");
+      functions.push_back(fn);
+    }
+  }
+  auto grid = std::make_unique<GridKernel>(numReplicas, numPartitions);
+  // Each process compiles as an executable of its own on this device; what the caller asked of
+  // this run (taps, bound weights, timings) is not theirs.
+  CompileOptions processOptions = options_;
+  processOptions.tapValues.clear();
+  processOptions.boundArguments.clear();
+  processOptions.recordTimings = false;
+  size_t nextInput = 0, nextOutput = 0;
+  for (size_t i = 0; i < functions.size(); ++i) {
+    const Operation& fn = *functions[i];
+    if (fn.numRegions() == 0 || fn.region(0).empty())
+      return invalidArgument(op.describe() + ": function @" + std::string(FuncOp(&fn).symName()) + " has no body");
+    ProcessContext process;
+    process.self = {static_cast<int64_t>(i) / numPartitions, static_cast<int64_t>(i) % numPartitions};
+    process.numReplicas = numReplicas;
+    process.numPartitions = numPartitions;
+    process.rendezvous = grid->rendezvous();
+    auto executable = std::make_unique<CudaExecutable>(device_, module_, fn, processOptions, process);
+    executable->useGraphs = false;  // its collectives meet the other processes step by step
+    Status compiled = executable->compile();
+    if (!compiled.isOk())
+      return Status(compiled.code(), op.describe() + ": process " + process.self.toString() + " (@" +
+                                         std::string(FuncOp(&fn).symName()) + "): " + compiled.message());
+    GridKernel::Process p;
+    p.numInputs = FuncOp(&fn).body().numArguments();
+    p.numOutputs = executable->numResults();
+    p.firstInput = nextInput;
+    p.firstOutput = nextOutput;
+    nextInput += p.numInputs;
+    nextOutput += p.numOutputs;
+    if (nextInput > op.numOperands())
+      return invalidArgument(op.describe() + ": " + std::to_string(op.numOperands()) +
+                             " operands are too few for the programs' arguments");
+    if (nextOutput > op.numResults())
+      return invalidArgument(op.describe() + ": " + std::to_string(op.numResults()) +
+                             " results are too few for the programs' results");
+    const FunctionType type = FuncOp(&fn).functionType();
+    for (size_t k = 0; k < p.numInputs; ++k)
+      if (k < type.inputs.size() && op.operand(p.firstInput + k)->type() != type.inputs[k])
+        return invalidArgument(op.describe() + ": operand #" + std::to_string(p.firstInput + k) + " has type " +
+                               op.operand(p.firstInput + k)->type().toString() + ", process " +
+                               process.self.toString() + " takes " + type.inputs[k].toString());
+    for (size_t k = 0; k < p.numOutputs; ++k)
+      if (k < type.results.size() && op.result(p.firstOutput + k)->type() != type.results[k])
+        return invalidArgument(op.describe() + ": result #" + std::to_string(p.firstOutput + k) + " has type " +
+                               op.result(p.firstOutput + k)->type().toString() + ", process " +
+                               process.self.toString() + " returns " + type.results[k].toString());
+    p.executable = std::move(executable);
+    grid->add(std::move(p));
+  }
+  if (nextInput != op.numOperands())
+    return invalidArgument(op.describe() + ": " + std::to_string(op.numOperands()) +
+                           " operands, but the programs take " + std::to_string(nextInput));
+  if (nextOutput != op.numResults())
+    return invalidArgument(op.describe() + ": " + std::to_string(op.numResults()) +
+                           " results, but the programs return " + std::to_string(nextOutput));
+  info.gridProcesses += static_cast<int>(functions.size());
+  return std::unique_ptr<OpKernel>(std::move(grid));
+}
+
+Status CudaExecutable::runOnDevice(std::span<void* const> args, std::span<void* const> results) {
+  std::lock_guard<std::mutex> lock(runMu_);
+  WF_RETURN_IF_ERROR(device_->activate());
+  if (args.size() != argBuffers_.size() || results.size() != outputs_.size())
+    return internalError("function @" + std::string(FuncOp(&entry_).symName()) + " run as a process with " +
+                         std::to_string(args.size()) + " arguments and " + std::to_string(results.size()) +
+                         " results");
+  for (size_t i = 0; i < args.size(); ++i) {
+    const auto b = static_cast<size_t>(argBuffers_[i]);
+    if (bufferBytes_[b] > 0)
+      WF_CUDA_CHECK(cudaMemcpyAsync(ptr_[b], args[i], bufferBytes_[b], cudaMemcpyDeviceToDevice, stream_.get()));
+  }
+  if (prologueDirty_) WF_RETURN_IF_ERROR(runPrologue());
+  WF_RETURN_IF_ERROR(runSteps());
+  for (size_t i = 0; i < outputs_.size(); ++i) {
+    const auto b = static_cast<size_t>(bufferOf_.at(outputs_[i]));
+    if (bufferBytes_[b] > 0)
+      WF_CUDA_CHECK(cudaMemcpyAsync(results[i], ptr_[b], bufferBytes_[b], cudaMemcpyDeviceToDevice, stream_.get()));
+  }
+  WF_CUDA_CHECK(cudaStreamSynchronize(stream_.get()));
+  return Status::ok();
+}
+
+void CudaExecutable::collectHostOps(std::set<std::string>& seen, std::vector<std::string>& out) const {
   for (const Step& step : steps_) {
+    if (const auto* grid = dynamic_cast<const GridKernel*>(step.kernel.get())) {
+      for (const GridKernel::Process& p : grid->processes()) p.executable->collectHostOps(seen, out);
+      continue;
+    }
     if (step.kernel || step.control != Control::kNone) continue;
     std::string name = step.op->name() + " at " + step.op->location().toString();
-    if (seen.insert(name).second) result.report.hostFallbackOps.push_back(std::move(name));
+    if (seen.insert(name).second) out.push_back(std::move(name));
   }
-  return result;
 }
 
 size_t CudaExecutable::deviceBytesInUse() const {

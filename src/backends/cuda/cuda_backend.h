@@ -29,8 +29,13 @@
 // own, which copy steps write. With the fallback allowed, a control-flow op whose regions hold
 // something no device step takes (tuples, dynamic shapes) runs whole on the host.
 //
-// Launch: a program with static shapes, no host steps and no control flow is captured into a
-// CUDA graph on its first run and replayed on every later run.
+// Grids: interpreter.run_parallel is one step. Each of its processes is an executable of its own
+// (same device, own stream) run on a host thread of its own, reading its operands from and writing
+// its results to the enclosing executable's buffers; their collectives meet on the device
+// (collectives.h).
+//
+// Launch: a program with static shapes, no host steps, no control flow and no collectives is
+// captured into a CUDA graph on its first run and replayed on every later run.
 #pragma once
 
 #include <memory>
@@ -52,6 +57,10 @@ struct ExecutableInfo {
   int aliases = 0;      // reshapes (and other renamings) that share their operand's buffer
   int inlinedCalls = 0;  // func.call / composite ops inlined into the plan
   int controlFlowOps = 0;  // while/if/case planned as device steps, the host picking the branch
+  // Steps that meet other processes (collectives of a grid's process, interpreter.run_parallel):
+  // they synchronise on the host, so the executable runs step by step, never as a CUDA graph.
+  int collectiveOps = 0;
+  int gridProcesses = 0;  // processes of interpreter.run_parallel grids, each an executable of its own
   int slots = 0;        // buffers for intermediate values
   size_t slotBytes = 0;          // their total size
   size_t intermediateBytes = 0;  // sum of every intermediate value's size (what no reuse would take)
