@@ -120,7 +120,8 @@ std::string mapProgram(ElementType t, int arity, const std::vector<int64_t>& sha
   std::vector<int64_t> all(shape.size());
   for (size_t d = 0; d < shape.size(); ++d) all[d] = static_cast<int64_t>(d);
   return program(std::vector<Type>(static_cast<size_t>(arity), Type::tensor(shape, t)), {Type::tensor(shape, *result)},
-                 "stablehlo.map", blockHeader(argTypes) + b.ret({r}, {*result}), "dimensions = array<i64: " + ints(all) + ">");
+                 "stablehlo.map", blockHeader(argTypes) + b.ret({r}, {*result}),
+                 "dimensions = array<i64" + (all.empty() ? "" : ": " + ints(all)) + ">");
 }
 
 // Runs `text` on the GPU with the host fallback allowed, compares with the CPU and expects that
