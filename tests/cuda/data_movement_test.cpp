@@ -1,6 +1,6 @@
 // CUDA data-movement kernels against the CPU interpreter: transpose, broadcast_in_dim, slice,
-// reverse, concatenate, pad, iota, reshape, on every element type.
-#include "cuda_test_util.h"
+// reverse, concatenate, pad, iota, reshape, on every element type; bitcast_convert between widths.
+#include "on_gpu_util.h"
 
 namespace wf::cudatest {
 namespace {
@@ -95,6 +95,24 @@ TEST(CudaDataMovement, IotaEveryTypeAndDim) {
       expectMatchesCpu(oneOp("stablehlo.iota", {}, t, "iota_dimension = " + std::to_string(dim) + " : i64"), {},
                        Tolerance{});
     }
+  }
+}
+
+// bitcast_convert between element types of different widths: bytes kept for byte-aligned types,
+// bits packed and unpacked for i1, bit for bit the CPU's little-endian order.
+TEST(CudaDataMovement, BitcastConvertBetweenWidths) {
+  WF_REQUIRE_GPU();
+  using E = ElementType;
+  const std::vector<std::tuple<std::vector<int64_t>, E, std::vector<int64_t>, E>> cases = {
+      {{3, 64}, E::kI1, {3}, E::kSI64},  {{5}, E::kSI64, {5, 64}, E::kI1},   {{2, 7, 8}, E::kI1, {2, 7}, E::kUI8},
+      {{9}, E::kUI16, {9, 16}, E::kI1},  {{4, 16}, E::kI1, {4}, E::kF16},    {{6}, E::kF32, {6, 4}, E::kUI8},
+      {{6, 4}, E::kUI8, {6}, E::kF32},   {{3, 5}, E::kF64, {3, 5, 2}, E::kSI32}, {{7, 2}, E::kSI16, {7}, E::kF32},
+      {{10}, E::kBF16, {10, 2}, E::kSI8}, {{2, 3, 32}, E::kI1, {2, 3}, E::kUI32}, {{4}, E::kF64, {4, 64}, E::kI1}};
+  for (const auto& [inShape, from, outShape, to] : cases) {
+    const Type in = Type::tensor(inShape, from), out = Type::tensor(outShape, to);
+    // Integers take random bits (lo > hi), floats values in +-1e4.
+    const Literal x = isFloat(from) ? randomLiteral(in, -1e4, 1e4) : randomLiteral(in, 1, 0);
+    expectOnGpuMatchesCpu(oneOp("stablehlo.bitcast_convert", {in}, out), {x}, Tolerance{0, 0});
   }
 }
 

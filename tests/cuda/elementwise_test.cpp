@@ -231,6 +231,15 @@ TEST(CudaElementwise, ReducePrecisionMatchesCpuBitForBit) {
   }
 }
 
+TEST(CudaElementwise, RealAndImagOfRealNumbers) {
+  WF_REQUIRE_GPU();
+  for (ElementType et : floatTypes()) {
+    const Type t = Type::tensor(kShape, et);
+    for (const char* op : {"stablehlo.real", "stablehlo.imag"})
+      expectMatchesCpu(oneOp(op, {t}, t), {randomLiteral(t)}, Tolerance{0, 0});
+  }
+}
+
 TEST(CudaElementwise, LargeTensorTakesTheWholeGrid) {
   WF_REQUIRE_GPU();
   const Type t = Type::tensor({(1 << 22) + 7}, ElementType::kF32);

@@ -1,9 +1,12 @@
 // CUDA kernels for data movement: broadcast_in_dim, broadcast, transpose, slice, reverse,
-// concatenate, pad, iota. All but iota are one primitive, a strided copy: walk a box through a
+// concatenate, pad, iota, and bitcast_convert between element types of different widths. All
+// but iota and bitcast_convert are one primitive, a strided copy: walk a box through a
 // source and a destination view whose strides (in elements) may be zero (broadcast), negative
 // (reverse) or not row-major (concatenate and pad write into part of the result). Elements are
 // opaque 1/2/4/8/16-byte words, so every element type moves the same way. reshape never gets
-// here: the executable aliases its operand's buffer.
+// here: the executable aliases its operand's buffer, as it does for a bitcast_convert between
+// types of one storage size.
+#include <algorithm>
 #include <string>
 
 #include "backends/cpu/shape_util.h"
@@ -279,6 +282,69 @@ Results lowerIota(const Operation& op, LowerContext&) {
                       });
 }
 
+// bitcast_convert between element types of different widths, as a little-endian bit stream
+// (the CPU backend's order): a narrow operand's last dimension packs into one wide element, or a
+// wide element splits into a new last dimension. Byte-aligned types keep their bytes (one
+// copy); i1, stored as a byte but one bit wide, packs and unpacks bit by bit.
+__device__ uint64_t loadBits(const uint8_t* p, int bytes) {
+  uint64_t v = 0;
+  for (int b = 0; b < bytes; ++b) v |= uint64_t{p[b]} << (8 * b);
+  return v;
+}
+
+__global__ void bitcastKernel(const uint8_t* __restrict__ in, uint8_t* __restrict__ out, int64_t n, int inBits,
+                              int inBytes, int outBits, int outBytes) {
+  WF_GRID_STRIDE_LOOP(i, n) {
+    uint64_t bits;
+    if (outBits >= inBits) {  // pack `outBits / inBits` operand elements into element i
+      const int per = outBits / inBits;
+      bits = 0;
+      for (int k = 0; k < per; ++k) {
+        uint64_t v = loadBits(in + (i * per + k) * inBytes, inBytes);
+        if (inBits < 64) v &= (uint64_t{1} << inBits) - 1;
+        bits |= v << (k * inBits);
+      }
+    } else {  // element i is piece i % per of operand element i / per
+      const int per = inBits / outBits;
+      bits = loadBits(in + (i / per) * inBytes, inBytes) >> ((i % per) * outBits);
+      bits &= (uint64_t{1} << outBits) - 1;
+    }
+    for (int b = 0; b < outBytes; ++b) out[i * outBytes + b] = static_cast<uint8_t>(bits >> (8 * b));
+  }
+}
+
+Results lowerBitcastConvert(const Operation& op, LowerContext&) {
+  const ElementType from = op.operand(0)->type().elementType(), to = op.result(0)->type().elementType();
+  // Storage is the bits for byte-aligned types and for i1 (one byte holding 0 or 1); other
+  // sub-byte types and complex ones are not GPU types.
+  auto supported = [](ElementType t) {
+    return !isComplex(t) && (t == ElementType::kI1 || storageBytes(t) * 8 == bitWidth(t));
+  };
+  if (!supported(from) || !supported(to))
+    return unsupportedOnCuda(op, "no CUDA kernel for bitcast_convert from " + std::string(elementTypeName(from)) +
+                                     " to " + std::string(elementTypeName(to)));
+  WF_ASSIGN_OR_RETURN(std::vector<int64_t> outShape, staticShape(op, op.result(0)->type()));
+  const int inBits = bitWidth(from), outBits = bitWidth(to);
+  if (std::max(inBits, outBits) % std::min(inBits, outBits) != 0)
+    return invalidArgument(op.describe() + ": bit widths do not divide");
+  const int64_t n = numElementsOf(outShape);
+  const int inBytes = storageBytes(from), outBytes = storageBytes(to);
+  const bool sameBytes = from != ElementType::kI1 && to != ElementType::kI1;
+  return makeKernel([=](const LaunchContext& ctx, std::span<void* const> in, std::span<void* const> out) {
+    if (n == 0) return Status::ok();
+    if (sameBytes) {
+      WF_CUDA_CHECK(cudaMemcpyAsync(out[0], in[0], static_cast<size_t>(n) * outBytes, cudaMemcpyDeviceToDevice,
+                                    ctx.stream));
+      return Status::ok();
+    }
+    bitcastKernel<<<gridFor(n), kThreads, 0, ctx.stream>>>(static_cast<const uint8_t*>(in[0]),
+                                                           static_cast<uint8_t*>(out[0]), n, inBits, inBytes,
+                                                           outBits, outBytes);
+    WF_CUDA_CHECK_LAUNCH("bitcastKernel");
+    return Status::ok();
+  });
+}
+
 }  // namespace
 
 struct StridedCopyPlan {
@@ -306,6 +372,7 @@ void registerDataMovementLowerings(CudaKernelRegistry& r) {
   r.add(OpCode::Concatenate, lowerConcatenate);
   r.add(OpCode::Pad, lowerPad);
   r.add(OpCode::Iota, lowerIota);
+  r.add(OpCode::BitcastConvert, lowerBitcastConvert);
 }
 
 }  // namespace wf::cuda

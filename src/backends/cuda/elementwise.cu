@@ -1,5 +1,5 @@
 // CUDA kernels for StableHLO's elementwise ops: unary and binary math, compare, select, clamp,
-// convert, reduce_precision, and the chlo unary math ops (erf, erf_inv, lgamma, inverse trig/hyperbolic, ...). Each kernel is a grid-stride loop templated on the element traits (device_util.cuh);
+// convert, reduce_precision, real/imag of real numbers, and the chlo unary math ops (erf, erf_inv, lgamma, inverse trig/hyperbolic, ...). Each kernel is a grid-stride loop templated on the element traits (device_util.cuh);
 // the op is a run-time switch that is uniform across the grid. Operands may broadcast to the
 // result (a one-element operand, or numpy-style size-1 dims); same-shape operands take a
 // contiguous fast path.
@@ -545,6 +545,27 @@ Results lowerReducePrecision(const Operation& op, LowerContext&) {
   });
 }
 
+// real and imag of a real (non-complex) operand: the value itself, and zeros. Complex types are
+// not GPU types.
+Lowering realPartLowering(bool imaginary) {
+  return [imaginary](const Operation& op, LowerContext&) -> Results {
+    const ElementType et = op.operand(0)->type().elementType();
+    if (!isFloat(et) || op.result(0)->type().elementType() != et) return unsupportedType(op, et);
+    WF_ASSIGN_OR_RETURN(std::vector<int64_t> shape, staticShape(op, op.result(0)->type()));
+    const size_t bytes = static_cast<size_t>(numElementsOf(shape)) * storageBytes(et);
+    return makeKernel([imaginary, bytes](const LaunchContext& ctx, std::span<void* const> in,
+                                         std::span<void* const> out) {
+      if (bytes == 0) return Status::ok();
+      if (imaginary) {
+        WF_CUDA_CHECK(cudaMemsetAsync(out[0], 0, bytes, ctx.stream));  // +0.0 in every float type
+      } else {
+        WF_CUDA_CHECK(cudaMemcpyAsync(out[0], in[0], bytes, cudaMemcpyDeviceToDevice, ctx.stream));
+      }
+      return Status::ok();
+    });
+  };
+}
+
 Lowering binaryLowering(BinOp bop) {
   return [bop](const Operation& op, LowerContext&) -> Results {
     const ElementType et = op.result(0)->type().elementType();
@@ -716,6 +737,8 @@ void registerElementwiseLowerings(CudaKernelRegistry& r) {
   r.add(OpCode::Popcnt, unaryLowering(UnOp::kPopcnt));
   r.add(OpCode::CountLeadingZeros, unaryLowering(UnOp::kClz));
   r.add(OpCode::ReducePrecision, lowerReducePrecision);
+  r.add(OpCode::Real, realPartLowering(false));
+  r.add(OpCode::Imag, realPartLowering(true));
   r.add(OpCode::IsFinite, floatPredicate(2));
   r.add(OpCode::ChloIsInf, floatPredicate(0));
   r.add(OpCode::ChloIsPosInf, floatPredicate(1));
