@@ -1171,6 +1171,13 @@ Expected<RegionFunction> generateRegionFunction(const Region& region, const std:
     if (op.get() != ret) {
       const FuseKind kind = fuseKind(*op);
       ok = kind == FuseKind::kCompute || kind == FuseKind::kMove;
+      // A compare_type of the other signedness reinterprets the bits, which the generated
+      // compare does not.
+      if (const Attribute* ct = op->code() == OpCode::Compare ? op->attr("compare_type") : nullptr) {
+        const ElementType et = op->operand(0)->type().elementType();
+        if ((ct->stringValue() == "SIGNED" && isUnsignedInteger(et)) || (ct->stringValue() == "UNSIGNED" && isSignedInteger(et)))
+          ok = false;
+      }
       for (size_t r = 0; r < op->numResults(); ++r) ok = ok && scalar(op->result(r));
     }
     for (const Value* v : op->operands()) ok = ok && scalar(v) && local(v);
