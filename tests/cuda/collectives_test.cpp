@@ -23,6 +23,8 @@ std::string rows(const std::vector<std::vector<int64_t>>& groups) {
          std::to_string(groups.empty() ? 0 : groups[0].size()) + "xi64>";
 }
 
+std::string groups(const std::vector<std::vector<int64_t>>& g) { return "replica_groups = " + rows(g); }
+
 std::string channel(int64_t id) {
   return "channel_handle = #stablehlo.channel_handle<handle = " + std::to_string(id) + ", type = 0>";
 }
@@ -87,18 +89,18 @@ struct GroupCase {
 // and use_global_device_ids); the group size is returned beside each case.
 std::vector<std::pair<GroupCase, int64_t>> replicaCases() {
   return {
-      {{1, 1, rows({{0}})}, 1},
-      {{2, 1, rows({{0, 1}})}, 2},
-      {{4, 1, rows({{0, 1}, {2, 3}})}, 2},
-      {{4, 1, rows({{0, 2}, {1, 3}})}, 2},
-      {{4, 1, rows({{3, 1, 0, 2}})}, 4},
+      {{1, 1, groups({{0}})}, 1},
+      {{2, 1, groups({{0, 1}})}, 2},
+      {{4, 1, groups({{0, 1}, {2, 3}})}, 2},
+      {{4, 1, groups({{0, 2}, {1, 3}})}, 2},
+      {{4, 1, groups({{3, 1, 0, 2}})}, 4},
       {{3, 1, ""}, 3},  // no replica_groups: every replica
-      {{1, 2, rows({{0}})}, 1},
-      {{2, 2, rows({{0, 1}})}, 2},  // cross-replica within each partition
-      {{2, 2, rows({{0, 1}}) + ", " + channel(1)}, 4},
-      {{1, 4, rows({{0}}) + ", " + channel(2)}, 4},
-      {{2, 2, rows({{0, 3}, {1, 2}}) + ", " + channel(1) + ", use_global_device_ids"}, 2},
-      {{2, 2, rows({{2, 0, 1, 3}}) + ", " + channel(3) + ", use_global_device_ids"}, 4},
+      {{1, 2, groups({{0}})}, 1},
+      {{2, 2, groups({{0, 1}})}, 2},  // cross-replica within each partition
+      {{2, 2, groups({{0, 1}}) + ", " + channel(1)}, 4},
+      {{1, 4, groups({{0}}) + ", " + channel(2)}, 4},
+      {{2, 2, groups({{0, 3}, {1, 2}}) + ", " + channel(1) + ", use_global_device_ids"}, 2},
+      {{2, 2, groups({{2, 0, 1, 3}}) + ", " + channel(3) + ", use_global_device_ids"}, 4},
   };
 }
 
@@ -106,14 +108,14 @@ std::vector<std::pair<GroupCase, int64_t>> replicaCases() {
 // cross-partition with one.
 std::vector<std::pair<GroupCase, int64_t>> channelCases() {
   return {
-      {{1, 1, rows({{0}})}, 1},
-      {{2, 1, rows({{1, 0}})}, 2},
-      {{4, 1, rows({{0, 3}, {2, 1}})}, 2},
-      {{4, 1, rows({{0, 1, 2, 3}})}, 4},
-      {{1, 2, rows({{0, 1}}) + ", " + channel(1)}, 2},
-      {{2, 2, rows({{1, 0}}) + ", " + channel(5)}, 2},
-      {{1, 4, rows({{0, 1}, {2, 3}}) + ", " + channel(1)}, 2},
-      {{2, 2, rows({{0, 1}})}, 2},  // cross-replica within each partition
+      {{1, 1, groups({{0}})}, 1},
+      {{2, 1, groups({{1, 0}})}, 2},
+      {{4, 1, groups({{0, 3}, {2, 1}})}, 2},
+      {{4, 1, groups({{0, 1, 2, 3}})}, 4},
+      {{1, 2, groups({{0, 1}}) + ", " + channel(1)}, 2},
+      {{2, 2, groups({{1, 0}}) + ", " + channel(5)}, 2},
+      {{1, 4, groups({{0, 1}, {2, 3}}) + ", " + channel(1)}, 2},
+      {{2, 2, groups({{0, 1}})}, 2},  // cross-replica within each partition
   };
 }
 
@@ -129,7 +131,7 @@ TEST(CudaCollectives, AllReduceEveryStrategyAndType) {
 
 TEST(CudaCollectives, AllReduceBodies) {
   WF_REQUIRE_GPU();
-  const GroupCase c{2, 2, rows({{0, 1}}) + ", " + channel(1)};
+  const GroupCase c{2, 2, groups({{0, 1}}) + ", " + channel(1)};
   for (ElementType e : kTypes)
     for (const char* body : {"multiply", "maximum", "minimum"}) {
       const Type t = Type::tensor({7}, e);
@@ -139,7 +141,7 @@ TEST(CudaCollectives, AllReduceBodies) {
   for (const char* body : {"and", "or"}) {
     const Type t = Type::tensor({9}, ElementType::kSI32);
     const std::string s = t.toString();
-    expectGrid(4, 1, withWork(s, s, reduction("all_reduce", ElementType::kSI32, body, rows({{0, 1, 2, 3}}), s, s)),
+    expectGrid(4, 1, withWork(s, s, reduction("all_reduce", ElementType::kSI32, body, groups({{0, 1, 2, 3}}), s, s)),
                t, t);
   }
 }
@@ -238,6 +240,37 @@ TEST(CudaCollectives, BroadcastAndReduce) {
       expectGrid(c.replicas, c.partitions, withWork(s, s, reduction("collective_reduce", e, "add", c.attrs, s, s)), t,
                  t);
     }
+}
+
+// has_dynamic_root: each data operand's root is the index the last operand holds (per process).
+TEST(CudaCollectives, DynamicRoot) {
+  WF_REQUIRE_GPU();
+  for (const char* op : {"collective_broadcast", "collective_reduce"}) {
+    const std::string body = std::string(op) == "collective_reduce" ? R"( ({
+  ^bb0(%l: tensor<f32>, %r: tensor<f32>):
+    %m = stablehlo.add %l, %r : tensor<f32>
+    stablehlo.return %m : tensor<f32>
+  }))"
+                                                                     : "";
+    const std::string text = R"(
+func.func @p(%x: tensor<4xf32>, %y: tensor<3xf32>, %root: tensor<2xsi32>) -> (tensor<4xf32>, tensor<3xf32>) {
+  %z:2 = "stablehlo.)" + std::string(op) + R"("(%x, %y, %root))" + body + R"( {replica_groups = dense<[[2, 0, 1]]> : tensor<1x3xi64>, has_dynamic_root} : (tensor<4xf32>, tensor<3xf32>, tensor<2xsi32>) -> (tensor<4xf32>, tensor<3xf32>)
+  return %z#0, %z#1 : tensor<4xf32>, tensor<3xf32>
+}
+func.func @main(%x0: tensor<4xf32>, %y0: tensor<3xf32>, %r0: tensor<2xsi32>, %x1: tensor<4xf32>, %y1: tensor<3xf32>, %r1: tensor<2xsi32>, %x2: tensor<4xf32>, %y2: tensor<3xf32>, %r2: tensor<2xsi32>) -> (tensor<4xf32>, tensor<3xf32>, tensor<4xf32>, tensor<3xf32>, tensor<4xf32>, tensor<3xf32>) {
+  %r:6 = "interpreter.run_parallel"(%x0, %y0, %r0, %x1, %y1, %r1, %x2, %y2, %r2) {programs = [[@p], [@p], [@p]]} : (tensor<4xf32>, tensor<3xf32>, tensor<2xsi32>, tensor<4xf32>, tensor<3xf32>, tensor<2xsi32>, tensor<4xf32>, tensor<3xf32>, tensor<2xsi32>) -> (tensor<4xf32>, tensor<3xf32>, tensor<4xf32>, tensor<3xf32>, tensor<4xf32>, tensor<3xf32>)
+  return %r#0, %r#1, %r#2, %r#3, %r#4, %r#5 : tensor<4xf32>, tensor<3xf32>, tensor<4xf32>, tensor<3xf32>, tensor<4xf32>, tensor<3xf32>
+}
+)";
+    std::vector<Literal> args;
+    for (int i = 0; i < 3; ++i) {
+      args.push_back(randomLiteral(Type::tensor({4}, ElementType::kF32)));
+      args.push_back(randomLiteral(Type::tensor({3}, ElementType::kF32)));
+      args.push_back(randomLiteral(Type::tensor({2}, ElementType::kSI32), 0, 2));
+    }
+    SCOPED_TRACE(text);
+    expectOnGpuMatchesCpu(text, args, defaultTolerance(ElementType::kF32));
+  }
 }
 
 TEST(CudaCollectives, ProcessIds) {

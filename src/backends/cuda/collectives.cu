@@ -4,6 +4,7 @@
 #include "backends/cuda/collectives.h"
 
 #include <algorithm>
+#include <cstring>
 #include <optional>
 
 #include "backends/cuda/cuda_check.h"
@@ -203,9 +204,12 @@ struct Lowered {
 
 Expected<Lowered> inspect(const Operation& op, const ProcessContext& process) {
   Lowered l{op, process, {}, {}, {}};
-  if (op.numOperands() != op.numResults())
-    return unsupportedOnCuda(op, "operands and results differ in number (a dynamic root?)");
-  for (size_t j = 0; j < op.numOperands(); ++j) {
+  // Data operands pair with the results; a dynamic root is one more operand (lowerRooted).
+  const bool dynamicRoot = collectiveFlag(op, "has_dynamic_root");
+  if (op.numOperands() != op.numResults() + (dynamicRoot ? 1 : 0))
+    return invalidArgument(op.describe() + ": " + std::to_string(op.numOperands()) + " operands for " +
+                           std::to_string(op.numResults()) + " results");
+  for (size_t j = 0; j < op.numResults(); ++j) {
     const Type& t = op.operand(j)->type();
     WF_ASSIGN_OR_RETURN(std::vector<int64_t> shape, staticShape(op, t));
     if (!isGpuComputeType(t.elementType()))
@@ -248,12 +252,15 @@ Status checkGroup(const Lowered& l, const ProcessGroup& group) {
   return Status::ok();
 }
 
-Expected<CollectiveKernel> groupKernel(const Lowered& l, const ProcessGroup& group, ComputeFn compute) {
+// `synchronises`: the computation itself waits for the device (reads a value on the host), so
+// even a group of one is no graph step.
+Expected<CollectiveKernel> groupKernel(const Lowered& l, const ProcessGroup& group, ComputeFn compute,
+                                       bool synchronises = false) {
   WF_RETURN_IF_ERROR(checkGroup(l, group));
   CollectiveKernel k;
   k.kernel = std::make_unique<GroupKernel>(keyOf(l.op, group), group, l.process.self, l.process.rendezvous,
                                            std::move(compute));
-  k.meetsPeers = group.size() > 1;
+  k.meetsPeers = group.size() > 1 || synchronises;
   return Expected<CollectiveKernel>(std::move(k));
 }
 
@@ -441,19 +448,86 @@ Expected<CollectiveKernel> lowerCollectivePermute(const Lowered& l) {
   return groupKernel(l, permute.group, takeFrom(permute.source, l.resultBytes));
 }
 
+// The roots a has_dynamic_root operand holds (`count` integers of `type` on the device).
+Expected<std::vector<int64_t>> readRoots(cudaStream_t stream, const void* device, ElementType type, size_t count) {
+  const auto width = static_cast<size_t>(storageBytes(type));
+  std::vector<uint8_t> raw(count * width);
+  WF_CUDA_CHECK(cudaMemcpyAsync(raw.data(), device, raw.size(), cudaMemcpyDeviceToHost, stream));
+  WF_CUDA_CHECK(cudaStreamSynchronize(stream));
+  std::vector<int64_t> roots;
+  for (size_t j = 0; j < count; ++j) {
+    uint64_t v = 0;  // little-endian: the low `width` bytes
+    std::memcpy(&v, raw.data() + j * width, width);
+    const auto bits = static_cast<unsigned>(width * 8);
+    if (isSignedInteger(type) && bits < 64 && ((v >> (bits - 1)) & 1)) v |= ~uint64_t{0} << bits;
+    roots.push_back(static_cast<int64_t>(v));
+  }
+  return roots;
+}
+
+// collective_broadcast / collective_reduce: each data operand's root is the group's first
+// process, or with has_dynamic_root the group index the last operand holds (read when the step
+// runs). The broadcast copies the root's operand; the reduction leaves the fold at the root and
+// zeros at the other processes, which still meet (the root reads their operands).
 Expected<CollectiveKernel> lowerRooted(const Lowered& l, bool reduce) {
   const Operation& op = l.op;
-  if (collectiveFlag(op, "has_dynamic_root")) return unsupportedOnCuda(op, "has_dynamic_root");
   const ProcessContext& p = l.process;
   WF_ASSIGN_OR_RETURN(std::optional<ProcessGroup> group,
                       collectiveGroupOf(op, channelGroupStrategy(op), p.self, p.numReplicas, p.numPartitions));
   if (!group) return zerosKernel(l);
-  // The root of every operand is the group's first process.
-  if (!reduce) return groupKernel(l, *group, takeFrom(size_t{0}, l.resultBytes));
-  WF_ASSIGN_OR_RETURN(CollectiveKernel k, lowerReduction(l, channelGroupStrategy(op), /*scatter=*/false));
-  if (indexIn(*group, p.self) == 0) return Expected<CollectiveKernel>(std::move(k));
-  // Only the root keeps the reduction; the others still meet (the root reads their operands).
-  return groupKernel(l, *group, takeFrom(std::nullopt, l.resultBytes));
+  const size_t numData = l.shapes.size();
+  const bool dynamicRoot = collectiveFlag(op, "has_dynamic_root");
+  ElementType rootType = ElementType::kSI64;
+  if (dynamicRoot) {
+    const Type& t = op.operand(numData)->type();
+    if (!t.isTensor() || !isInteger(t.elementType()) || t.numElements() != static_cast<int64_t>(numData))
+      return invalidArgument(op.describe() + ": the root operand must hold one index per data operand, got " +
+                             t.toString());
+    rootType = t.elementType();
+  }
+  Fold kind = Fold::kSum;
+  std::vector<FoldView> views;
+  if (reduce) {
+    Expected<Fold> fold = foldOf(op);
+    if (!fold) return fold.status();
+    kind = *fold;
+    const Type& argType = op.region(0).front().argument(0)->type();
+    for (ElementType t : l.types)
+      if (argType.isTensor() && argType.elementType() != t)
+        return unsupportedOnCuda(op, "a reduction body of another element type than its operands");
+    for (size_t j = 0; j < numData; ++j) views.push_back(foldView(l, j, -1, 1, 0));
+  }
+  const size_t self = indexIn(*group, p.self), groupSize = group->size();
+  const std::vector<ElementType> types = l.types;
+  const std::vector<size_t> bytes = l.resultBytes;
+  const std::string name = op.describe();
+  ComputeFn compute = [=](cudaStream_t stream, const std::vector<std::vector<const void*>>& all,
+                          std::span<void* const> out) -> Status {
+    std::vector<int64_t> roots(numData, 0);
+    if (dynamicRoot) {
+      Expected<std::vector<int64_t>> read = readRoots(stream, all[self][numData], rootType, numData);
+      if (!read) return read.status();
+      roots = std::move(*read);
+    }
+    for (size_t j = 0; j < numData; ++j) {
+      if (roots[j] < 0 || roots[j] >= static_cast<int64_t>(groupSize))
+        return invalidArgument(name + ": root " + std::to_string(roots[j]) + " is outside a group of " +
+                               std::to_string(groupSize));
+      const auto root = static_cast<size_t>(roots[j]);
+      if (!reduce) {
+        if (bytes[j] > 0)
+          WF_CUDA_CHECK(cudaMemcpyAsync(out[j], all[root][j], bytes[j], cudaMemcpyDeviceToDevice, stream));
+      } else if (root == self) {
+        std::vector<const void*> peers;
+        for (const std::vector<const void*>& member : all) peers.push_back(member[j]);
+        WF_RETURN_IF_ERROR(launchFold(stream, types[j], kind, peers, out[j], views[j]));
+      } else if (bytes[j] > 0) {
+        WF_CUDA_CHECK(cudaMemsetAsync(out[j], 0, bytes[j], stream));
+      }
+    }
+    return Status::ok();
+  };
+  return groupKernel(l, *group, std::move(compute), dynamicRoot);
 }
 
 Expected<CollectiveKernel> lowerProcessId(const Operation& op, int64_t id) {

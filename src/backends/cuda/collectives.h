@@ -95,8 +95,8 @@ struct CollectiveKernel {
 };
 
 // The kernel of a collective (or replica_id / partition_id) of process `process`. Reduction
-// bodies other than one add/multiply/maximum/minimum/and/or, dynamic roots and element types
-// the kernels lack are Unimplemented.
+// bodies other than one add/multiply/maximum/minimum/and/or and element types the kernels lack
+// are Unimplemented. A dynamic root (has_dynamic_root) is read from the device when the step runs.
 Expected<CollectiveKernel> lowerCollective(const Operation& op, const ProcessContext& process, LowerContext& ctx);
 
 }  // namespace wf::cuda
