@@ -271,6 +271,17 @@ Status checkDim(const Lowered& l, size_t j, int64_t dim, const char* what) {
   return Status::ok();
 }
 
+// Results of the ops that keep their operands' shape (all_reduce, collective_permute, ...): a
+// copy or fold writes exactly the operand's bytes.
+Status checkSameShapes(const Lowered& l) {
+  for (size_t j = 0; j < l.shapes.size(); ++j)
+    if (l.op.result(j)->type().shape() != l.shapes[j])
+      return invalidArgument(l.op.describe() + ": result #" + std::to_string(j) + " has type " +
+                             l.op.result(j)->type().toString() + ", its operand " +
+                             l.op.operand(j)->type().toString());
+  return Status::ok();
+}
+
 // The view of operand `j` keeping part `index` of `parts` along `dim` (the whole operand for
 // parts == 1 and dim < 0).
 FoldView foldView(const Lowered& l, size_t j, int64_t dim, int64_t parts, int64_t index) {
@@ -310,9 +321,15 @@ Expected<CollectiveKernel> lowerReduction(const Lowered& l, GroupStrategy strate
       if (l.shapes[j][static_cast<size_t>(dim)] % parts != 0)
         return invalidArgument(op.describe() + ": the group size " + std::to_string(parts) + " does not divide " +
                                op.operand(j)->type().toString() + " along dimension " + std::to_string(dim));
+      std::vector<int64_t> part = l.shapes[j];
+      part[static_cast<size_t>(dim)] /= parts;
+      if (op.result(j)->type().shape() != part)
+        return invalidArgument(op.describe() + ": result #" + std::to_string(j) + " should have shape " +
+                               Type::tensor(part, l.types[j]).toString());
       views.push_back(foldView(l, j, dim, parts, index));
     }
   } else {
+    WF_RETURN_IF_ERROR(checkSameShapes(l));
     for (size_t j = 0; j < l.shapes.size(); ++j) views.push_back(foldView(l, j, -1, 1, 0));
   }
   const std::vector<ElementType> types = l.types;
@@ -443,6 +460,7 @@ CollectiveKernel zerosKernel(const Lowered& l) {
 
 Expected<CollectiveKernel> lowerCollectivePermute(const Lowered& l) {
   const ProcessContext& p = l.process;
+  WF_RETURN_IF_ERROR(checkSameShapes(l));
   WF_ASSIGN_OR_RETURN(PermuteGroup permute, collectivePermuteGroup(l.op, p.self, p.numReplicas, p.numPartitions));
   if (permute.group.empty()) return zerosKernel(l);
   return groupKernel(l, permute.group, takeFrom(permute.source, l.resultBytes));
@@ -472,6 +490,7 @@ Expected<std::vector<int64_t>> readRoots(cudaStream_t stream, const void* device
 Expected<CollectiveKernel> lowerRooted(const Lowered& l, bool reduce) {
   const Operation& op = l.op;
   const ProcessContext& p = l.process;
+  WF_RETURN_IF_ERROR(checkSameShapes(l));
   WF_ASSIGN_OR_RETURN(std::optional<ProcessGroup> group,
                       collectiveGroupOf(op, channelGroupStrategy(op), p.self, p.numReplicas, p.numPartitions));
   if (!group) return zerosKernel(l);
