@@ -10,7 +10,7 @@ namespace {
 const std::vector<int64_t> kShape = {3, 37, 5};
 
 struct Case {
-  std::string op;  // without the "stablehlo." prefix
+  std::string op;  // without the "stablehlo." prefix (chlo ops with theirs)
   ElementType type;
   double lo = -4, hi = 4;      // operand 0 range (lo > hi: any bits)
   double lo1 = -4, hi1 = 4;    // operand 1 range
@@ -91,6 +91,7 @@ std::vector<Case> binaryCases() {
     for (const char* op : {"shift_left", "shift_right_logical", "shift_right_arithmetic"})
       cases.push_back({op, t, 1, 0, -2, bits + 2});
     cases.push_back({"power", t, -3, 3, -2, 9});
+    cases.push_back({"chlo.mulhi", t, 1, 0, 1, 0});
   }
   for (const char* op : {"add", "multiply", "maximum", "minimum", "and", "or", "xor"})
     cases.push_back({op, ElementType::kI1});
@@ -103,7 +104,8 @@ TEST_P(CudaBinary, MatchesCpu) {
   WF_REQUIRE_GPU();
   const Case& c = GetParam();
   const Type t = Type::tensor(kShape, c.type);
-  expectMatchesCpu(oneOp("stablehlo." + c.op, {t, t}, t), {randomLiteral(t, c.lo, c.hi), randomLiteral(t, c.lo1, c.hi1)});
+  const std::string op = c.op.find('.') == std::string::npos ? "stablehlo." + c.op : c.op;
+  expectMatchesCpu(oneOp(op, {t, t}, t), {randomLiteral(t, c.lo, c.hi), randomLiteral(t, c.lo1, c.hi1)});
 }
 INSTANTIATE_TEST_SUITE_P(Ops, CudaBinary, testing::ValuesIn(binaryCases()), caseName);
 

@@ -23,6 +23,7 @@ enum class UnOp : uint8_t {
 };
 enum class BinOp : uint8_t {
   kAdd, kSub, kMul, kDiv, kRem, kMax, kMin, kPow, kAtan2, kAnd, kOr, kXor, kShl, kShrA, kShrL,
+  kMulHi,  // chlo.mulhi (integers)
 };
 enum class CmpDir : uint8_t { kEQ, kNE, kGE, kGT, kLE, kLT };
 
@@ -221,6 +222,15 @@ __device__ typename Tr::C applyBinary(BinOp op, typename Tr::C a, typename Tr::C
       case BinOp::kShrL:
         if (shiftOutOfRange<Tr>(b)) return 0;
         return static_cast<C>(masked<Tr>(a) >> b);
+      case BinOp::kMulHi:
+        // The high half of the double-width product. Operands arrive sign- or zero-extended to
+        // 64 bits, so below 64 bits the whole product fits in 64 bits.
+        if constexpr (Tr::kBits == 64) {
+          if constexpr (Tr::kCat == Cat::kSInt) return static_cast<C>(__mul64hi(a, b));
+          else return static_cast<C>(__umul64hi(a, b));
+        } else {
+          return static_cast<C>(a * b) >> Tr::kBits;
+        }
       case BinOp::kShrA: {
         constexpr int sh = 64 - Tr::kBits;
         const int64_t v = static_cast<int64_t>(masked<Tr>(a) << sh) >> sh;
@@ -774,6 +784,7 @@ void registerElementwiseLowerings(CudaKernelRegistry& r) {
   r.add(OpCode::ShiftLeft, binaryLowering(BinOp::kShl));
   r.add(OpCode::ShiftRightArithmetic, binaryLowering(BinOp::kShrA));
   r.add(OpCode::ShiftRightLogical, binaryLowering(BinOp::kShrL));
+  r.add(OpCode::ChloMulhi, binaryLowering(BinOp::kMulHi));
 
   r.add(OpCode::Compare, lowerCompare);
   r.add(OpCode::Clamp, lowerClamp);
