@@ -10,6 +10,7 @@ const CudaKernelRegistry& CudaKernelRegistry::instance() {
     registerReduceLowerings(r);
     registerIndexingLowerings(r);
     registerDotLowerings(r);
+    registerRaggedDotLowerings(r);
     registerConvolutionLowerings(r);
     registerSortLowerings(r);
     registerScatterLowerings(r);

@@ -99,6 +99,7 @@ void registerDataMovementLowerings(CudaKernelRegistry& registry);  // data_movem
 void registerReduceLowerings(CudaKernelRegistry& registry);        // reduce.cu
 void registerIndexingLowerings(CudaKernelRegistry& registry);      // indexing.cu
 void registerDotLowerings(CudaKernelRegistry& registry);           // dot.cpp
+void registerRaggedDotLowerings(CudaKernelRegistry& registry);     // ragged_dot.cu (chlo.ragged_dot)
 void registerConvolutionLowerings(CudaKernelRegistry& registry);   // convolution.cpp (cuDNN)
 void registerSortLowerings(CudaKernelRegistry& registry);          // sort.cu (CUB)
 void registerScatterLowerings(CudaKernelRegistry& registry);       // scatter.cu
