@@ -83,20 +83,29 @@ Expected<std::vector<ProcessGroup>> computeProcessGroups(GroupStrategy strategy,
 // Rendezvous
 // ---------------------------------------------------------------------------------------------
 
-CollectiveRendezvous::CollectiveRendezvous(int64_t numReplicas, int64_t numPartitions,
-                                           std::vector<const Operation*> infeed)
-    : numReplicas_(numReplicas),
-      numPartitions_(numPartitions),
-      done_(static_cast<size_t>(numReplicas * numPartitions), false),
-      waiters_(static_cast<size_t>(numReplicas * numPartitions)),
-      infeed_(infeed.begin(), infeed.end()) {}
+ProcessWaits::ProcessWaits(int64_t numReplicas, int64_t numPartitions)
+    : numReplicas_(numReplicas), numPartitions_(numPartitions) {
+  resetLocked();
+}
 
-void CollectiveRendezvous::abortLocked(Status status) {
+void ProcessWaits::resetLocked() {
+  const auto n = static_cast<size_t>(numProcesses());
+  error_ = Status::ok();
+  done_.assign(n, false);
+  waiters_.assign(n, Waiter{});
+}
+
+Status ProcessWaits::abortedLocked() const {
+  if (error_.isOk()) return Status::ok();
+  return Status(error_.code(), "aborted because another process failed: " + error_.message());
+}
+
+void ProcessWaits::abortLocked(Status status) {
   if (error_.isOk()) error_ = std::move(status);
   cv_.notify_all();
 }
 
-void CollectiveRendezvous::detectDeadlockLocked() {
+void ProcessWaits::detectDeadlockLocked() {
   if (!error_.isOk()) return;
   std::string stuck;
   for (size_t i = 0; i < waiters_.size(); ++i) {
@@ -111,8 +120,8 @@ void CollectiveRendezvous::detectDeadlockLocked() {
   abortLocked(invalidArgument("deadlock between in-process replicas/partitions: " + stuck));
 }
 
-Status CollectiveRendezvous::waitUntil(std::unique_lock<std::mutex>& lock, ProcessId self,
-                                       std::function<bool()> ready, std::string what) {
+Status ProcessWaits::waitUntil(std::unique_lock<std::mutex>& lock, ProcessId self, std::function<bool()> ready,
+                               std::string what) {
   Waiter& w = waiters_[static_cast<size_t>(indexOf(self))];
   w.waiting = true;
   w.ready = ready;
@@ -121,10 +130,30 @@ Status CollectiveRendezvous::waitUntil(std::unique_lock<std::mutex>& lock, Proce
   cv_.wait(lock, [&] { return !error_.isOk() || ready(); });
   w.waiting = false;
   w.ready = nullptr;
-  if (!error_.isOk())
-    return Status(error_.code(), "aborted because another process failed: " + error_.message());
-  return Status::ok();
+  return abortedLocked();
 }
+
+void ProcessWaits::finish(ProcessId self) {
+  std::lock_guard<std::mutex> lock(mu_);
+  done_[static_cast<size_t>(indexOf(self))] = true;
+  detectDeadlockLocked();
+  cv_.notify_all();
+}
+
+void ProcessWaits::fail(ProcessId self, Status status) {
+  std::lock_guard<std::mutex> lock(mu_);
+  done_[static_cast<size_t>(indexOf(self))] = true;
+  abortLocked(std::move(status));
+}
+
+Status ProcessWaits::firstError() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return error_;
+}
+
+CollectiveRendezvous::CollectiveRendezvous(int64_t numReplicas, int64_t numPartitions,
+                                           std::vector<const Operation*> infeed)
+    : ProcessWaits(numReplicas, numPartitions), infeed_(infeed.begin(), infeed.end()) {}
 
 Expected<std::vector<std::vector<Literal>>> CollectiveRendezvous::exchange(const std::string& kind, int64_t channelId,
                                                                            const ProcessGroup& group, ProcessId self,
@@ -138,7 +167,7 @@ Expected<std::vector<std::vector<Literal>>> CollectiveRendezvous::exchange(const
   base += "]";
 
   std::unique_lock<std::mutex> lock(mu_);
-  if (!error_.isOk()) return Status(error_.code(), "aborted because another process failed: " + error_.message());
+  WF_RETURN_IF_ERROR(abortedLocked());
   int64_t generation = generations_[base + "@" + std::to_string(indexOf(self))]++;
   const std::string key = base + "/" + std::to_string(generation);
   Slot& slot = slots_[key];
@@ -165,7 +194,7 @@ Expected<std::vector<std::vector<Literal>>> CollectiveRendezvous::exchange(const
 
 Status CollectiveRendezvous::send(int64_t channelId, std::vector<Literal> values) {
   std::lock_guard<std::mutex> lock(mu_);
-  if (!error_.isOk()) return Status(error_.code(), "aborted because another process failed: " + error_.message());
+  WF_RETURN_IF_ERROR(abortedLocked());
   channels_[channelId].push_back(std::move(values));
   cv_.notify_all();
   return Status::ok();
@@ -197,24 +226,6 @@ void CollectiveRendezvous::outfeed(std::vector<Literal> values) {
 std::vector<std::vector<Literal>> CollectiveRendezvous::outfeedValues() const {
   std::lock_guard<std::mutex> lock(mu_);
   return outfeed_;
-}
-
-void CollectiveRendezvous::finish(ProcessId self) {
-  std::lock_guard<std::mutex> lock(mu_);
-  done_[static_cast<size_t>(indexOf(self))] = true;
-  detectDeadlockLocked();
-  cv_.notify_all();
-}
-
-void CollectiveRendezvous::fail(ProcessId self, Status status) {
-  std::lock_guard<std::mutex> lock(mu_);
-  done_[static_cast<size_t>(indexOf(self))] = true;
-  abortLocked(std::move(status));
-}
-
-Status CollectiveRendezvous::firstError() const {
-  std::lock_guard<std::mutex> lock(mu_);
-  return error_;
 }
 
 // ---------------------------------------------------------------------------------------------

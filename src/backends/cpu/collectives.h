@@ -63,12 +63,56 @@ struct PermuteGroup {
 Expected<PermuteGroup> collectivePermuteGroup(const Operation& op, ProcessId self, int64_t numReplicas,
                                               int64_t numPartitions);
 
-class CollectiveRendezvous {
+// The waits of a grid's processes, shared by the CPU's CollectiveRendezvous and the CUDA
+// backend's DeviceRendezvous: a process that fails aborts every wait of the grid, and a wait that
+// no running process can ever end is reported as a deadlock. Subclasses guard their own state
+// with mu_ and wake waiters through cv_ when it changes.
+class ProcessWaits {
  public:
-  CollectiveRendezvous(int64_t numReplicas, int64_t numPartitions, std::vector<const Operation*> infeed = {});
-
   int64_t numProcesses() const { return numReplicas_ * numPartitions_; }
   int64_t indexOf(ProcessId p) const { return p.replica * numPartitions_ + p.partition; }
+
+  // A process ended: normally, or with an error that aborts every wait of the grid.
+  void finish(ProcessId self);
+  void fail(ProcessId self, Status status);
+  // The error that aborted the grid (the first failure), or ok.
+  Status firstError() const;
+
+ protected:
+  ProcessWaits(int64_t numReplicas, int64_t numPartitions);
+
+  // Forgets every process's state and the error (lock held by the caller).
+  void resetLocked();
+  // The error a process of an aborted grid gets, or ok (lock held by the caller).
+  Status abortedLocked() const;
+  // Blocks `self` until `ready()` (lock held by the caller). Fails if the grid was aborted or
+  // if every live process waits for something that cannot happen.
+  Status waitUntil(std::unique_lock<std::mutex>& lock, ProcessId self, std::function<bool()> ready,
+                   std::string what);
+
+  const int64_t numReplicas_;
+  const int64_t numPartitions_;
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+
+ private:
+  struct Waiter {
+    bool waiting = false;
+    std::function<bool()> ready;
+    std::string what;
+  };
+
+  void detectDeadlockLocked();
+  void abortLocked(Status status);
+
+  Status error_;
+  std::vector<bool> done_;
+  std::vector<Waiter> waiters_;
+};
+
+class CollectiveRendezvous : public ProcessWaits {
+ public:
+  CollectiveRendezvous(int64_t numReplicas, int64_t numPartitions, std::vector<const Operation*> infeed = {});
 
   // Process `self` deposits `operands` for the collective of kind `kind` on `channelId` among
   // `group`, waits until every member has deposited, and gets all contributions in group order.
@@ -86,12 +130,6 @@ class CollectiveRendezvous {
   void outfeed(std::vector<Literal> values);
   std::vector<std::vector<Literal>> outfeedValues() const;
 
-  // A process ended: normally, or with an error that aborts every wait of the grid.
-  void finish(ProcessId self);
-  void fail(ProcessId self, Status status);
-  // The error that aborted the grid (the first failure), or ok.
-  Status firstError() const;
-
  private:
   struct Slot {
     std::vector<std::vector<Literal>> contributions;
@@ -99,26 +137,7 @@ class CollectiveRendezvous {
     size_t numArrived = 0;
     size_t numTaken = 0;
   };
-  struct Waiter {
-    bool waiting = false;
-    std::function<bool()> ready;
-    std::string what;
-  };
 
-  // Blocks `self` until `ready()` (lock held by the caller). Fails if the grid was aborted or
-  // if every live process waits for something that cannot happen.
-  Status waitUntil(std::unique_lock<std::mutex>& lock, ProcessId self, std::function<bool()> ready,
-                   std::string what);
-  void detectDeadlockLocked();
-  void abortLocked(Status status);
-
-  int64_t numReplicas_;
-  int64_t numPartitions_;
-  mutable std::mutex mu_;
-  std::condition_variable cv_;
-  Status error_;
-  std::vector<bool> done_;
-  std::vector<Waiter> waiters_;
   std::map<std::string, Slot> slots_;
   std::map<std::string, int64_t> generations_;  // per process and collective key
   std::map<int64_t, std::deque<std::vector<Literal>>> channels_;

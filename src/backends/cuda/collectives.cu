@@ -9,6 +9,7 @@
 
 #include "backends/cuda/cuda_check.h"
 #include "backends/cuda/device_util.cuh"
+#include "backends/cuda/reduce_body.cuh"
 
 namespace wf::cuda {
 
@@ -18,72 +19,13 @@ namespace wf::cuda {
 
 namespace {
 
-enum class Fold : uint8_t { kSum, kProd, kMax, kMin, kAnd, kOr };
-
-// The fold a reduction body computes, if it is one binary op of its two arguments.
-Expected<Fold> foldOf(const Operation& op) {
-  auto unsupportedBody = [&] {
+// The fold a reduction body computes (bodyKind), with the ops the fold kernel takes named.
+Expected<RedKind> foldOf(const Operation& op) {
+  Expected<RedKind> kind = bodyKind(op);
+  if (!kind)
     return unsupportedOnCuda(op, "no CUDA kernel for this reduction body (one add, multiply, maximum, minimum, "
                                  "and or or of the two arguments)");
-  };
-  if (op.numRegions() != 1 || op.region(0).empty()) return unsupportedBody();
-  const Block& b = op.region(0).front();
-  if (b.numArguments() != 2 || b.operations().size() != 2) return unsupportedBody();
-  const Operation& f = *b.operations()[0];
-  const Operation& ret = *b.operations()[1];
-  if (f.numOperands() != 2 || f.numResults() != 1) return unsupportedBody();
-  if (ret.numOperands() != 1 || ret.operand(0) != f.result(0)) return unsupportedBody();
-  const Value* x = f.operand(0);
-  const Value* y = f.operand(1);
-  if (!((x == b.argument(0) && y == b.argument(1)) || (x == b.argument(1) && y == b.argument(0))))
-    return unsupportedBody();
-  switch (f.code()) {
-    case OpCode::Add: return Fold::kSum;
-    case OpCode::Multiply: return Fold::kProd;
-    case OpCode::Maximum: return Fold::kMax;
-    case OpCode::Minimum: return Fold::kMin;
-    case OpCode::And: return Fold::kAnd;
-    case OpCode::Or: return Fold::kOr;
-    default: return unsupportedBody();
-  }
-}
-
-// One step of the fold, as the CPU's elementwise ops compute it (NaN propagates through max/min,
-// which order -0 below +0; integers wrap).
-template <typename Tr>
-__device__ typename Tr::C combine(Fold k, typename Tr::C a, typename Tr::C b) {
-  if constexpr (Tr::kCat == Cat::kBool) {
-    switch (k) {
-      case Fold::kSum: case Fold::kMax: case Fold::kOr: return a || b;
-      default: return a && b;
-    }
-  } else if constexpr (Tr::kCat == Cat::kFloat) {
-    switch (k) {
-      case Fold::kSum: return a + b;
-      case Fold::kProd: return a * b;
-      case Fold::kMax:
-        if (isnan(a) || isnan(b)) return a + b;
-        if (a == b) return signbit(a) ? b : a;
-        return a > b ? a : b;
-      case Fold::kMin:
-        if (isnan(a) || isnan(b)) return a + b;
-        if (a == b) return signbit(a) ? a : b;
-        return a < b ? a : b;
-      default: return a;
-    }
-  } else {
-    using U = uint64_t;
-    using C = typename Tr::C;
-    switch (k) {
-      case Fold::kSum: return static_cast<C>(static_cast<U>(a) + static_cast<U>(b));
-      case Fold::kProd: return static_cast<C>(static_cast<U>(a) * static_cast<U>(b));
-      case Fold::kMax: return a > b ? a : b;
-      case Fold::kMin: return a < b ? a : b;
-      case Fold::kAnd: return a & b;
-      case Fold::kOr: return a | b;
-    }
-    return a;
-  }
+  return kind;
 }
 
 // Peers' operands one fold launch reads; larger groups fold in several launches.
@@ -98,7 +40,7 @@ struct FoldInputs {
 // element type, as the CPU's region applied element by element does.
 template <typename Tr>
 __global__ void foldKernel(FoldInputs in, int count, bool accumulate, typename Tr::S* out, int64_t n,
-                           int64_t partInner, int64_t rowStride, int64_t offset, Fold kind) {
+                           int64_t partInner, int64_t rowStride, int64_t offset, RedKind kind) {
   using S = typename Tr::S;
   WF_GRID_STRIDE_LOOP(e, n) {
     const int64_t src = (e / partInner) * rowStride + offset + e % partInner;
@@ -125,7 +67,7 @@ struct FoldView {
   int64_t n = 0, partInner = 1, rowStride = 1, offset = 0;
 };
 
-Status launchFold(cudaStream_t stream, ElementType type, Fold kind, const std::vector<const void*>& peers, void* out,
+Status launchFold(cudaStream_t stream, ElementType type, RedKind kind, const std::vector<const void*>& peers, void* out,
                   const FoldView& v) {
   if (v.n == 0) return Status::ok();
   for (size_t first = 0; first < peers.size();) {
@@ -305,7 +247,7 @@ FoldView foldView(const Lowered& l, size_t j, int64_t dim, int64_t parts, int64_
 
 Expected<CollectiveKernel> lowerReduction(const Lowered& l, GroupStrategy strategy, bool scatter) {
   const Operation& op = l.op;
-  WF_ASSIGN_OR_RETURN(Fold kind, foldOf(op));
+  WF_ASSIGN_OR_RETURN(RedKind kind, foldOf(op));
   const Type& argType = op.region(0).front().argument(0)->type();
   for (ElementType t : l.types)
     if (argType.isTensor() && argType.elementType() != t)
@@ -504,10 +446,10 @@ Expected<CollectiveKernel> lowerRooted(const Lowered& l, bool reduce) {
                              t.toString());
     rootType = t.elementType();
   }
-  Fold kind = Fold::kSum;
+  RedKind kind = RedKind::kSum;
   std::vector<FoldView> views;
   if (reduce) {
-    Expected<Fold> fold = foldOf(op);
+    Expected<RedKind> fold = foldOf(op);
     if (!fold) return fold.status();
     kind = *fold;
     const Type& argType = op.region(0).front().argument(0)->type();

@@ -15,12 +15,9 @@
 // backends read replica_groups, channel ids and use_global_device_ids alike.
 #pragma once
 
-#include <condition_variable>
 #include <cstdint>
-#include <functional>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <vector>
 
@@ -29,10 +26,10 @@
 
 namespace wf::cuda {
 
-// Where the processes of one grid meet. Mirrors the CPU's CollectiveRendezvous: a process that
+// Where the processes of one grid meet. Its waits are the CPU's (ProcessWaits): a process that
 // fails aborts every wait of the grid, and a wait that no running process can ever end is
 // reported as a deadlock, so a broken program returns errors instead of hanging.
-class DeviceRendezvous {
+class DeviceRendezvous : public ProcessWaits {
  public:
   DeviceRendezvous(int64_t numReplicas, int64_t numPartitions);
 
@@ -42,11 +39,6 @@ class DeviceRendezvous {
   // every member has deposited, and gets every member's addresses in group order.
   Expected<std::vector<std::vector<const void*>>> exchange(const std::string& key, const ProcessGroup& group,
                                                            ProcessId self, std::vector<const void*> addresses);
-  // A process ended: normally, or with an error that aborts every wait of the grid.
-  void finish(ProcessId self);
-  void fail(ProcessId self, Status status);
-  // The error that aborted the grid (the first failure), or ok.
-  Status firstError() const;
 
  private:
   struct Slot {
@@ -54,23 +46,7 @@ class DeviceRendezvous {
     size_t numArrived = 0;
     size_t numTaken = 0;
   };
-  struct Waiter {
-    bool waiting = false;
-    std::function<bool()> ready;
-    std::string what;
-  };
-  size_t indexOf(ProcessId p) const { return static_cast<size_t>(p.replica * numPartitions_ + p.partition); }
-  Status waitUntil(std::unique_lock<std::mutex>& lock, ProcessId self, std::function<bool()> ready, std::string what);
-  void detectDeadlockLocked();
-  void abortLocked(Status status);
 
-  int64_t numReplicas_;
-  int64_t numPartitions_;
-  mutable std::mutex mu_;
-  std::condition_variable cv_;
-  Status error_;
-  std::vector<bool> done_;
-  std::vector<Waiter> waiters_;
   std::map<std::string, Slot> slots_;
   std::map<std::string, int64_t> generations_;  // per process and key
 };

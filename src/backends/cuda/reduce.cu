@@ -12,12 +12,36 @@
 #include "backends/cpu/shape_util.h"
 #include "backends/cuda/cuda_check.h"
 #include "backends/cuda/device_util.cuh"
+#include "backends/cuda/reduce_body.cuh"
 #include "backends/cuda/region_kernels.h"
 
 namespace wf::cuda {
-namespace {
 
-enum class RedKind : uint8_t { kSum, kProd, kMax, kMin, kAnd, kOr };
+Expected<RedKind> bodyKind(const Operation& op) {
+  auto unsupportedBody = [&] { return unsupportedOnCuda(op, "no CUDA kernel for this reduction body"); };
+  if (op.numRegions() != 1 || op.region(0).empty()) return unsupportedBody();
+  const Block& b = op.region(0).front();
+  if (b.numArguments() != 2 || b.operations().size() != 2) return unsupportedBody();
+  const Operation& f = *b.operations()[0];
+  const Operation& ret = *b.operations()[1];
+  if (f.numOperands() != 2 || f.numResults() != 1) return unsupportedBody();
+  if (ret.numOperands() != 1 || ret.operand(0) != f.result(0)) return unsupportedBody();
+  const Value* x = f.operand(0);
+  const Value* y = f.operand(1);
+  if (!((x == b.argument(0) && y == b.argument(1)) || (x == b.argument(1) && y == b.argument(0))))
+    return unsupportedBody();
+  switch (f.code()) {
+    case OpCode::Add: return RedKind::kSum;
+    case OpCode::Multiply: return RedKind::kProd;
+    case OpCode::Maximum: return RedKind::kMax;
+    case OpCode::Minimum: return RedKind::kMin;
+    case OpCode::And: return RedKind::kAnd;
+    case OpCode::Or: return RedKind::kOr;
+    default: return unsupportedBody();
+  }
+}
+
+namespace {
 
 template <typename Tr>
 struct AccOf {
@@ -57,42 +81,6 @@ __device__ typename AccOf<Tr>::type identity(RedKind k) {
       case RedKind::kMin: case RedKind::kAnd: return ~uint64_t{0};
     }
     return 0;
-  }
-}
-
-template <typename Tr>
-__device__ typename AccOf<Tr>::type combine(RedKind k, typename AccOf<Tr>::type a, typename AccOf<Tr>::type b) {
-  if constexpr (Tr::kCat == Cat::kBool) {
-    switch (k) {
-      case RedKind::kSum: case RedKind::kMax: case RedKind::kOr: return a | b;
-      default: return a & b;
-    }
-  } else if constexpr (Tr::kCat == Cat::kFloat) {
-    switch (k) {
-      case RedKind::kSum: return a + b;
-      case RedKind::kProd: return a * b;
-      case RedKind::kMax:
-        if (isnan(a) || isnan(b)) return a + b;
-        if (a == b) return signbit(a) ? b : a;
-        return a > b ? a : b;
-      case RedKind::kMin:
-        if (isnan(a) || isnan(b)) return a + b;
-        if (a == b) return signbit(a) ? a : b;
-        return a < b ? a : b;
-      default: return a;
-    }
-  } else {
-    using U = uint64_t;
-    using A = typename AccOf<Tr>::type;
-    switch (k) {
-      case RedKind::kSum: return static_cast<A>(static_cast<U>(a) + static_cast<U>(b));
-      case RedKind::kProd: return static_cast<A>(static_cast<U>(a) * static_cast<U>(b));
-      case RedKind::kMax: return a > b ? a : b;
-      case RedKind::kMin: return a < b ? a : b;
-      case RedKind::kAnd: return a & b;
-      case RedKind::kOr: return a | b;
-    }
-    return a;
   }
 }
 
@@ -160,31 +148,6 @@ __global__ void reduceBlockPerOutput(RedKind k, const typename Tr::S* in, const 
       if (lane == 0) out[j] = storeAcc<Tr>(combine<Tr>(k, loadAcc<Tr>(*init), acc));
     }
     __syncthreads();
-  }
-}
-
-// The reduction a body computes, if it is one binary op of its two arguments.
-Expected<RedKind> bodyKind(const Operation& op) {
-  auto unsupportedBody = [&] { return unsupportedOnCuda(op, "no CUDA kernel for this reduction body"); };
-  if (op.numRegions() != 1 || op.region(0).empty()) return unsupportedBody();
-  const Block& b = op.region(0).front();
-  if (b.numArguments() != 2 || b.operations().size() != 2) return unsupportedBody();
-  const Operation& f = *b.operations()[0];
-  const Operation& ret = *b.operations()[1];
-  if (f.numOperands() != 2 || f.numResults() != 1) return unsupportedBody();
-  if (ret.numOperands() != 1 || ret.operand(0) != f.result(0)) return unsupportedBody();
-  const Value* x = f.operand(0);
-  const Value* y = f.operand(1);
-  if (!((x == b.argument(0) && y == b.argument(1)) || (x == b.argument(1) && y == b.argument(0))))
-    return unsupportedBody();
-  switch (f.code()) {
-    case OpCode::Add: return RedKind::kSum;
-    case OpCode::Multiply: return RedKind::kProd;
-    case OpCode::Maximum: return RedKind::kMax;
-    case OpCode::Minimum: return RedKind::kMin;
-    case OpCode::And: return RedKind::kAnd;
-    case OpCode::Or: return RedKind::kOr;
-    default: return unsupportedBody();
   }
 }
 
