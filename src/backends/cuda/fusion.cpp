@@ -1152,19 +1152,33 @@ Expected<FusedKernelSource> generateFusedKernel(const FusionGroup& group, const 
   return emitter.generate(name);
 }
 
-Expected<RegionFunction> generateRegionFunction(const Region& region, const std::string& name) {
+Expected<RegionFunction> generateRegionFunction(const Region& region, const std::string& name,
+                                               const std::vector<int64_t>* elementwiseShape) {
   if (region.blocks().size() != 1)
     return unimplemented("a region of " + std::to_string(region.blocks().size()) + " blocks (unimplemented on cuda)");
   const Block& block = region.front();
   const Operation* ret = block.terminator();
   if (!ret || ret->code() != OpCode::Return) return invalidArgument("a region that does not end in stablehlo.return");
   auto scalar = [](const Value* v) { return isFusibleType(v->type()) && v->type().rank() == 0; };
+  // With elementwiseShape, a value of that shape is a scalar too: the function computes one of
+  // its elements, which only elementwise ops allow (their element i reads their operands'
+  // element i, or the one element of a rank-0 operand).
+  auto element = [&](const Value* v) {
+    return scalar(v) || (elementwiseShape && isFusibleType(v->type()) && v->type().shape() == *elementwiseShape);
+  };
+  auto elementwise = [&](const Operation& op) {
+    const FuseKind kind = fuseKind(op);
+    if (kind == FuseKind::kCompute) return true;
+    if (op.code() == OpCode::Constant) return kind == FuseKind::kMove;  // a splat
+    // A broadcast of a rank-0 value holds that value everywhere.
+    return op.code() == OpCode::BroadcastInDim && kind == FuseKind::kMove && scalar(op.operand(0));
+  };
   // Values from outside the region (implicit captures) are not parameters of the function.
   auto local = [&](const Value* v) {
     return v->isBlockArgument() ? v->ownerBlock() == &block : v->definingOp()->parentBlock() == &block;
   };
   for (size_t i = 0; i < block.numArguments(); ++i)
-    if (!scalar(block.argument(i)))
+    if (!element(block.argument(i)))
       return unimplemented("a region argument of type " + block.argument(i)->type().toString() + " (unimplemented on cuda)");
   for (const auto& op : block.operations()) {
     bool ok = true;
@@ -1178,9 +1192,18 @@ Expected<RegionFunction> generateRegionFunction(const Region& region, const std:
         if ((ct->stringValue() == "SIGNED" && isUnsignedInteger(et)) || (ct->stringValue() == "UNSIGNED" && isSignedInteger(et)))
           ok = false;
       }
-      for (size_t r = 0; r < op->numResults(); ++r) ok = ok && scalar(op->result(r));
+      bool allScalar = true, allElements = true;
+      for (size_t r = 0; r < op->numResults(); ++r) {
+        allScalar = allScalar && scalar(op->result(r));
+        allElements = allElements && element(op->result(r));
+      }
+      for (const Value* v : op->operands()) {
+        allScalar = allScalar && scalar(v);
+        allElements = allElements && element(v);
+      }
+      ok = ok && (allScalar || (allElements && elementwise(*op)));
     }
-    for (const Value* v : op->operands()) ok = ok && scalar(v) && local(v);
+    for (const Value* v : op->operands()) ok = ok && element(v) && local(v);
     if (!ok) return unimplemented(op->describe() + ": no CUDA code for this op in a region (unimplemented on cuda)");
   }
   FusionGroup none;  // a region function reads no buffers

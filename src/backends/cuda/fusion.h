@@ -89,12 +89,17 @@ bool isFusible(const Operation& op);
 // Kernels around it need fusedKernelPrelude(). Ops the generator has no code for (those that
 // isFusible() refuses), other ranks, or values from outside the region: Unimplemented, naming the
 // op.
+// With `elementwiseShape`, the region may also act on tensors of that shape (a scan body over
+// slices): the function then computes one element of them, which takes ops that are elementwise
+// on such values, splat constants and broadcasts of rank-0 values; the other ops on them (a
+// reduction, a reshape, a broadcast of a non-scalar) are Unimplemented, naming the op.
 struct RegionFunction {
   std::string code;
   std::vector<ElementType> argTypes;     // of a0, a1, ...
   std::vector<ElementType> resultTypes;  // of r0, r1, ...
 };
-Expected<RegionFunction> generateRegionFunction(const Region& region, const std::string& name);
+Expected<RegionFunction> generateRegionFunction(const Region& region, const std::string& name,
+                                               const std::vector<int64_t>* elementwiseShape = nullptr);
 
 // The C types and expressions of generated code, for kernels written around a region function:
 // how an element type is stored in memory and what it computes in (nullptr for types the

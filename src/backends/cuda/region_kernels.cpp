@@ -1,6 +1,6 @@
-// Kernels generated around a region body: stablehlo.map, and stablehlo.reduce / reduce_window
-// with any body over any number of operands (reduce.cu hands over what its fast kernels do not
-// take). The body becomes a device function (fusion.h's generateRegionFunction, the fused
+// Kernels generated around a region body: stablehlo.map, chlo.scan with an elementwise body, and
+// stablehlo.reduce / reduce_window with any body over any number of operands (reduce.cu hands
+// over what its fast kernels do not take). The body becomes a device function (fusion.h's generateRegionFunction, the fused
 // kernels' per-op code), the kernel around it is written here with the shapes as constants, and
 // NVRTC compiles both (nvrtc.h, cached by source).
 //
@@ -30,10 +30,12 @@ constexpr size_t kMaxParams = 64;
 
 using Results = Expected<std::unique_ptr<OpKernel>>;
 
-// The body as a device function `wf_body`, with `numArgs` arguments and `numResults` results.
-Expected<RegionFunction> bodyFunction(const Operation& op, size_t numArgs, size_t numResults) {
-  if (op.numRegions() != 1) return invalidArgument(op.describe() + ": expects one body region");
-  Expected<RegionFunction> f = generateRegionFunction(op.region(0), "wf_body");
+// The body as a device function `wf_body`, with `numArgs` arguments and `numResults` results;
+// with `elementwiseShape`, of one element of a body acting elementwise on tensors of that shape.
+Expected<RegionFunction> bodyFunction(const Operation& op, size_t numArgs, size_t numResults,
+                                      const std::vector<int64_t>* elementwiseShape = nullptr) {
+  if (op.numRegions() != 1 || op.region(0).empty()) return invalidArgument(op.describe() + ": expects one body region");
+  Expected<RegionFunction> f = generateRegionFunction(op.region(0), "wf_body", elementwiseShape);
   if (!f) {
     if (f.status().code() == StatusCode::kUnimplemented) return unsupportedOnCuda(op, "body: " + f.status().message());
     return f.status();
@@ -260,6 +262,101 @@ Expected<RegionKernelSource> generateReduceWindow(const Operation& op) {
   return finish("wf_reduce_window", body, src, p.n);
 }
 
+// How many of a scan's operands are inputs (the rest are inits): operandSegmentSizes if the
+// producer printed it, otherwise the leading operands of the first one's rank (an init has the
+// rank of a slice, one less). The caller checks the body's types against this split, which is
+// then the one the interpreter picks too.
+size_t scanInputCount(const Operation& op) {
+  if (const Attribute* seg = op.attr("operandSegmentSizes"))
+    if (auto sizes = seg->asIntList(); sizes && !sizes->empty()) return static_cast<size_t>((*sizes)[0]);
+  size_t n = 0;
+  while (n < op.numOperands() && op.operand(n)->type().rank() == op.operand(0)->type().rank()) ++n;
+  return n;
+}
+
+// chlo.scan: one thread per line (an index of every dim but the scan dim) walks the scan dim in
+// the interpreter's order, from the end with is_reverse, with the carries in registers:
+//   outputs..., carries... = body(inputs... at t, carries...)
+// writing the outputs at t and, after the last step, the final carries (the last results). The
+// body acts on slices (an input without the scan dim, carries of that shape); when it is
+// elementwise, element i of its results reads only element i of its arguments, so a line runs
+// the body as a scalar function of its own elements, in the interpreter's order of ops. A scan
+// with few lines (a 1-D cumsum) runs on few threads: correct, not fast.
+Expected<RegionKernelSource> generateScan(const Operation& op) {
+  WF_ASSIGN_OR_RETURN(int64_t dim, cpu::intAttr(op, "dimension"));
+  const bool reverse = cpu::boolAttr(op, "is_reverse", false);
+  if (op.numOperands() == 0) return invalidArgument(op.describe() + ": needs at least one input");
+  WF_ASSIGN_OR_RETURN(std::vector<int64_t> shape, staticShape(op, op.operand(0)->type()));
+  if (dim < 0 || dim >= static_cast<int64_t>(shape.size()))
+    return invalidArgument(op.describe() + ": dimension " + std::to_string(dim) + " out of range");
+  std::vector<int64_t> slice = shape;
+  slice.erase(slice.begin() + dim);
+  const size_t numInputs = scanInputCount(op);
+  const size_t numInits = op.numOperands() - numInputs;
+  if (numInputs == 0 || numInits > op.numResults())
+    return unsupportedOnCuda(op, "cannot tell the scan's inputs from its inits");
+  const size_t numOutputs = op.numResults() - numInits;
+  WF_ASSIGN_OR_RETURN(RegionFunction body, bodyFunction(op, op.numOperands(), op.numResults(), &slice));
+
+  // Every input and output has the inputs' shape; every init, carry and body value the slice's
+  // (a carry of another shape, shared by the lines, cannot live in one thread's registers).
+  const Block& block = op.region(0).front();
+  auto expectShape = [&](const Type& type, const std::vector<int64_t>& want, const std::string& what) -> Status {
+    WF_ASSIGN_OR_RETURN(std::vector<int64_t> s, staticShape(op, type));
+    if (s != want) return unsupportedOnCuda(op, what + " of shape " + cpu::shapeString(s) + ", not " + cpu::shapeString(want));
+    return Status::ok();
+  };
+  for (size_t k = 0; k < op.numOperands(); ++k) {
+    WF_RETURN_IF_ERROR(expectShape(op.operand(k)->type(), k < numInputs ? shape : slice, "operand #" + std::to_string(k)));
+    WF_RETURN_IF_ERROR(expectShape(block.argument(k)->type(), slice, "body argument #" + std::to_string(k)));
+    if (body.argTypes[k] != op.operand(k)->type().elementType())
+      return invalidArgument(op.describe() + ": body argument #" + std::to_string(k) + " has another type than its operand");
+  }
+  for (size_t k = 0; k < op.numResults(); ++k) {
+    WF_RETURN_IF_ERROR(expectShape(op.result(k)->type(), k < numOutputs ? shape : slice, "result #" + std::to_string(k)));
+    WF_RETURN_IF_ERROR(expectShape(block.terminator()->operand(k)->type(), slice, "body result #" + std::to_string(k)));
+    const ElementType t = op.result(k)->type().elementType();
+    if (body.resultTypes[k] != t || (k >= numOutputs && body.argTypes[numInputs + k - numOutputs] != t))
+      return invalidArgument(op.describe() + ": result #" + std::to_string(k) + " has another type than the body's");
+  }
+
+  // Row-major, the inputs are [outer, length, inner] and the slices [outer, inner]: line j is
+  // slice element j, and its element at step t is at input offset base + t * inner.
+  const int64_t length = shape[static_cast<size_t>(dim)];
+  const int64_t inner = numElementsOf(std::vector<int64_t>(shape.begin() + dim + 1, shape.end()));
+  const int64_t lines = numElementsOf(slice);
+  const std::string innerLL = std::to_string(inner) + "LL";
+  WF_ASSIGN_OR_RETURN(std::string src, signature(op, "wf_scan"));
+  src += resultLoop("j", lines);
+  src += "    const long long base = (j / " + innerLL + ") * " + std::to_string(length * inner) + "LL + j % " + innerLL + ";\n";
+  for (size_t k = 0; k < numInits; ++k) {
+    const ElementType t = body.argTypes[numInputs + k];
+    src += "    " + std::string(computeTypeName(t)) + " c" + std::to_string(k) + " = " + operandAs(op, numInputs + k, "j", t) + ";\n";
+  }
+  src += "    for (long long s = 0; s < " + std::to_string(length) + "LL; ++s) {\n";
+  src += "      const long long off = base + " + (reverse ? "(" + std::to_string(length - 1) + "LL - s)" : std::string("s")) +
+         " * " + innerLL + ";\n";
+  for (size_t k = 0; k < numOutputs; ++k)
+    src += "      " + std::string(computeTypeName(body.resultTypes[k])) + " y" + std::to_string(k) + ";\n";
+  // The carries go in by value and come back through their addresses.
+  std::vector<std::string> args;
+  for (size_t k = 0; k < numInputs; ++k) args.push_back(operandAs(op, k, "off", body.argTypes[k]));
+  for (size_t k = 0; k < numInits; ++k) args.push_back("c" + std::to_string(k));
+  for (size_t k = 0; k < numOutputs; ++k) args.push_back("&y" + std::to_string(k));
+  for (size_t k = 0; k < numInits; ++k) args.push_back("&c" + std::to_string(k));
+  src += "      wf_body(";
+  for (size_t a = 0; a < args.size(); ++a) src += (a ? ", " : "") + args[a];
+  src += ");\n";
+  for (size_t k = 0; k < numOutputs; ++k)
+    src += "      out" + std::to_string(k) + "[off] = " + storeExpr(body.resultTypes[k], "y" + std::to_string(k)) + ";\n";
+  src += "    }\n";
+  for (size_t k = 0; k < numInits; ++k)
+    src += "    out" + std::to_string(numOutputs + k) + "[j] = " +
+           storeExpr(body.resultTypes[numOutputs + k], "c" + std::to_string(k)) + ";\n";
+  src += "  }\n}\n";
+  return finish("wf_scan", body, src, lines);
+}
+
 // A compiled generated kernel: its parameters are the operands' addresses, then the results'.
 class GeneratedKernel final : public OpKernel {
  public:
@@ -294,6 +391,7 @@ Expected<RegionKernelSource> generateRegionKernel(const Operation& op) {
     case OpCode::Map: return generateMap(op);
     case OpCode::Reduce: return generateReduce(op);
     case OpCode::ReduceWindow: return generateReduceWindow(op);
+    case OpCode::ChloScan: return generateScan(op);
     default: return unsupportedOnCuda(op, "no generated kernel for this op");
   }
 }
@@ -305,6 +403,9 @@ Expected<std::unique_ptr<OpKernel>> lowerRegionKernel(const Operation& op, Lower
   return std::unique_ptr<OpKernel>(std::make_unique<GeneratedKernel>(kernels.at(0), source));
 }
 
-void registerRegionLowerings(CudaKernelRegistry& registry) { registry.add(OpCode::Map, lowerRegionKernel); }
+void registerRegionLowerings(CudaKernelRegistry& registry) {
+  registry.add(OpCode::Map, lowerRegionKernel);
+  registry.add(OpCode::ChloScan, lowerRegionKernel);
+}
 
 }  // namespace wf::cuda

@@ -1,6 +1,6 @@
-// Kernels generated around a region body (region_kernels.cpp): stablehlo.map, and reduce and
-// reduce_window with any body over any number of operands, which reduce.cu's lowerings hand over
-// when their fast kernels do not take the body. Also the geometry of reduce and reduce_window,
+// Kernels generated around a region body (region_kernels.cpp): stablehlo.map, chlo.scan, and
+// reduce and reduce_window with any body over any number of operands, which reduce.cu's lowerings
+// hand over when their fast kernels do not take the body. Also the geometry of reduce and reduce_window,
 // planned from the op once (reduce.cu) for both kinds of kernel.
 #pragma once
 
@@ -45,7 +45,7 @@ Expected<WindowPlan> planWindow(const Operation& op);
 
 // A generated kernel: `code` defines the body's device function and the extern "C" entry
 // `name(inputs..., results...)`, to be compiled after fusedKernelPrelude() (fusion.h); one thread
-// per result element in a grid-stride loop over `n` of them.
+// per result element (per line of a scan) in a grid-stride loop over `n` of them.
 struct RegionKernelSource {
   std::string name;
   std::string code;
@@ -54,7 +54,7 @@ struct RegionKernelSource {
   int64_t blocks = 1;
 };
 
-// The kernel for a map, reduce or reduce_window (no GPU needed); Unimplemented for bodies,
+// The kernel for a map, chlo.scan, reduce or reduce_window (no GPU needed); Unimplemented for bodies,
 // element types or ranks it does not take.
 Expected<RegionKernelSource> generateRegionKernel(const Operation& op);
 
