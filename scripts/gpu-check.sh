@@ -118,7 +118,10 @@ PY
     row "GPU unit tests" "$STATUS" "$PASSED passed, $FAILS failed, $SKIPS skipped of $TOTAL ($(elapsed "$T0"))"
     CONF=$(grep -m1 "^conformance on cuda:" "$LOGS/cuda_tests.log" | sed 's/^conformance on cuda: //')
     [[ -n "$CONF" ]] && row "interpret tests on cuda" "$([[ "$CONF" == *" 0 fail" ]] && echo ok || echo FAIL)" "$CONF"
+    GPUT=$(grep -m1 "^functions in GPU types" "$LOGS/cuda_tests.log" | sed 's/^functions in GPU types ([^)]*): //')
+    [[ -n "$GPUT" ]] && row "  of them in GPU types" "info" "$GPUT"
     grep -m1 "^ops run on the host" "$LOGS/cuda_tests.log" | cut -c1-400
+    grep "^  on the host: " "$LOGS/cuda_tests.log" | head -20
   else
     row "GPU unit tests" "FAIL" "exit $RC, no report (see $LOGS/cuda_tests.log)"
     tail -20 "$LOGS/cuda_tests.log"

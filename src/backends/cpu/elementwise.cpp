@@ -11,6 +11,7 @@
 #include <string>
 
 #include "backends/cpu/elementwise_ops.h"
+#include "backends/cpu/shape_util.h"
 #include "support/reduce_precision.h"
 
 namespace wf {
@@ -599,13 +600,8 @@ Results complexKernel(const Operation& op, std::span<const Literal> args, EvalCo
 
 Results reducePrecisionKernel(const Operation& op, std::span<const Literal> args, EvalContext&) {
   WF_RETURN_IF_ERROR(checkArity(op, args, 1));
-  const Attribute* eAttr = op.attr("exponent_bits");
-  const Attribute* mAttr = op.attr("mantissa_bits");
-  std::optional<int64_t> e = eAttr ? eAttr->asInt() : std::nullopt;
-  std::optional<int64_t> m = mAttr ? mAttr->asInt() : std::nullopt;
-  if (!e || !m || *e < 1 || *m < 0)
-    return invalidArgument(op.describe() + ": needs exponent_bits >= 1 and mantissa_bits >= 0");
-  const int eb = static_cast<int>(std::min<int64_t>(*e, 64)), mb = static_cast<int>(std::min<int64_t>(*m, 64));
+  WF_ASSIGN_OR_RETURN(const cpu::ReducePrecisionFormat format, cpu::reducePrecisionFormat(op));
+  const int eb = format.exponentBits, mb = format.mantissaBits;
   const ElementType declared = op.result(0)->type().elementType();
   WF_RETURN_IF_ERROR(checkResultElement(op, declared, args[0].elementType()));
   WF_ASSIGN_OR_RETURN(Literal in, widenMinifloat(op, args[0]));

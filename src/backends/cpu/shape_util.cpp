@@ -1,6 +1,7 @@
 #include "backends/cpu/shape_util.h"
 
 #include <algorithm>
+#include <optional>
 #include <cstring>
 
 #include "support/thread_pool.h"
@@ -248,6 +249,16 @@ bool boolAttr(const Operation& op, std::string_view name, bool fallback) {
   if (!a) return fallback;
   if (a->kind() == Attribute::Kind::kBool || a->kind() == Attribute::Kind::kInteger) return a->boolValue();
   return fallback;
+}
+
+Expected<ReducePrecisionFormat> reducePrecisionFormat(const Operation& op) {
+  const Attribute* eAttr = op.attr("exponent_bits");
+  const Attribute* mAttr = op.attr("mantissa_bits");
+  const std::optional<int64_t> e = eAttr ? eAttr->asInt() : std::nullopt;
+  const std::optional<int64_t> m = mAttr ? mAttr->asInt() : std::nullopt;
+  if (!e || !m || *e < 1 || *m < 0)
+    return invalidArgument(op.describe() + ": needs exponent_bits >= 1 and mantissa_bits >= 0");
+  return ReducePrecisionFormat{static_cast<int>(std::min<int64_t>(*e, 64)), static_cast<int>(std::min<int64_t>(*m, 64))};
 }
 
 }  // namespace wf::cpu

@@ -123,6 +123,11 @@ Expected<std::vector<int64_t>> intListAttrOr(const Operation& op, std::string_vi
 Expected<int64_t> intAttr(const Operation& op, std::string_view name);
 // A bool (or 0/1 integer) attribute; absent or of another kind -> `fallback`.
 bool boolAttr(const Operation& op, std::string_view name, bool fallback);
+// reduce_precision's exponent_bits (>= 1) and mantissa_bits (>= 0), each clamped to 64.
+struct ReducePrecisionFormat {
+  int exponentBits = 0, mantissaBits = 0;
+};
+Expected<ReducePrecisionFormat> reducePrecisionFormat(const Operation& op);
 // A field of a dialect-struct attribute (gather/scatter dimension numbers): absent = empty.
 Expected<std::vector<int64_t>> structIntList(const Operation& op, const Attribute& s, std::string_view field);
 

@@ -3,11 +3,10 @@
 // the op is a run-time switch that is uniform across the grid. Operands may broadcast to the
 // result (a one-element operand, or numpy-style size-1 dims); same-shape operands take a
 // contiguous fast path.
-#include <algorithm>
 #include <cmath>
-#include <optional>
 #include <string>
 
+#include "backends/cpu/shape_util.h"
 #include "backends/cuda/cuda_check.h"
 #include "backends/cuda/device_util.cuh"
 #include "support/reduce_precision.h"
@@ -530,13 +529,8 @@ Lowering floatPredicate(int which) {
 Results lowerReducePrecision(const Operation& op, LowerContext&) {
   const ElementType et = op.operand(0)->type().elementType();
   if (op.result(0)->type().elementType() != et) return unsupportedType(op, et);
-  const Attribute* eAttr = op.attr("exponent_bits");
-  const Attribute* mAttr = op.attr("mantissa_bits");
-  const std::optional<int64_t> e = eAttr ? eAttr->asInt() : std::nullopt;
-  const std::optional<int64_t> m = mAttr ? mAttr->asInt() : std::nullopt;
-  if (!e || !m || *e < 1 || *m < 0)
-    return invalidArgument(op.describe() + ": needs exponent_bits >= 1 and mantissa_bits >= 0");
-  const int eb = static_cast<int>(std::min<int64_t>(*e, 64)), mb = static_cast<int>(std::min<int64_t>(*m, 64));
+  WF_ASSIGN_OR_RETURN(const cpu::ReducePrecisionFormat format, cpu::reducePrecisionFormat(op));
+  const int eb = format.exponentBits, mb = format.mantissaBits;
   WF_ASSIGN_OR_RETURN(std::vector<int64_t> shape, staticShape(op, op.result(0)->type()));
   const int64_t n = numElementsOf(shape);
   return dispatchType(et, Results(unsupportedType(op, et)), [&](auto tag) -> Results {
