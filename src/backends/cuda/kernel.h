@@ -105,7 +105,7 @@ void registerSortLowerings(CudaKernelRegistry& registry);          // sort.cu (C
 void registerScatterLowerings(CudaKernelRegistry& registry);       // scatter.cu
 void registerRngLowerings(CudaKernelRegistry& registry);           // rng.cu
 void registerLinalgLowerings(CudaKernelRegistry& registry);        // linalg.cu (triangular_solve)
-void registerRegionLowerings(CudaKernelRegistry& registry);        // region_kernels.cpp (map)
+void registerRegionLowerings(CudaKernelRegistry& registry);        // region_kernels.cpp (map, chlo.scan)
 
 // dot_general for the element types cuBLASLt has no kernel for (dot_direct.cu): integers, and f32
 // operands with an f64 result. dot.cpp's lowering hands them over.
@@ -114,7 +114,7 @@ struct DotDimensionLists {
 };
 bool takesDirectDot(ElementType operands, ElementType result);
 Expected<std::unique_ptr<OpKernel>> lowerDirectDot(const Operation& op, const DotDimensionLists& dims);
-// Integer convolutions, which cuDNN has no kernel for (convolution_direct.cu).
+// Convolutions cuDNN has no kernel for: integers and batch groups (convolution_direct.cu).
 Expected<std::unique_ptr<OpKernel>> lowerDirectConvolution(const Operation& op);
 
 // "stablehlo.add" at f.mlir:3:5: no CUDA kernel for element type complex<f32>
