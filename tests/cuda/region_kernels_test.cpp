@@ -29,6 +29,7 @@ std::string ints(const std::vector<int64_t>& v) {
 
 // Region body lines in generic form, on rank-0 values of one element type.
 struct Body {
+  explicit Body(ElementType type) : t(type) {}
   ElementType t;
   std::string text;
   int next = 0;
