@@ -806,7 +806,17 @@ class KernelEmitter {
       if (rootFull_) body_ << in2 << "const " << idx_ << " i = row * " << numCols << " + k;\n";
       WF_ASSIGN_OR_RETURN(std::string x, emit(op->operand(0), coords, rootFull_));
       body_ << in2 << a << " = " << combineFn(info->kind) << "()(" << a << ", (" << acc << ")" << x << ");\n";
+      // With the row in registers, the reduced value is kept there too: the later passes (the next
+      // reduction, the root) read it instead of computing it again (softmax's exp, a norm's
+      // centred value).
+      std::string kept;
+      if (cacheRows_) {
+        kept = "red" + std::to_string(passCache_.size());
+        passCache_.emplace_back(kept, computeCType(op->operand(0)->type().elementType()));
+        body_ << in2 << kept << "[j] = " << x << ";\n";
+      }
       memo_.pop_back();
+      if (!kept.empty()) memo_.back()[key(op->operand(0), coords)] = kept + "[j]";
       body_ << columnLoopEnd(in1);
       body_ << in1 << a << " = " << (warpPerRow ? "wf_warp_allreduce(" + a + ", " + combineFn(info->kind) + "())"
                                                  : "wf_block_allreduce(" + a + ", " + combineFn(info->kind) + "(), wf_smem)")
@@ -843,6 +853,8 @@ class KernelEmitter {
                  load(et, "in" + std::to_string(inputIndex_.at(input)) + "[row * " + std::to_string(numCols) + " + k]") +
                  " : (" + computeCType(et) + ")0;\n    }\n";
     }
+    for (const auto& [name, ctype] : passCache_)
+      preload += "    " + ctype + " " + name + "[" + std::to_string(perThread_) + "];\n";
     body.replace(body.find(kPreloadMarker), std::strlen(kPreloadMarker), preload);
 
     FusedKernelSource out;
@@ -942,9 +954,12 @@ class KernelEmitter {
         return declare(t, c->second + "[j]");
       }
       const std::vector<int64_t> stored = stridesOf(v);
-      std::string off = identity && shape == rootShape_ && stored == rootStrides_ ? "i"
-                        : stored.empty()                                         ? linearIndex(shape, coords)
-                                                                                 : stridedIndex(shape, stored, coords);
+      // `identity`: these coordinates are the root's, or (with a row-major root) have its
+      // row-major linear index i, as a reshape keeps it. Then a row-major input is read at i.
+      const bool atI = identity && ((shape == rootShape_ && stored == rootStrides_) || (rootStrides_.empty() && stored.empty()));
+      std::string off = atI             ? "i"
+                        : stored.empty() ? linearIndex(shape, coords)
+                                         : stridedIndex(shape, stored, coords);
       return declare(t, load(t, "in" + std::to_string(it->second) + "[" + off + "]"));
     }
     const Operation& op = *v->definingOp();
@@ -990,7 +1005,7 @@ class KernelEmitter {
       }
       case OpCode::Reshape: {
         const std::vector<int64_t>& inShape = op.operand(0)->type().shape();
-        std::string lin = identity && shape == rootShape_ && rootStrides_.empty() ? "i" : linearIndex(shape, coords);
+        std::string lin = identity && rootStrides_.empty() ? "i" : linearIndex(shape, coords);
         std::string l = fresh();
         body_ << "    const " << idx_ << " " << l << " = " << lin << ";\n";
         std::vector<std::string> inCoords(inShape.size());
@@ -1005,7 +1020,8 @@ class KernelEmitter {
           }
           stride *= inShape[d];
         }
-        return emit(op.operand(0), inCoords, identity && inShape == rootShape_);
+        // A row-major reshape keeps the linear index, so the operand's coordinates still have i.
+        return emit(op.operand(0), inCoords, identity && (inShape == rootShape_ || rootStrides_.empty()));
       }
       case OpCode::Gather: {
         // Row r of the table, r clamped into range as the spec clamps start indices.
@@ -1135,6 +1151,7 @@ class KernelEmitter {
   int64_t perThread_ = 0, numCols_ = 0;
   int lanes_ = 0;
   std::map<const Value*, std::string> cached_;  // input -> its register array
+  std::vector<std::pair<std::string, std::string>> passCache_;  // reduced values kept per row: name, C type
   std::ostringstream body_;
   std::vector<int64_t> rootShape_;
   std::string idx_;
