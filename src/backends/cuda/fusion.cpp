@@ -522,6 +522,8 @@ __device__ __forceinline__ unsigned short wf_f16_store(float f) {
   return s;
 }
 __device__ __forceinline__ float wf_bf16_round(float f) { return wf_bf16_load(wf_bf16_store(f)); }
+// Four consecutive elements, moved by one load or store (row kernels with rows in registers).
+template <typename S> struct alignas(4 * sizeof(S)) wf_vec4 { S v[4]; };
 __device__ __forceinline__ float wf_f16_round(float f) { return wf_f16_load(wf_f16_store(f)); }
 template <typename T> __device__ __forceinline__ T wf_max(T a, T b) {
   if (isnan(a) || isnan(b)) return a + b;
@@ -730,8 +732,14 @@ class KernelEmitter {
       return indent + "for (" + idx_ + " k = lane; k < " + std::to_string(numCols_) + "; k += " +
              std::to_string(lanes_) + ") {\n";
     return "#pragma unroll\n" + indent + "for (int j = 0; j < " + std::to_string(perThread_) + "; ++j) {\n" + indent +
-           "  const " + idx_ + " k = lane + j * " + std::to_string(lanes_) + ";\n" + indent + "  if (k < " +
-           std::to_string(numCols_) + ") {\n";
+           "  const " + idx_ + " k = " + columnOf("j") + ";\n" + indent + "  if (k < " + std::to_string(numCols_) +
+           ") {\n";
+  }
+  // The column a thread's j-th cached element holds: lane + j * lanes, or with vectors, element
+  // j % 4 of the thread's (j / 4)-th group of four consecutive columns.
+  std::string columnOf(const std::string& j) const {
+    if (!vec4_) return "lane + " + j + " * " + std::to_string(lanes_);
+    return "(lane + (" + j + ") / 4 * " + std::to_string(lanes_) + ") * 4 + (" + j + ") % 4";
   }
   std::string columnLoopEnd(const std::string& indent) const {
     return cacheRows_ ? indent + "  }\n" + indent + "}\n" : indent + "}\n";
@@ -771,6 +779,11 @@ class KernelEmitter {
     const int lanes = warpPerRow ? 32 : 256;
     perThread_ = (numCols + lanes - 1) / lanes;
     cacheRows_ = rootFull_ && perThread_ <= kCachedPerThread;
+    // Rows of a multiple of four columns move four elements per load and store (8 or 16 bytes
+    // instead of 2 or 4): a 2-byte load per lane leaves most of each memory transaction unused.
+    const int64_t perThreadVec = (numCols + 4 * lanes - 1) / (4 * lanes) * 4;
+    vec4_ = cacheRows_ && numCols % 4 == 0 && perThreadVec <= kCachedPerThread;
+    if (vec4_) perThread_ = perThreadVec;
     lanes_ = lanes;
     numCols_ = numCols;
     bool anyF64 = false;
@@ -834,7 +847,9 @@ class KernelEmitter {
       coords.insert(coords.end(), colCoords.begin(), colCoords.end());
       body_ << in2 << "const " << idx_ << " i = row * " << numCols << " + k;\n";
       WF_ASSIGN_OR_RETURN(std::string x, emit(group_.root()->result(0), coords, true));
-      body_ << in2 << "out[i] = " << store(rte, x) << ";\n";
+      body_ << in2 << (vec4_ ? "outv.v[j % 4] = " : "out[i] = ") << store(rte, x) << ";\n";
+      if (vec4_)
+        body_ << in2 << "if (j % 4 == 3) *reinterpret_cast<wf_vec4<" << storageCType(rte) << ">*>(out + i - 3) = outv;\n";
       memo_.pop_back();
       body_ << columnLoopEnd(in1);
     } else {
@@ -847,6 +862,19 @@ class KernelEmitter {
     for (const auto& [input, name] : cached_) {
       const ElementType et = input->type().elementType();
       preload += "    " + std::string(computeCType(et)) + " " + name + "[" + std::to_string(perThread_) + "];\n";
+      const std::string src = "in" + std::to_string(inputIndex_.at(input));
+      if (vec4_) {
+        // One load of four consecutive columns per group; a group is wholly inside or outside.
+        const std::string vt = std::string("wf_vec4<") + storageCType(et) + ">";
+        preload += "#pragma unroll\n    for (int q = 0; q < " + std::to_string(perThread_ / 4) + "; ++q) {\n";
+        preload += "      const " + idx_ + " k = " + columnOf("q * 4") + ";\n";
+        preload += "      " + vt + " v = {};\n";
+        preload += "      if (k < " + std::to_string(numCols) + ") v = *reinterpret_cast<const " + vt + "*>(" + src +
+                   " + row * " + std::to_string(numCols) + " + k);\n";
+        preload += "#pragma unroll\n      for (int e = 0; e < 4; ++e) " + name + "[q * 4 + e] = " + load(et, "v.v[e]") + ";\n";
+        preload += "    }\n";
+        continue;
+      }
       preload += "#pragma unroll\n    for (int j = 0; j < " + std::to_string(perThread_) + "; ++j) {\n";
       preload += "      const " + idx_ + " k = lane + j * " + std::to_string(lanes) + ";\n";
       preload += "      " + name + "[j] = k < " + std::to_string(numCols) + " ? " +
@@ -855,6 +883,7 @@ class KernelEmitter {
     }
     for (const auto& [name, ctype] : passCache_)
       preload += "    " + ctype + " " + name + "[" + std::to_string(perThread_) + "];\n";
+    if (vec4_ && rootFull_) preload += std::string("    wf_vec4<") + storageCType(rte) + "> outv;\n";
     body.replace(body.find(kPreloadMarker), std::strlen(kPreloadMarker), preload);
 
     FusedKernelSource out;
@@ -1148,6 +1177,7 @@ class KernelEmitter {
   std::vector<std::string> rowCoords_;
   bool rootFull_ = false;
   bool cacheRows_ = false;  // row fusion: row-shaped inputs held in registers (columnLoop)
+  bool vec4_ = false;       // ... and moved four consecutive columns at a time (columnOf)
   int64_t perThread_ = 0, numCols_ = 0;
   int lanes_ = 0;
   std::map<const Value*, std::string> cached_;  // input -> its register array
