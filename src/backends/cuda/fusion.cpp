@@ -522,6 +522,8 @@ __device__ __forceinline__ unsigned short wf_f16_store(float f) {
   return s;
 }
 __device__ __forceinline__ float wf_bf16_round(float f) { return wf_bf16_load(wf_bf16_store(f)); }
+// The bits of a float that already holds a bf16 value (NaN included): its upper half.
+__device__ __forceinline__ unsigned short wf_bf16_bits(float f) { return (unsigned short)(__float_as_uint(f) >> 16); }
 // Four consecutive elements, moved by one load or store (row kernels with rows in registers).
 template <typename S> struct alignas(4 * sizeof(S)) wf_vec4 { S v[4]; };
 __device__ __forceinline__ float wf_f16_round(float f) { return wf_f16_load(wf_f16_store(f)); }
@@ -611,7 +613,7 @@ class KernelEmitter {
     src << signature(name);
     src << "  for (" << idx_ << " i = blockIdx.x * 256 + threadIdx.x; i < " << n << "; i += gridDim.x * 256) {\n";
     src << body_.str();
-    src << "    out[i] = " << store(rt.elementType(), result) << ";\n  }\n}\n";
+    src << "    out[i] = " << storeRoot(rt.elementType(), result) << ";\n  }\n}\n";
     out.code = src.str();
     out.threads = 256;
     out.blocks = std::max<int64_t>(1, std::min<int64_t>((n + 255) / 256, int64_t{1} << 20));
@@ -731,9 +733,10 @@ class KernelEmitter {
     if (!cacheRows_)
       return indent + "for (" + idx_ + " k = lane; k < " + std::to_string(numCols_) + "; k += " +
              std::to_string(lanes_) + ") {\n";
+    // When the threads' elements tile the row exactly, every column is inside it.
+    const std::string guard = perThread_ * lanes_ == numCols_ ? "{\n" : "if (k < " + std::to_string(numCols_) + ") {\n";
     return "#pragma unroll\n" + indent + "for (int j = 0; j < " + std::to_string(perThread_) + "; ++j) {\n" + indent +
-           "  const " + idx_ + " k = " + columnOf("j") + ";\n" + indent + "  if (k < " + std::to_string(numCols_) +
-           ") {\n";
+           "  const " + idx_ + " k = " + columnOf("j") + ";\n" + indent + "  " + guard;
   }
   // The column a thread's j-th cached element holds: lane + j * lanes, or with vectors, element
   // j % 4 of the thread's (j / 4)-th group of four consecutive columns.
@@ -847,14 +850,14 @@ class KernelEmitter {
       coords.insert(coords.end(), colCoords.begin(), colCoords.end());
       body_ << in2 << "const " << idx_ << " i = row * " << numCols << " + k;\n";
       WF_ASSIGN_OR_RETURN(std::string x, emit(group_.root()->result(0), coords, true));
-      body_ << in2 << (vec4_ ? "outv.v[j % 4] = " : "out[i] = ") << store(rte, x) << ";\n";
+      body_ << in2 << (vec4_ ? "outv.v[j % 4] = " : "out[i] = ") << storeRoot(rte, x) << ";\n";
       if (vec4_)
         body_ << in2 << "if (j % 4 == 3) *reinterpret_cast<wf_vec4<" << storageCType(rte) << ">*>(out + i - 3) = outv;\n";
       memo_.pop_back();
       body_ << columnLoopEnd(in1);
     } else {
       WF_ASSIGN_OR_RETURN(std::string x, emit(group_.root()->result(0), rowCoords_, true));
-      body_ << in1 << "if (lane == 0) out[row] = " << store(rte, x) << ";\n";
+      body_ << in1 << "if (lane == 0) out[row] = " << storeRoot(rte, x) << ";\n";
     }
 
     std::string body = body_.str();
@@ -936,6 +939,11 @@ class KernelEmitter {
       case ElementType::kI1: return "(unsigned char)(" + v + " ? 1 : 0)";
       default: return v;
     }
+  }
+  // Stores a group's root value. Every narrow-float value of a fused kernel is already rounded
+  // to its type, so a bf16 root only needs its upper 16 bits (wf_bf16_store would round again).
+  static std::string storeRoot(ElementType t, const std::string& v) {
+    return t == ElementType::kBF16 ? "wf_bf16_bits(" + v + ")" : store(t, v);
   }
   // Narrow floats round to their type after every op.
   static std::string rounded(ElementType t, const std::string& expr) {
