@@ -52,7 +52,7 @@ def sample(m, name, **labels):
 def slow_rows(server, target_seconds=0.5):
     """Rows that make one run of the slow model take about `target_seconds` on this machine."""
     def timed(rows):
-        return min(post(server, "slow", infer_body(np.ones((rows, 1024), np.float32)))[2] for _ in range(2))
+        return min(post(server, "slow", infer_body(np.ones((rows, 1024), np.float32)))[2] for _ in range(3))
     per_row = max((timed(256) - timed(16)) / 240, 1e-5)
     return int(np.clip(target_seconds / per_row, 64, 8192))
 
@@ -91,7 +91,7 @@ def test_deadline_cancels_queued_work(packages, serve):
 
 def test_client_disconnect_cancels_queued_work(packages, serve):
     server = serve(f"slow={packages['slow']}", "--max-batch", "1")
-    rows = slow_rows(server, 1.0)
+    rows = slow_rows(server, 2.0)  # long enough that the second request is read and queued behind it on a busy machine
     with cf.ThreadPoolExecutor(2) as pool:
         runs_before = sample(metrics(server), "warpforge_batch_size_count", model="slow")
         first = pool.submit(post, server, "slow", infer_body(np.ones((rows, 1024), np.float32)))
@@ -118,7 +118,7 @@ def test_client_disconnect_cancels_queued_work(packages, serve):
 
 def test_full_queue_is_503_at_once(packages, serve):
     server = serve(f"slow={packages['slow']}", "--max-batch", "1", "--max-queue", "2")
-    rows = slow_rows(server)
+    rows = slow_rows(server, 2.0)  # all six requests must arrive while the first one runs, even on a busy machine
     with cf.ThreadPoolExecutor(8) as pool:
         first = pool.submit(post, server, "slow", infer_body(np.ones((rows, 1024), np.float32)))
         wait_until_running(server)
