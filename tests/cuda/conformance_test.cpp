@@ -13,17 +13,8 @@
 
 #include "cuda_test_util.h"
 
-#ifndef WF_SHARED_DIR
-#define WF_SHARED_DIR ""
-#endif
-
 namespace wf::cudatest {
 namespace {
-
-std::string interpretDir() {
-  if (const char* env = std::getenv("WF_INTERPRET_DIR")) return env;
-  return std::string(WF_SHARED_DIR) + "/stablehlo/interpret";
-}
 
 std::vector<std::string> interpretFiles() {
   std::vector<std::string> files;

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <random>
 #include <string>
@@ -23,6 +24,17 @@ namespace wf::cudatest {
   do {                                                                                \
     if (::wf::cuda::deviceCount() == 0) GTEST_SKIP() << ::wf::cuda::noDeviceReason(); \
   } while (0)
+
+#ifndef WF_SHARED_DIR
+#define WF_SHARED_DIR ""
+#endif
+
+// The StableHLO interpreter tests: $WF_INTERPRET_DIR (the GPU machine gets a copy), else
+// ../shared/stablehlo/interpret.
+inline std::string interpretDir() {
+  if (const char* env = std::getenv("WF_INTERPRET_DIR")) return env;
+  return std::string(WF_SHARED_DIR) + "/stablehlo/interpret";
+}
 
 inline std::mt19937_64& rng() {
   static std::mt19937_64 gen(std::random_device{}());
@@ -43,6 +55,22 @@ inline std::vector<ElementType> floatTypes() {
 inline std::vector<ElementType> intTypes() {
   return {ElementType::kSI8, ElementType::kSI16, ElementType::kSI32, ElementType::kSI64,
           ElementType::kUI8, ElementType::kUI16, ElementType::kUI32, ElementType::kUI64};
+}
+
+// Float operand and result types of the matrix-product tests, with the relative L2 error each
+// allows against the CPU (which sums in another order). f32: small sums can cancel; the dot tests
+// check the f32 precision itself.
+struct DotTypeCase {
+  ElementType in, out;
+  double relL2;
+};
+inline const std::vector<DotTypeCase>& floatDotTypes() {
+  static const std::vector<DotTypeCase> all = {
+      {ElementType::kF32, ElementType::kF32, 1e-5},  {ElementType::kF64, ElementType::kF64, 1e-13},
+      {ElementType::kF16, ElementType::kF16, 2e-3},  {ElementType::kBF16, ElementType::kBF16, 1e-2},
+      {ElementType::kF16, ElementType::kF32, 2e-3},  {ElementType::kBF16, ElementType::kF32, 1e-2},
+  };
+  return all;
 }
 
 inline std::string typeName(ElementType t) { return std::string(elementTypeName(t)); }

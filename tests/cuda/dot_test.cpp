@@ -65,22 +65,11 @@ const std::vector<DotCase>& cases() {
   return all;
 }
 
-struct TypeCase {
-  ElementType in, out;
-  double relL2;
-};
+using TypeCase = DotTypeCase;
 
 class CudaDot : public testing::TestWithParam<std::tuple<int, int>> {};
 
-const std::vector<TypeCase>& typeCases() {
-  static const std::vector<TypeCase> all = {
-      // f32: small sums can cancel; F32IsTrueF32UnlessTf32IsAllowed checks the precision itself.
-      {ElementType::kF32, ElementType::kF32, 1e-5},   {ElementType::kF64, ElementType::kF64, 1e-13},
-      {ElementType::kF16, ElementType::kF16, 2e-3},   {ElementType::kBF16, ElementType::kBF16, 1e-2},
-      {ElementType::kF16, ElementType::kF32, 2e-3},   {ElementType::kBF16, ElementType::kF32, 1e-2},
-  };
-  return all;
-}
+const std::vector<TypeCase>& typeCases() { return floatDotTypes(); }
 
 TEST_P(CudaDot, MatchesCpu) {
   WF_REQUIRE_GPU();

@@ -3,14 +3,10 @@
 // reduce_window with bodies reduce.cu's kernels do not take, base dilation on both the fast and
 // the generated reduce_window. The NVRTC tests need no GPU: every generated source (and those of
 // the StableHLO interpreter tests' map, reduce and reduce_window ops) must compile.
-#include <cstdlib>
 #include <fstream>
 #include <sstream>
 
-#include "backends/cuda/fusion.h"
-#include "backends/cuda/nvrtc.h"
-#include "backends/cuda/region_kernels.h"
-#include "cuda_test_util.h"
+#include "region_kernel_util.h"
 
 #ifndef WF_SHARED_DIR
 #define WF_SHARED_DIR ""
@@ -395,19 +391,8 @@ TEST(CudaRegionKernels, BodyOpWithoutCodeIsUnimplemented) {
 
 // --- generated sources through NVRTC (no GPU needed) --------------------------------------------
 
-// Generates the kernel of the single map/reduce/reduce_window op of @main and compiles it.
 void expectCompiles(const std::string& text) {
-  Module m = parse(text);
-  ASSERT_TRUE(mainOf(m));
-  const Operation* target = nullptr;
-  for (const auto& op : FuncOp(mainOf(m)).body().operations())
-    if (op->code() == OpCode::Map || op->code() == OpCode::Reduce || op->code() == OpCode::ReduceWindow) target = op.get();
-  ASSERT_NE(target, nullptr);
-  Expected<cuda::RegionKernelSource> source = cuda::generateRegionKernel(*target);
-  ASSERT_TRUE(source) << source.status().toString() << "\n" << text;
-  if (std::getenv("WF_PRINT_REGION")) std::cout << source->code << "\n";
-  Expected<std::string> cubin = cuda::compileToCubin(cuda::fusedKernelPrelude() + source->code, "sm_90");
-  EXPECT_TRUE(cubin) << cubin.status().toString() << "\n" << source->code;
+  expectRegionKernelCompiles(text, {OpCode::Map, OpCode::Reduce, OpCode::ReduceWindow});
 }
 
 TEST(RegionKernelSource, EveryGeneratedKernelCompiles) {
@@ -438,13 +423,12 @@ TEST(RegionKernelSource, TheRegionFunctionHasTheBodysTypes) {
   EXPECT_NE(f->code.find("wf_bf16_round("), std::string::npos) << f->code;
 }
 
-// The StableHLO interpreter tests' map, reduce and reduce_window ops: each one whose types the
-// generated kernels take compiles.
+// The StableHLO interpreter tests' map, reduce, reduce_window and chlo.scan ops: each one whose
+// types the generated kernels take compiles.
 TEST(RegionKernelSource, InterpreterTestOpsCompile) {
   int compiled = 0;
-  for (const char* file : {"map.mlir", "reduce.mlir", "reduce_window.mlir"}) {
-    const char* dir = std::getenv("WF_INTERPRET_DIR");  // as the conformance test takes it
-    const std::string path = (dir ? std::string(dir) : std::string(WF_SHARED_DIR) + "/stablehlo/interpret") + "/" + file;
+  for (const char* file : {"map.mlir", "reduce.mlir", "reduce_window.mlir", "chlo/scan.mlir"}) {
+    const std::string path = interpretDir() + "/" + file;
     std::ifstream in(path);
     if (!in) GTEST_SKIP() << "no StableHLO interpreter tests at " << path;
     std::stringstream buf;
@@ -458,7 +442,9 @@ TEST(RegionKernelSource, InterpreterTestOpsCompile) {
       if (!module || !verifyModule(*module).isOk()) continue;
       for (FuncOp fn : module->functions())
         for (const auto& op : fn.body().operations()) {
-          if (op->code() != OpCode::Map && op->code() != OpCode::Reduce && op->code() != OpCode::ReduceWindow) continue;
+          if (op->code() != OpCode::Map && op->code() != OpCode::Reduce && op->code() != OpCode::ReduceWindow &&
+              op->code() != OpCode::ChloScan)
+            continue;
           Expected<cuda::RegionKernelSource> source = cuda::generateRegionKernel(*op);
           if (!source) {
             EXPECT_EQ(source.status().code(), StatusCode::kUnimplemented) << source.status().toString();
@@ -470,7 +456,7 @@ TEST(RegionKernelSource, InterpreterTestOpsCompile) {
         }
     }
   }
-  EXPECT_GE(compiled, 4);
+  EXPECT_GE(compiled, 8);
 }
 
 }  // namespace

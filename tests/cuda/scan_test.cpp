@@ -3,14 +3,9 @@
 // along each dim of rank-3 inputs, forward and reverse, on floats and integers. Bodies that are
 // not elementwise on the slices stay on the host. The NVRTC tests need no GPU: the generated
 // sources (and those of the StableHLO interpreter test's scans) must compile.
-#include <cstdlib>
-#include <fstream>
-#include <sstream>
 
-#include "backends/cuda/fusion.h"
-#include "backends/cuda/nvrtc.h"
-#include "backends/cuda/region_kernels.h"
 #include "on_gpu_util.h"
+#include "region_kernel_util.h"
 
 #ifndef WF_SHARED_DIR
 #define WF_SHARED_DIR ""
@@ -251,17 +246,7 @@ const Operation* scanOf(const Module& m) {
   return nullptr;
 }
 
-void expectCompiles(const std::string& text) {
-  Module m = parse(text);
-  ASSERT_TRUE(mainOf(m));
-  const Operation* scan = scanOf(m);
-  ASSERT_NE(scan, nullptr);
-  Expected<cuda::RegionKernelSource> source = cuda::generateRegionKernel(*scan);
-  ASSERT_TRUE(source) << source.status().toString() << "\n" << text;
-  if (std::getenv("WF_PRINT_REGION")) std::cout << source->code << "\n";
-  Expected<std::string> cubin = cuda::compileToCubin(cuda::fusedKernelPrelude() + source->code, "sm_90");
-  EXPECT_TRUE(cubin) << cubin.status().toString() << "\n" << source->code;
-}
+void expectCompiles(const std::string& text) { expectRegionKernelCompiles(text, {OpCode::ChloScan}); }
 
 TEST(ScanKernelSource, EveryGeneratedKernelCompiles) {
   for (ElementType t : scanTypes()) {
@@ -289,38 +274,6 @@ TEST(ScanKernelSource, BodyThatIsNotElementwiseIsUnimplemented) {
   ASSERT_FALSE(source);
   EXPECT_EQ(source.status().code(), StatusCode::kUnimplemented) << source.status().toString();
   EXPECT_NE(source.status().message().find("stablehlo.reshape"), std::string::npos) << source.status().message();
-}
-
-// The StableHLO interpreter test's scans: each one the generated kernels take compiles.
-TEST(ScanKernelSource, InterpreterTestScansCompile) {
-  const char* dir = std::getenv("WF_INTERPRET_DIR");  // as the conformance test takes it
-  const std::string path = (dir ? std::string(dir) : std::string(WF_SHARED_DIR) + "/stablehlo/interpret") + "/chlo/scan.mlir";
-  std::ifstream in(path);
-  if (!in) GTEST_SKIP() << "no StableHLO interpreter tests at " << path;
-  std::stringstream buf;
-  buf << in.rdbuf();
-  const std::string text = buf.str();  // the chunks point into it
-  int compiled = 0;
-  for (const SourceChunk& chunk : splitInputFile(text)) {
-    ParseOptions options;
-    options.fileName = "scan.mlir";
-    options.firstLine = chunk.firstLine;
-    Expected<Module> module = parseModule(chunk.text, options);
-    if (!module || !verifyModule(*module).isOk()) continue;
-    for (FuncOp fn : module->functions())
-      for (const auto& op : fn.body().operations()) {
-        if (op->code() != OpCode::ChloScan) continue;
-        Expected<cuda::RegionKernelSource> source = cuda::generateRegionKernel(*op);
-        if (!source) {
-          EXPECT_EQ(source.status().code(), StatusCode::kUnimplemented) << source.status().toString();
-          continue;
-        }
-        Expected<std::string> cubin = cuda::compileToCubin(cuda::fusedKernelPrelude() + source->code, "sm_90");
-        EXPECT_TRUE(cubin) << op->describe() << ": " << cubin.status().toString() << "\n" << source->code;
-        ++compiled;
-      }
-  }
-  EXPECT_GE(compiled, 4);
 }
 
 }  // namespace
