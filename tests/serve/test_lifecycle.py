@@ -50,19 +50,26 @@ def sample(m, name, **labels):
 
 
 def slow_rows(server, target_seconds=0.5):
-    """Rows that make one run of the slow model take about `target_seconds` on this machine."""
-    def timed(rows):
-        return min(post(server, "slow", infer_body(np.ones((rows, 1024), np.float32)))[2] for _ in range(3))
-    per_row = max((timed(256) - timed(16)) / 240, 1e-5)
-    return int(np.clip(target_seconds / per_row, 64, 8192))
+    """Rows that make one run of the slow model take at least about `target_seconds` on this
+    machine: measured on the row count itself (best of two warm runs), growing until it does, so
+    that one noisy timing on a busy machine cannot make the run short."""
+    rows = 64
+    while True:
+        took = min(post(server, "slow", infer_body(np.ones((rows, 1024), np.float32)))[2] for _ in range(2))
+        if took >= target_seconds or rows >= 16384:
+            return rows
+        rows = min(16384, max(2 * rows, int(rows * 1.2 * target_seconds / max(took, 1e-3))))
 
 
-def wait_until_running(server, requests=1):
-    """Until `requests` requests are in flight (besides the /metrics request that asks)."""
+def wait_until_running(server, requests=1, settle=0.0):
+    """Until `requests` requests are in flight (besides the /metrics request that asks), then
+    `settle` seconds more: a request counts as in flight while its body is still arriving, and a
+    large one takes a while to arrive on a busy machine."""
     deadline = time.monotonic() + 30
     while sample(metrics(server), "warpforge_inflight_requests") < requests + 1:
         assert time.monotonic() < deadline
         time.sleep(0.005)
+    time.sleep(settle)
 
 
 def test_deadline_cancels_queued_work(packages, serve):
@@ -91,11 +98,11 @@ def test_deadline_cancels_queued_work(packages, serve):
 
 def test_client_disconnect_cancels_queued_work(packages, serve):
     server = serve(f"slow={packages['slow']}", "--max-batch", "1")
-    rows = slow_rows(server, 2.0)  # long enough that the second request is read and queued behind it on a busy machine
+    rows = slow_rows(server, 2.0)  # long enough that the second request is read and queued behind it
     with cf.ThreadPoolExecutor(2) as pool:
         runs_before = sample(metrics(server), "warpforge_batch_size_count", model="slow")
         first = pool.submit(post, server, "slow", infer_body(np.ones((rows, 1024), np.float32)))
-        wait_until_running(server)
+        wait_until_running(server, settle=0.5)  # the run lasts about 2 s
         body = infer_body(np.ones((1, 1024), np.float32), outputs=[{"name": "output"}])[0]
         head_len = body.index(b"]}") + 2  # the JSON header ends with the outputs list
         s = socket.create_connection(("127.0.0.1", server.port))
@@ -118,10 +125,10 @@ def test_client_disconnect_cancels_queued_work(packages, serve):
 
 def test_full_queue_is_503_at_once(packages, serve):
     server = serve(f"slow={packages['slow']}", "--max-batch", "1", "--max-queue", "2")
-    rows = slow_rows(server, 2.0)  # all six requests must arrive while the first one runs, even on a busy machine
+    rows = slow_rows(server, 2.0)  # all six requests must arrive while the first one runs
     with cf.ThreadPoolExecutor(8) as pool:
         first = pool.submit(post, server, "slow", infer_body(np.ones((rows, 1024), np.float32)))
-        wait_until_running(server)
+        wait_until_running(server, settle=0.5)  # the run lasts about 2 s
         rest = [pool.submit(post, server, "slow", infer_body(np.ones((1, 1024), np.float32))) for _ in range(6)]
         results = [f.result() for f in rest]
         _, _, _, first_done = first.result()
