@@ -18,10 +18,24 @@ if [ ${#missing[@]} -gt 0 ]; then
   $SUDO apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}" >/dev/null
 fi
-# Prefer the interpreter that already has numpy/jax if there is one; pip-install what is missing.
-python3 -m pip install -q -r requirements-dev.txt 2>/dev/null || \
-  python3 -m pip install -q --break-system-packages -r requirements-dev.txt
-
+# Python packages at the versions the suite was verified with (requirements-lock.txt), so a fresh
+# machine gets what passed, not whatever the registry serves that day. WF_PIP_NEWEST=1 tries the
+# newest releases instead and records them in build/requirements-newest.txt.
 BUILD_DIR=${BUILD_DIR:-build}
+if [ "${WF_PIP_NEWEST:-0}" = 1 ]; then
+  PIP_ARGS=(--upgrade -r requirements-dev.txt)
+else
+  PIP_ARGS=(-r requirements-dev.txt -c requirements-lock.txt)
+fi
+# An externally managed interpreter (Debian's own python3) needs --break-system-packages.
+python3 -m pip install -q "${PIP_ARGS[@]}" 2>/dev/null || \
+  python3 -m pip install -q --break-system-packages "${PIP_ARGS[@]}"
+if [ "${WF_PIP_NEWEST:-0}" = 1 ]; then
+  mkdir -p "$BUILD_DIR"
+  python3 scripts/pip_closure.py requirements-dev.txt >"$BUILD_DIR/requirements-newest.txt"
+  echo "setup: newest versions in $BUILD_DIR/requirements-newest.txt; against the lock:"
+  diff <(grep -v '^#' requirements-lock.txt) "$BUILD_DIR/requirements-newest.txt" || true
+fi
+
 cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo ${WF_CMAKE_ARGS:-} >/dev/null
 ninja -C "$BUILD_DIR" -j"$(nproc)"

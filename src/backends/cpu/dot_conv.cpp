@@ -230,8 +230,7 @@ void gemm(bool transA, bool transB, int64_t m, int64_t n, int64_t k, const T* a,
   if constexpr (std::is_same_v<T, float>) {
 #if WF_HAVE_DNNL
     // oneDNN's JIT sgemm uses AVX-512 where the CPU has it (OpenBLAS may stop at AVX2). Small
-    // products stay on OpenBLAS: no speed to gain there, and its summation order is the one the
-    // JAX suite's accuracy comparisons were tuned on.
+    // products stay on OpenBLAS: no speed to gain there.
     if (haveOneDnn() && m * n * k >= (int64_t{1} << 18)) {
       useLibraryThreads();
       if (dnnl_sgemm(transA ? 'T' : 'N', transB ? 'T' : 'N', m, n, k, 1.0f, a, lda, b, ldb, 0.0f, c, ldc) ==
