@@ -1,69 +1,43 @@
-// The verifier's driver: walks modules, functions and regions in order, checks that every
-// operand is defined before its use (SSA dominance in straight-line regions, where nested
-// regions see the values of enclosing ones), and applies each op's rule (verifier_rules.cpp).
+// The verifier: walks modules, functions and regions in order, checks that every operand is
+// defined before its use (SSA dominance in straight-line regions, where nested regions see the
+// values of enclosing ones), and checks each op against its type rule (shape_inference.h): the
+// operand constraints there, then the declared result types against the inferred ones.
 #include "ir/verifier.h"
 
 #include <set>
 #include <unordered_set>
 
-#include "ir/verifier_internal.h"
+#include "ir/attr_reader.h"
+#include "ir/shape_inference.h"
 
 namespace wf {
 namespace verify_detail {
 
 Status opError(const Operation& op, std::string_view constraint, const std::string& message) {
-  std::string text = op.describe() + ": ";
-  if (!constraint.empty()) text += std::string(constraint) + ": ";
-  return verifyError(text + message);
+  return constraintError(op, constraint, message);
 }
 
-bool dimsCompatible(int64_t a, int64_t b) { return a == b || a == kDynamic || b == kDynamic; }
-
-bool shapesCompatible(const Type& a, const Type& b) {
-  if (!a.isTensor() || !b.isTensor() || a.rank() != b.rank()) return false;
-  for (int64_t i = 0; i < a.rank(); ++i)
-    if (!dimsCompatible(a.dim(i), b.dim(i))) return false;
-  return true;
-}
-
-bool elementTypesCompatible(const Type& a, const Type& b) {
-  if (a.elementType() == ElementType::kQuantized || b.elementType() == ElementType::kQuantized) return true;
-  return a.elementType() == b.elementType();
-}
-
-bool typesCompatible(const Type& a, const Type& b) {
-  if (a.kind() == Type::Kind::kOpaque || b.kind() == Type::Kind::kOpaque) return true;
-  if (a.kind() != b.kind()) return false;
-  switch (a.kind()) {
-    case Type::Kind::kTensor:
-      return shapesCompatible(a, b) && elementTypesCompatible(a, b);
-    case Type::Kind::kTuple: {
-      if (a.tupleElements().size() != b.tupleElements().size()) return false;
-      for (size_t i = 0; i < a.tupleElements().size(); ++i)
-        if (!typesCompatible(a.tupleElements()[i], b.tupleElements()[i])) return false;
-      return true;
+// The op's rule, then each declared result type against the inferred one.
+Status verifyOpRule(const Operation& op, const Module* module) {
+  WF_ASSIGN_OR_RETURN(InferredTypes inferred, inferResultTypes(op, module));
+  if (inferred.types.size() != op.numResults())
+    return opError(op, "results", "expects " + std::to_string(inferred.types.size()) + " results, has " +
+                                      std::to_string(op.numResults()));
+  for (size_t i = 0; i < op.numResults(); ++i) {
+    const Type &declared = op.result(i)->type(), &want = inferred.types[i];
+    std::string what = op.numResults() == 1 ? "result" : "result #" + std::to_string(i);
+    if (declared.isTensor() && want.isTensor()) {
+      if (!shapesCompatible(declared, want))
+        return opError(op, inferred.shapeRule, what + " " + declared.toString() + " has shape " +
+                                                   shapeString(declared.shape()) + ", expected " + shapeString(want.shape()));
+      if (!elementTypesCompatible(declared, want))
+        return opError(op, inferred.elementRule, what + " " + declared.toString() + " must have element type " +
+                                                     std::string(elementTypeName(want.elementType())));
+    } else if (!typesCompatible(declared, want)) {
+      return opError(op, inferred.shapeRule, what + " " + declared.toString() + " must be " + want.toString());
     }
-    default:
-      return true;
   }
-}
-
-std::string shapeString(const std::vector<int64_t>& shape) {
-  std::string s = "[";
-  for (size_t i = 0; i < shape.size(); ++i) {
-    if (i) s += ", ";
-    s += shape[i] == kDynamic ? "?" : std::to_string(shape[i]);
-  }
-  return s + "]";
-}
-
-std::string typeListString(const std::vector<Type>& types) {
-  std::string s = "(";
-  for (size_t i = 0; i < types.size(); ++i) {
-    if (i) s += ", ";
-    s += types[i].toString();
-  }
-  return s + ")";
+  return Status::ok();
 }
 
 namespace {

@@ -3,8 +3,8 @@
 // One walk over the entry function builds the refined copy op by op: operands are mapped to
 // their refined values, regions are refined recursively (a while's block arguments take its
 // operand types), callees are inlined, and each op's result types are inferred from the
-// refined operands and attributes, following the "Semantics" and "Constraints" sections of
-// the StableHLO spec, then merged with the declared types (a static declared dimension must
+// refined operands and attributes by the IR's shape inference (ir/shape_inference.h), then
+// merged with the declared types (a static declared dimension must
 // agree). Small integer values computable at compile time are evaluated with the CPU
 // backend's reference kernels, which is how shape operands become attributes.
 #include "transforms/refine_shapes.h"
@@ -19,23 +19,14 @@
 
 #include "backends/cpu/interpreter.h"
 #include "ir/literal.h"
+#include "ir/attr_reader.h"
+#include "ir/shape_inference.h"
 #include "ir/verifier.h"
 
 namespace wf {
 namespace {
 
 using Dims = std::vector<int64_t>;
-
-std::string dimsString(const Dims& d) {
-  std::string s = "[";
-  for (size_t i = 0; i < d.size(); ++i) {
-    if (i) s += ", ";
-    s += d[i] == kDynamic ? "?" : std::to_string(d[i]);
-  }
-  return s + "]";
-}
-
-bool contains(const Dims& v, int64_t x) { return std::find(v.begin(), v.end(), x) != v.end(); }
 
 bool isStaticType(const Type& t) {
   if (t.isTensor()) return t.hasStaticShape();
@@ -54,41 +45,8 @@ Type tensorLike(const Type& declared, Dims shape) {
   return t;
 }
 
-Dims intsAttr(const Operation& op, std::string_view name, Dims fallback = {}) {
-  const Attribute* a = op.attr(name);
-  if (!a) return fallback;
-  return a->asIntList().value_or(fallback);
-}
-
-std::optional<int64_t> intAttr(const Operation& op, std::string_view name) {
-  const Attribute* a = op.attr(name);
-  return a ? a->asInt() : std::nullopt;
-}
-
-Dims fieldInts(const Attribute& s, std::string_view name) {
-  const Attribute* f = s.field(name);
-  if (!f) return {};
-  return f->asIntList().value_or(Dims{});
-}
-
-std::optional<int64_t> fieldInt(const Attribute& s, std::string_view name) {
-  const Attribute* f = s.field(name);
-  return f ? f->asInt() : std::nullopt;
-}
-
 Status opError(const Operation& op, const std::string& message) {
   return invalidArgument(op.describe() + ": " + message);
-}
-
-// Output size of a windowed dimension (convolution, reduce_window).
-int64_t windowedSize(int64_t input, int64_t lhsDil, int64_t padLo, int64_t padHi, int64_t window, int64_t rhsDil,
-                     int64_t stride) {
-  if (input == kDynamic || window == kDynamic) return kDynamic;
-  int64_t dilatedInput = input == 0 ? 0 : (input - 1) * lhsDil + 1;
-  int64_t padded = padLo + dilatedInput + padHi;
-  int64_t dilatedWindow = window == 0 ? 0 : (window - 1) * rhsDil + 1;
-  bool empty = padded <= 0 || dilatedWindow > padded;
-  return empty ? 0 : (padded - dilatedWindow) / stride + 1;
 }
 
 // Ops without side effects that may be dropped when unused.
@@ -194,7 +152,7 @@ Expected<Type> Refiner::merge(const Operation& op, size_t index, const Type& dec
     int64_t want = declared.dim(d), got = inferred.dim(d);
     if (want != kDynamic && got != kDynamic && want != got)
       return opError(op, "result #" + std::to_string(index) + " is declared " + declared.toString() +
-                             " but the refined operands give shape " + dimsString(inferred.shape()));
+                             " but the refined operands give shape " + shapeString(inferred.shape()));
     if (got == kDynamic) shape[static_cast<size_t>(d)] = want;
   }
   Type out = tensorLike(declared, shape);
@@ -205,390 +163,8 @@ Expected<Type> Refiner::merge(const Operation& op, size_t index, const Type& dec
 }
 
 Expected<std::vector<Type>> Refiner::infer(const Operation& op) const {
-  auto in = [&](size_t i) -> const Type& { return op.operand(i)->type(); };
-  auto decl = [&](size_t i) -> const Type& { return op.result(i)->type(); };
-  auto like = [&](size_t i, Dims s) { return tensorLike(decl(i), std::move(s)); };
-  auto declared = [&] {
-    std::vector<Type> t;
-    for (const auto& r : op.results()) t.push_back(r->type());
-    return t;
-  };
-  auto operandTypes = [&] {
-    std::vector<Type> t;
-    for (const Value* v : op.operands()) t.push_back(v->type());
-    return t;
-  };
-  auto terminatorTypes = [&](size_t region) {
-    std::vector<Type> t;
-    if (region < op.numRegions() && !op.region(region).empty())
-      if (const Operation* term = op.region(region).front().terminator())
-        for (const Value* v : term->operands()) t.push_back(v->type());
-    return t;
-  };
-  auto tensorOperands = [&] {
-    for (const Value* v : op.operands())
-      if (!v->type().isTensor()) return false;
-    return true;
-  };
-  const size_t nOut = op.numResults();
-
-  switch (op.code()) {
-    // Elementwise: the result has the shape of the first operand.
-    case OpCode::Abs: case OpCode::Add: case OpCode::And: case OpCode::Atan2: case OpCode::Cbrt:
-    case OpCode::Ceil: case OpCode::Cholesky: case OpCode::Compare: case OpCode::Complex:
-    case OpCode::Convert: case OpCode::Cosine: case OpCode::CountLeadingZeros: case OpCode::Divide:
-    case OpCode::Exponential: case OpCode::ExponentialMinusOne: case OpCode::Floor: case OpCode::Imag:
-    case OpCode::IsFinite: case OpCode::Log: case OpCode::LogPlusOne: case OpCode::Logistic:
-    case OpCode::Maximum: case OpCode::Minimum: case OpCode::Multiply: case OpCode::Negate:
-    case OpCode::Not: case OpCode::Or: case OpCode::Popcnt: case OpCode::Power: case OpCode::Real:
-    case OpCode::ReducePrecision: case OpCode::Remainder: case OpCode::RoundNearestAfz:
-    case OpCode::RoundNearestEven: case OpCode::Rsqrt: case OpCode::ShiftLeft:
-    case OpCode::ShiftRightArithmetic: case OpCode::ShiftRightLogical: case OpCode::Sign: case OpCode::Sine:
-    case OpCode::Sqrt: case OpCode::Subtract: case OpCode::Tan: case OpCode::Tanh: case OpCode::Xor:
-    case OpCode::Reverse: case OpCode::DynamicUpdateSlice: case OpCode::UniformQuantize:
-    case OpCode::UniformDequantize: case OpCode::Map: case OpCode::SelectAndScatter:
-    case OpCode::BatchNormInference:
-    case OpCode::ChloAcos: case OpCode::ChloAcosh: case OpCode::ChloAsin: case OpCode::ChloAsinh:
-    case OpCode::ChloAtan: case OpCode::ChloAtanh: case OpCode::ChloBesselI1e: case OpCode::ChloConj:
-    case OpCode::ChloCosh: case OpCode::ChloDigamma: case OpCode::ChloErf: case OpCode::ChloErfInv:
-    case OpCode::ChloErfc: case OpCode::ChloIsInf: case OpCode::ChloIsNegInf: case OpCode::ChloIsPosInf:
-    case OpCode::ChloLgamma: case OpCode::ChloMulhi: case OpCode::ChloNextAfter: case OpCode::ChloPolygamma:
-    case OpCode::ChloSinh: case OpCode::ChloSquare: case OpCode::ChloTan: case OpCode::ChloZeta:
-    case OpCode::ChloConstantLike:
-      if (nOut != 1 || op.numOperands() == 0 || !in(0).isTensor()) return declared();
-      return std::vector<Type>{like(0, in(0).shape())};
-    case OpCode::Select: case OpCode::Clamp:
-      if (nOut != 1 || op.numOperands() != 3) return declared();
-      return std::vector<Type>{like(0, in(1).shape())};
-    case OpCode::TriangularSolve:
-      if (nOut != 1 || op.numOperands() != 2) return declared();
-      return std::vector<Type>{like(0, in(1).shape())};
-    case OpCode::BitcastConvert: {
-      if (nOut != 1 || !in(0).isTensor() || !decl(0).isTensor()) return declared();
-      int inBits = bitWidth(in(0).elementType()), outBits = bitWidth(decl(0).elementType());
-      Dims s = in(0).shape();
-      if (inBits > outBits && outBits > 0) s.push_back(inBits / outBits);
-      if (inBits < outBits && !s.empty()) s.pop_back();
-      return std::vector<Type>{like(0, s)};
-    }
-    case OpCode::Sort: case OpCode::OptimizationBarrier: case OpCode::AllReduce:
-    case OpCode::CollectivePermute: case OpCode::CollectiveBroadcast: {
-      if (op.numOperands() != nOut) return declared();
-      std::vector<Type> t;
-      for (size_t i = 0; i < nOut; ++i)
-        t.push_back(in(i).isTensor() && decl(i).isTensor() ? like(i, in(i).shape()) : in(i));
-      return t;
-    }
-    case OpCode::ChloBroadcastAdd: case OpCode::ChloBroadcastSubtract: case OpCode::ChloBroadcastMultiply:
-    case OpCode::ChloBroadcastDivide: case OpCode::ChloBroadcastMaximum: case OpCode::ChloBroadcastMinimum:
-    case OpCode::ChloBroadcastCompare: case OpCode::ChloBroadcastAnd: case OpCode::ChloBroadcastOr:
-    case OpCode::ChloBroadcastXor: case OpCode::ChloBroadcastPower: case OpCode::ChloBroadcastRemainder:
-    case OpCode::ChloBroadcastAtan2: case OpCode::ChloBroadcastSelect: {
-      // Numpy-style broadcasting of the operand shapes, aligned on the right.
-      if (nOut != 1 || !tensorOperands() || op.attr("broadcast_dimensions")) return declared();
-      int64_t rank = 0;
-      for (const Value* v : op.operands()) rank = std::max(rank, v->type().rank());
-      Dims s(static_cast<size_t>(rank), 1);
-      for (const Value* v : op.operands()) {
-        const Type& t = v->type();
-        for (int64_t i = 0; i < t.rank(); ++i) {
-          int64_t& d = s[static_cast<size_t>(rank - t.rank() + i)];
-          int64_t x = t.dim(i);
-          if (x == 1) continue;
-          if (d != 1 && d != x) return opError(op, "operand shapes do not broadcast: " + dimsString(s) + " and " + t.toString());
-          d = x;
-        }
-      }
-      return std::vector<Type>{like(0, s)};
-    }
-    case OpCode::Constant: {
-      const Attribute* v = op.attr("value");
-      if (v && v->kind() == Attribute::Kind::kDenseElements && v->typeValue().isTensor())
-        return std::vector<Type>{like(0, v->typeValue().shape())};
-      return declared();
-    }
-    case OpCode::GetDimensionSize:
-      return std::vector<Type>{like(0, {})};
-    case OpCode::BroadcastInDim: {
-      if (nOut != 1 || !in(0).isTensor()) return declared();
-      Dims dims = intsAttr(op, "broadcast_dimensions");
-      Dims s = decl(0).shape();
-      for (size_t i = 0; i < dims.size() && i < static_cast<size_t>(in(0).rank()); ++i) {
-        int64_t d = dims[i];
-        if (d < 0 || d >= static_cast<int64_t>(s.size())) return declared();
-        if (s[static_cast<size_t>(d)] == kDynamic) s[static_cast<size_t>(d)] = in(0).dim(static_cast<int64_t>(i));
-      }
-      return std::vector<Type>{like(0, s)};
-    }
-    case OpCode::Broadcast: {
-      if (nOut != 1 || !in(0).isTensor()) return declared();
-      Dims s = intsAttr(op, "broadcast_sizes");
-      s.insert(s.end(), in(0).shape().begin(), in(0).shape().end());
-      return std::vector<Type>{like(0, s)};
-    }
-    case OpCode::Reshape: {
-      if (nOut != 1 || !in(0).isTensor()) return declared();
-      const Type& d = decl(0);
-      int64_t total = in(0).numElements(), known = 1, unknown = -1;
-      for (int64_t i = 0; i < d.rank(); ++i) {
-        if (d.dim(i) == kDynamic) {
-          if (unknown >= 0) return declared();  // two unknown dims: cannot tell
-          unknown = i;
-        } else {
-          known *= d.dim(i);
-        }
-      }
-      Dims s = d.shape();
-      if (unknown >= 0 && known > 0 && total % known == 0) s[static_cast<size_t>(unknown)] = total / known;
-      Type t = like(0, s);
-      if (t.hasStaticShape() && t.numElements() != total)
-        return opError(op, "cannot reshape " + in(0).toString() + " (" + std::to_string(total) + " elements) to " +
-                               t.toString() + " (" + std::to_string(t.numElements()) + " elements)");
-      return std::vector<Type>{t};
-    }
-    case OpCode::Transpose: {
-      if (nOut != 1 || !in(0).isTensor()) return declared();
-      Dims s;
-      for (int64_t p : intsAttr(op, "permutation")) {
-        if (p < 0 || p >= in(0).rank()) return declared();
-        s.push_back(in(0).dim(p));
-      }
-      return std::vector<Type>{like(0, s)};
-    }
-    case OpCode::Slice: {
-      if (nOut != 1 || !in(0).isTensor()) return declared();
-      Dims start = intsAttr(op, "start_indices"), limit = intsAttr(op, "limit_indices");
-      Dims strides = intsAttr(op, "strides", Dims(start.size(), 1));
-      if (start.size() != limit.size() || start.size() != strides.size()) return declared();
-      Dims s;
-      for (size_t d = 0; d < start.size(); ++d) {
-        if (strides[d] <= 0) return declared();
-        s.push_back(std::max<int64_t>(0, (limit[d] - start[d] + strides[d] - 1) / strides[d]));
-      }
-      return std::vector<Type>{like(0, s)};
-    }
-    case OpCode::Concatenate: {
-      auto dim = intAttr(op, "dimension");
-      if (nOut != 1 || op.numOperands() == 0 || !dim || !tensorOperands() || *dim < 0 || *dim >= in(0).rank())
-        return declared();
-      Dims s = in(0).shape();
-      int64_t total = 0;
-      for (const Value* v : op.operands()) total += v->type().dim(*dim);
-      s[static_cast<size_t>(*dim)] = total;
-      return std::vector<Type>{like(0, s)};
-    }
-    case OpCode::Pad: {
-      if (nOut != 1 || !in(0).isTensor()) return declared();
-      Dims low = intsAttr(op, "edge_padding_low"), high = intsAttr(op, "edge_padding_high");
-      Dims interior = intsAttr(op, "interior_padding", Dims(low.size(), 0));
-      size_t rank = static_cast<size_t>(in(0).rank());
-      if (low.size() != rank || high.size() != rank || interior.size() != rank) return declared();
-      Dims s;
-      for (size_t d = 0; d < rank; ++d) {
-        int64_t size = in(0).dim(static_cast<int64_t>(d));
-        s.push_back(size + low[d] + high[d] + std::max<int64_t>(size - 1, 0) * interior[d]);
-      }
-      return std::vector<Type>{like(0, s)};
-    }
-    case OpCode::Iota:
-      return declared();
-    case OpCode::DotGeneral: {
-      const Attribute* dn = op.attr("dot_dimension_numbers");
-      if (nOut != 1 || !dn || op.numOperands() != 2 || !tensorOperands()) return declared();
-      const Type &lhs = in(0), &rhs = in(1);
-      Dims lb = fieldInts(*dn, "lhs_batching_dimensions"), rb = fieldInts(*dn, "rhs_batching_dimensions");
-      Dims lc = fieldInts(*dn, "lhs_contracting_dimensions"), rc = fieldInts(*dn, "rhs_contracting_dimensions");
-      Dims s;
-      for (int64_t d : lb) s.push_back(lhs.dim(d));
-      for (int64_t d = 0; d < lhs.rank(); ++d)
-        if (!contains(lb, d) && !contains(lc, d)) s.push_back(lhs.dim(d));
-      for (int64_t d = 0; d < rhs.rank(); ++d)
-        if (!contains(rb, d) && !contains(rc, d)) s.push_back(rhs.dim(d));
-      return std::vector<Type>{like(0, s)};
-    }
-    case OpCode::Dot: {
-      if (nOut != 1 || op.numOperands() != 2 || !tensorOperands()) return declared();
-      Dims s;
-      if (in(0).rank() == 2) s.push_back(in(0).dim(0));
-      if (in(1).rank() == 2) s.push_back(in(1).dim(1));
-      return std::vector<Type>{like(0, s)};
-    }
-    case OpCode::Convolution: {
-      const Attribute* dn = op.attr("dimension_numbers");
-      if (nOut != 1 || op.numOperands() != 2 || !tensorOperands() || !dn ||
-          dn->kind() != Attribute::Kind::kDialectStruct)
-        return declared();
-      const Type &lhs = in(0), &rhs = in(1);
-      size_t spatial = static_cast<size_t>(std::max<int64_t>(lhs.rank() - 2, 0));
-      Dims ones(spatial, 1);
-      Dims strides = intsAttr(op, "window_strides", ones), lhsDil = intsAttr(op, "lhs_dilation", ones);
-      Dims rhsDil = intsAttr(op, "rhs_dilation", ones), padding = intsAttr(op, "padding", Dims(2 * spatial, 0));
-      auto ib = fieldInt(*dn, "input_batch_dimension"), kof = fieldInt(*dn, "kernel_output_feature_dimension");
-      auto ob = fieldInt(*dn, "output_batch_dimension"), of = fieldInt(*dn, "output_feature_dimension");
-      Dims is = fieldInts(*dn, "input_spatial_dimensions"), ks = fieldInts(*dn, "kernel_spatial_dimensions");
-      Dims os = fieldInts(*dn, "output_spatial_dimensions");
-      int64_t bgc = intAttr(op, "batch_group_count").value_or(1);
-      if (!ib || !kof || !ob || !of || is.size() != spatial || ks.size() != spatial || os.size() != spatial ||
-          strides.size() != spatial || lhsDil.size() != spatial || rhsDil.size() != spatial ||
-          padding.size() != 2 * spatial || bgc <= 0)
-        return declared();
-      Dims s(static_cast<size_t>(lhs.rank()), kDynamic);
-      s[static_cast<size_t>(*ob)] = lhs.dim(*ib) / bgc;
-      s[static_cast<size_t>(*of)] = rhs.dim(*kof);
-      for (size_t i = 0; i < spatial; ++i)
-        s[static_cast<size_t>(os[i])] = windowedSize(lhs.dim(is[i]), lhsDil[i], padding[2 * i], padding[2 * i + 1],
-                                                     rhs.dim(ks[i]), rhsDil[i], strides[i]);
-      return std::vector<Type>{like(0, s)};
-    }
-    case OpCode::Reduce: {
-      if (nOut == 0 || op.numOperands() != 2 * nOut || !in(0).isTensor()) return declared();
-      Dims dims = intsAttr(op, "dimensions"), s;
-      for (int64_t d = 0; d < in(0).rank(); ++d)
-        if (!contains(dims, d)) s.push_back(in(0).dim(d));
-      std::vector<Type> t;
-      for (size_t i = 0; i < nOut; ++i) t.push_back(like(i, s));
-      return t;
-    }
-    case OpCode::ReduceWindow: {
-      if (nOut == 0 || op.numOperands() != 2 * nOut || !in(0).isTensor()) return declared();
-      size_t rank = static_cast<size_t>(in(0).rank());
-      Dims ones(rank, 1), window = intsAttr(op, "window_dimensions"), strides = intsAttr(op, "window_strides", ones);
-      Dims baseDil = intsAttr(op, "base_dilations", ones), winDil = intsAttr(op, "window_dilations", ones);
-      Dims padding = intsAttr(op, "padding", Dims(2 * rank, 0));
-      if (window.size() != rank || strides.size() != rank || baseDil.size() != rank || winDil.size() != rank ||
-          padding.size() != 2 * rank)
-        return declared();
-      Dims s;
-      for (size_t d = 0; d < rank; ++d)
-        s.push_back(windowedSize(in(0).dim(static_cast<int64_t>(d)), baseDil[d], padding[2 * d], padding[2 * d + 1],
-                                 window[d], winDil[d], strides[d]));
-      std::vector<Type> t;
-      for (size_t i = 0; i < nOut; ++i) t.push_back(like(i, s));
-      return t;
-    }
-    case OpCode::Scatter: {
-      std::vector<Type> t;
-      for (size_t i = 0; i < nOut && i < op.numOperands(); ++i) t.push_back(like(i, in(i).shape()));
-      return t;
-    }
-    case OpCode::Gather: {
-      const Attribute* dn = op.attr("dimension_numbers");
-      if (nOut != 1 || op.numOperands() != 2 || !tensorOperands() || !dn) return declared();
-      const Type &operand = in(0), &indices = in(1);
-      Dims offset = fieldInts(*dn, "offset_dims"), collapsed = fieldInts(*dn, "collapsed_slice_dims");
-      Dims operandBatch = fieldInts(*dn, "operand_batching_dims");
-      int64_t ivd = fieldInt(*dn, "index_vector_dim").value_or(0);
-      Dims sizes = intsAttr(op, "slice_sizes");
-      if (static_cast<int64_t>(sizes.size()) != operand.rank()) return declared();
-      Dims batchSizes, offsetSizes;
-      for (int64_t d = 0; d < indices.rank(); ++d)
-        if (d != ivd) batchSizes.push_back(indices.dim(d));
-      for (int64_t d = 0; d < operand.rank(); ++d)
-        if (!contains(collapsed, d) && !contains(operandBatch, d)) offsetSizes.push_back(sizes[static_cast<size_t>(d)]);
-      Dims s;
-      size_t b = 0, o = 0;
-      for (int64_t d = 0; d < static_cast<int64_t>(batchSizes.size() + offsetSizes.size()); ++d) {
-        if (contains(offset, d)) {
-          if (o < offsetSizes.size()) s.push_back(offsetSizes[o++]);
-        } else if (b < batchSizes.size()) {
-          s.push_back(batchSizes[b++]);
-        }
-      }
-      return std::vector<Type>{like(0, s)};
-    }
-    case OpCode::DynamicSlice: {
-      if (nOut != 1) return declared();
-      return std::vector<Type>{like(0, intsAttr(op, "slice_sizes"))};
-    }
-    case OpCode::GetTupleElement: {
-      auto index = intAttr(op, "index");
-      if (nOut != 1 || op.numOperands() != 1 || !in(0).isTuple() || !index || *index < 0 ||
-          *index >= static_cast<int64_t>(in(0).tupleElements().size()))
-        return declared();
-      return std::vector<Type>{in(0).tupleElements()[static_cast<size_t>(*index)]};
-    }
-    case OpCode::Tuple:
-      if (nOut != 1) return declared();
-      return std::vector<Type>{Type::tuple(operandTypes())};
-    case OpCode::While: {
-      std::vector<Type> operands = operandTypes(), body = terminatorTypes(1);
-      if (body.size() == operands.size())
-        for (size_t i = 0; i < body.size(); ++i)
-          if (body[i] != operands[i])
-            return opError(op, "loop-carried value #" + std::to_string(i) + " enters the loop as " +
-                                   operands[i].toString() + " but the body returns " + body[i].toString() +
-                                   ": its shape changes between iterations");
-      return operands;
-    }
-    case OpCode::If: case OpCode::Case: {
-      std::vector<Type> first = terminatorTypes(0);
-      for (size_t r = 1; r < op.numRegions(); ++r)
-        if (terminatorTypes(r) != first)
-          return opError(op, "branch #" + std::to_string(r) + " returns " + Type::tuple(terminatorTypes(r)).toString() +
-                                 " but branch #0 returns " + Type::tuple(first).toString());
-      if (first.size() != nOut) return declared();
-      return first;
-    }
-    case OpCode::BatchNormTraining: case OpCode::BatchNormGrad: {
-      auto feature = intAttr(op, "feature_index");
-      if (nOut != 3 || !in(0).isTensor() || !feature || *feature < 0 || *feature >= in(0).rank()) return declared();
-      Dims f = {in(0).dim(*feature)};
-      return std::vector<Type>{like(0, in(0).shape()), like(1, f), like(2, f)};
-    }
-    case OpCode::Fft: {
-      const Attribute* kind = op.attr("fft_type");
-      Dims length = intsAttr(op, "fft_length");
-      if (nOut != 1 || !kind || !in(0).isTensor() || length.empty() ||
-          static_cast<int64_t>(length.size()) > in(0).rank())
-        return declared();
-      Dims s = in(0).shape();
-      if (kind->stringValue() == "RFFT") s.back() = length.back() / 2 + 1;
-      if (kind->stringValue() == "IRFFT") s.back() = length.back();
-      return std::vector<Type>{like(0, s)};
-    }
-    case OpCode::ChloTopK: {
-      auto k = intAttr(op, "k");
-      if (nOut != 2 || !k || !in(0).isTensor() || in(0).rank() == 0) return declared();
-      Dims s = in(0).shape();
-      s.back() = *k;
-      return std::vector<Type>{like(0, s), like(1, s)};
-    }
-    case OpCode::AllGather: case OpCode::ReduceScatter: case OpCode::AllToAll: {
-      // The group size is the second dimension of replica_groups (tensor<G x N>).
-      const Attribute* groups = op.attr("replica_groups");
-      if (!groups || groups->kind() != Attribute::Kind::kDenseElements || groups->typeValue().rank() != 2 ||
-          op.numOperands() != nOut || !tensorOperands())
-        return declared();
-      int64_t groupSize = groups->typeValue().dim(1);
-      std::vector<Type> t;
-      for (size_t i = 0; i < nOut; ++i) {
-        Dims s = in(i).shape();
-        auto at = [&](std::optional<int64_t> d) -> int64_t* {
-          return d && *d >= 0 && *d < static_cast<int64_t>(s.size()) ? &s[static_cast<size_t>(*d)] : nullptr;
-        };
-        if (op.code() == OpCode::AllGather) {
-          int64_t* d = at(intAttr(op, "all_gather_dim"));
-          if (!d || groupSize <= 0) return declared();
-          *d *= groupSize;
-        } else if (op.code() == OpCode::ReduceScatter) {
-          int64_t* d = at(intAttr(op, "scatter_dimension"));
-          if (!d || groupSize <= 0 || *d % groupSize != 0) return declared();
-          *d /= groupSize;
-        } else {
-          auto count = intAttr(op, "split_count");
-          int64_t *split = at(intAttr(op, "split_dimension")), *concat = at(intAttr(op, "concat_dimension"));
-          if (!count || *count <= 0 || !split || !concat || *split % *count != 0) return declared();
-          *split /= *count;
-          *concat *= *count;
-        }
-        t.push_back(like(i, s));
-      }
-      return t;
-    }
-    default:
-      // Custom calls, RNG, infeed, ...: the declared types (which must be static).
-      return declared();
-  }
+  WF_ASSIGN_OR_RETURN(InferredTypes inferred, inferResultTypes(op));
+  return std::move(inferred.types);
 }
 
 Expected<std::unique_ptr<Operation>> Refiner::rewriteDynamic(const Operation& op, const std::vector<Value*>& operands) {
@@ -608,7 +184,7 @@ Expected<std::unique_ptr<Operation>> Refiner::rewriteDynamic(const Operation& op
                              " elements, expected " + std::to_string(count));
     if (sizes)
       for (int64_t v : values)
-        if (v < 0) return opError(op, "the " + std::string(what) + " operand is " + dimsString(values) + ": a negative size");
+        if (v < 0) return opError(op, "the " + std::string(what) + " operand is " + shapeString(values) + ": a negative size");
     return Status::ok();
   };
   // The shape operands are looked up in the refined values.
@@ -737,7 +313,7 @@ void Refiner::tryFold(const Operation& op) {
     return;
   }
   if (op.code() == OpCode::GetDimensionSize) {
-    auto dim = intAttr(op, "dimension");
+    auto dim = AttrReader(op).integer("dimension");
     const Type& operand = op.operand(0)->type();
     if (!dim || !operand.isTensor() || *dim < 0 || *dim >= operand.rank() || type.rank() != 0) return;
     constants_.emplace(op.result(0), Literal::scalarInt(type.elementType(), operand.dim(*dim)));

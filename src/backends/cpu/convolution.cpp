@@ -14,6 +14,7 @@
 #include <algorithm>
 
 #include "backends/cpu/dot_conv_util.h"
+#include "ir/window.h"
 #include "support/thread_pool.h"
 
 namespace wf::dotconv {
@@ -124,7 +125,7 @@ const T* canonical(const Literal& l, const std::vector<int64_t>& perm, std::vect
 std::vector<std::vector<int64_t>> tapTables(const ConvParams& p, const ConvShape& s) {
   std::vector<std::vector<int64_t>> tabs(s.in.size());
   for (size_t d = 0; d < s.in.size(); ++d) {
-    int64_t dilatedIn = s.in[d] == 0 ? 0 : (s.in[d] - 1) * p.lhsDil[d] + 1;
+    int64_t dilatedIn = dilatedSize(s.in[d], p.lhsDil[d]);
     auto& t = tabs[d];
     t.resize(static_cast<size_t>(s.out[d] * s.k[d]));
     for (int64_t o = 0; o < s.out[d]; ++o) {
@@ -286,9 +287,7 @@ Expected<Literal> convolution(const Operation& op, const Literal& lhs, const Lit
   s.nOut = s.n / p.batchGroups;
   for (size_t d = 0; d < r; ++d) {
     int64_t in = at(ls, p.inSpatial[d]), k = at(ks, p.kSpatial[d]);
-    int64_t padded = (in == 0 ? 0 : (in - 1) * p.lhsDil[d] + 1) + p.padLo[d] + p.padHi[d];
-    int64_t window = k == 0 ? 0 : (k - 1) * p.rhsDil[d] + 1;
-    int64_t out = padded < window ? 0 : (padded - window) / p.strides[d] + 1;
+    int64_t out = windowOutputSize(in, k, p.strides[d], p.padLo[d], p.padHi[d], p.lhsDil[d], p.rhsDil[d]);
     s.in.push_back(in);
     s.k.push_back(k);
     s.out.push_back(out);

@@ -8,6 +8,7 @@
 // cover a single-op body (reduce_window: add/max/min/...; select_and_scatter on floats: a compare
 // as select and a single-op scatter), which is what pooling and its gradient produce.
 #include "backends/cpu/reduce_util.h"
+#include "ir/window.h"
 
 namespace wf {
 namespace {
@@ -44,36 +45,25 @@ struct WindowGeometry {
   }
 };
 
-Expected<WindowGeometry> makeGeometry(const Operation& op, const std::vector<int64_t>& inShape, bool dilations) {
+Expected<WindowGeometry> makeGeometry(const Operation& op, const std::vector<int64_t>& inShape) {
   size_t rank = inShape.size();
   WindowGeometry g;
   g.inShape = inShape;
   g.inStrides = rowMajorStrides(inShape);
-  WF_ASSIGN_OR_RETURN(g.window, intListAttr(op, "window_dimensions", rank, 1));
-  WF_ASSIGN_OR_RETURN(std::vector<int64_t> strides, intListAttr(op, "window_strides", rank, 1));
-  std::vector<int64_t> baseDil(rank, 1), winDil(rank, 1);
-  if (dilations) {
-    WF_ASSIGN_OR_RETURN(baseDil, intListAttr(op, "base_dilations", rank, 1));
-    WF_ASSIGN_OR_RETURN(winDil, intListAttr(op, "window_dilations", rank, 1));
-  }
-  WF_ASSIGN_OR_RETURN(auto padding, paddingAttr(op, rank));
+  WF_ASSIGN_OR_RETURN(Window w, readWindow(op, static_cast<int64_t>(rank)));
+  g.window = w.size;
   g.table.resize(rank);
   for (size_t d = 0; d < rank; ++d) {
-    if (g.window[d] <= 0 || strides[d] <= 0 || baseDil[d] <= 0 || winDil[d] <= 0)
-      return invalidArgument(op.describe() + ": window sizes, strides and dilations must be positive");
-    int64_t dilatedIn = inShape[d] == 0 ? 0 : (inShape[d] - 1) * baseDil[d] + 1;
-    int64_t padded = padding[d].first + dilatedIn + padding[d].second;
-    int64_t dilatedWindow = (g.window[d] - 1) * winDil[d] + 1;
-    int64_t n = (padded <= 0 || dilatedWindow > padded) ? 0 : (padded - dilatedWindow) / strides[d] + 1;
+    int64_t n = w.outputSize(d, inShape[d]);
     g.outShape.push_back(n);
     g.windowSize *= g.window[d];
     auto& t = g.table[d];
     t.resize(static_cast<size_t>(n * g.window[d]));
     for (int64_t o = 0; o < n; ++o)
-      for (int64_t w = 0; w < g.window[d]; ++w) {
-        int64_t q = o * strides[d] + w * winDil[d] - padding[d].first;  // position in the dilated input
-        bool inside = q >= 0 && q % baseDil[d] == 0 && q / baseDil[d] < inShape[d];
-        t[static_cast<size_t>(o * g.window[d] + w)] = inside ? q / baseDil[d] : -1;
+      for (int64_t k = 0; k < g.window[d]; ++k) {
+        int64_t q = o * w.strides[d] + k * w.windowDilation[d] - w.padLow[d];  // position in the dilated input
+        bool inside = q >= 0 && q % w.baseDilation[d] == 0 && q / w.baseDilation[d] < inShape[d];
+        t[static_cast<size_t>(o * g.window[d] + k)] = inside ? q / w.baseDilation[d] : -1;
       }
   }
   return g;
@@ -209,7 +199,7 @@ Expected<std::vector<Literal>> reduceWindowKernel(const Operation& op, std::span
     if (operands[n + k].numElements() != 1)
       return invalidArgument(op.describe() + ": init value #" + std::to_string(k) + " is not a scalar");
   }
-  WF_ASSIGN_OR_RETURN(WindowGeometry g, makeGeometry(op, shape, /*dilations=*/true));
+  WF_ASSIGN_OR_RETURN(WindowGeometry g, makeGeometry(op, shape));
 
   std::vector<ElementType> accTypes(n), inTypes(n);
   std::vector<Literal> results(n);
@@ -302,7 +292,7 @@ Expected<std::vector<Literal>> selectAndScatterKernel(const Operation& op, std::
   const Literal& operand = operands[0];
   const Literal& source = operands[1];
   if (operands[2].numElements() != 1) return invalidArgument(op.describe() + ": init_value is not a scalar");
-  WF_ASSIGN_OR_RETURN(WindowGeometry g, makeGeometry(op, operand.shape(), /*dilations=*/false));
+  WF_ASSIGN_OR_RETURN(WindowGeometry g, makeGeometry(op, operand.shape()));
   if (source.shape() != g.outShape)
     return invalidArgument(op.describe() + ": source shape " + source.type().toString() +
                            " does not match the number of windows " + Type::tensor(g.outShape, source.elementType()).toString());

@@ -22,6 +22,7 @@
 
 #include "backends/cuda/cuda_check.h"
 #include "backends/cuda/kernel.h"
+#include "ir/window.h"
 
 // The descriptor API is deprecated in cuDNN 9 (it warns on every use); it is the supported way to
 // run a plain convolution without the graph API, so the warnings are silenced for this file.
@@ -208,7 +209,7 @@ Expected<std::unique_ptr<OpKernel>> lowerConvolution(const Operation& op, LowerC
   if (dilateInput) {
     for (size_t j = 0; j < r; ++j) {
       const auto d = static_cast<size_t>(inSp[j]);
-      const int64_t size = (xs[d] - 1) * lhsDil[j] + 1 + pad[2 * j] + pad[2 * j + 1];
+      const int64_t size = dilatedSize(xs[d], lhsDil[j]) + pad[2 * j] + pad[2 * j + 1];
       if (size <= 0) return unsupportedOnCuda(op, "no cuDNN convolution: padding crops the whole input");
       xsConv[d] = size;
     }
