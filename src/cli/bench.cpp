@@ -188,9 +188,7 @@ int runBench(const BenchOptions& options) {
 
   SessionOptions sessionOptions;
   sessionOptions.device = *device;
-  sessionOptions.compile.allowCpuFallback = options.allowCpuFallback;
-  sessionOptions.compile.allowTf32 = options.allowTf32;
-  sessionOptions.compile.fuse = !options.noFusion;
+  sessionOptions.compile = options.compile;
   sessionOptions.compile.numThreads = options.threads;
   std::unique_ptr<serve::TraceWriter> trace;
   if (!options.traceFile.empty()) {

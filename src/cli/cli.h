@@ -60,9 +60,7 @@ struct RunOptions {
   std::string outputDir;
   std::string outputFormat = "npy";  // npy | safetensors
   std::string device = "cpu";
-  bool allowCpuFallback = false;  // CompileOptions::allowCpuFallback
-  bool allowTf32 = false;         // CompileOptions::allowTf32
-  bool noFusion = false;          // CompileOptions::fuse off
+  CompileOptions compile;         // --allow-cpu-fallback, --allow-tf32, --no-fusion
   std::string traceFile;          // --trace: Chrome trace-event JSON of the run (serve/trace.h)
 };
 // `file` is an MLIR file, or a model package directory (inputs by manifest name, weights from
@@ -74,9 +72,7 @@ struct ValidateOptions {
   std::string device = "cpu";
   bool activations = false;  // also compare every recorded activation
   bool json = false;
-  bool allowCpuFallback = false;
-  bool allowTf32 = false;
-  bool noFusion = false;
+  CompileOptions compile;
 };
 // Runs a package on its golden inputs and compares outputs (and activations) under the
 // manifest's tolerances. Exit 0 if all pass, 1 on a mismatch (naming the first diverging
@@ -93,9 +89,7 @@ struct BenchOptions {
   bool json = false;
   bool profile = false;  // per-op times (CompileOptions::recordTimings), aggregated over the timed runs
   std::string traceFile;  // --trace: Chrome trace-event JSON of the timed runs (serve/trace.h)
-  bool allowCpuFallback = false;
-  bool allowTf32 = false;
-  bool noFusion = false;
+  CompileOptions compile;
 };
 // Times runs of a package (golden inputs, or synthetic ones of the manifest's shapes) after
 // warm-up: median, p10, p90 latency and throughput in samples/s.

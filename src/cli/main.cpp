@@ -65,11 +65,12 @@ bool isPackageDirectory(const std::string& path) {
 namespace {
 
 // The compile options that --device commands share.
-void addCompileFlags(CLI::App* cmd, bool& allowCpuFallback, bool& allowTf32, bool& noFusion) {
-  cmd->add_flag("--allow-cpu-fallback", allowCpuFallback,
+void addCompileFlags(CLI::App* cmd, wf::CompileOptions& compile) {
+  cmd->add_flag("--allow-cpu-fallback", compile.allowCpuFallback,
                 "Run ops the device has no kernel for on the host instead of failing (each is reported)");
-  cmd->add_flag("--allow-tf32", allowTf32, "Let fp32 matrix products use TF32 tensor cores (cuda)");
-  cmd->add_flag("--no-fusion", noFusion, "Run one kernel per op instead of generated fused kernels (cuda; for debugging)");
+  cmd->add_flag("--allow-tf32", compile.allowTf32, "Let fp32 matrix products use TF32 tensor cores (cuda)");
+  cmd->add_flag("--no-fusion{false}", compile.fuse,
+                "Run one kernel per op instead of generated fused kernels (cuda; for debugging)");
 }
 
 }  // namespace
@@ -126,7 +127,7 @@ int main(int argc, char** argv) {
   runCmd->add_option("--device", run.device, "Device to run on: cpu (default), cuda, cuda:N");
   runCmd->add_option("--trace", run.traceFile,
                      "Write Chrome trace-event JSON (opens in Perfetto): the run and one span per op with its types");
-  addCompileFlags(runCmd, run.allowCpuFallback, run.allowTf32, run.noFusion);
+  addCompileFlags(runCmd, run.compile);
 
   ValidateOptions validate;
   CLI::App* validateCmd = app.add_subcommand(
@@ -141,7 +142,7 @@ int main(int argc, char** argv) {
   validateCmd->add_option("--device", validate.device, "Device to run on: cpu (default), cuda, cuda:N");
   validateCmd->add_flag("--activations", validate.activations, "Also compare every recorded activation");
   validateCmd->add_flag("--json", validate.json, "Print one JSON object");
-  addCompileFlags(validateCmd, validate.allowCpuFallback, validate.allowTf32, validate.noFusion);
+  addCompileFlags(validateCmd, validate.compile);
 
   BenchOptions bench;
   CLI::App* benchCmd = app.add_subcommand(
@@ -164,7 +165,7 @@ int main(int argc, char** argv) {
                        "Write Chrome trace-event JSON (opens in Perfetto): each timed run and one span per op");
   benchCmd->add_flag("--profile", bench.profile,
                      "Also time each op (per op name and the slowest ops); adds a little overhead per op");
-  addCompileFlags(benchCmd, bench.allowCpuFallback, bench.allowTf32, bench.noFusion);
+  addCompileFlags(benchCmd, bench.compile);
 
   InspectOptions inspect;
   CLI::App* inspectCmd =

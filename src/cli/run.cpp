@@ -339,9 +339,7 @@ int runPackage(const RunOptions& options, const DeviceSpec& device) {
   }
   SessionOptions sessionOptions;
   sessionOptions.device = device;
-  sessionOptions.compile.allowCpuFallback = options.allowCpuFallback;
-  sessionOptions.compile.allowTf32 = options.allowTf32;
-  sessionOptions.compile.fuse = !options.noFusion;
+  sessionOptions.compile = options.compile;
   sessionOptions.compile.recordTimings = trace != nullptr;
   auto session = Session::create(std::move(*pkg), sessionOptions);
   if (!session) return reportStatus(session.status());
@@ -369,10 +367,7 @@ Expected<std::vector<Literal>> runOnBackend(const Module& module, const Operatio
                                             const DeviceSpec& device, const RunOptions& options,
                                             serve::TraceWriter* trace) {
   WF_ASSIGN_OR_RETURN(std::unique_ptr<Backend> backend, createBackend(device));
-  CompileOptions compile;
-  compile.allowCpuFallback = options.allowCpuFallback;
-  compile.allowTf32 = options.allowTf32;
-  compile.fuse = !options.noFusion;
+  CompileOptions compile = options.compile;
   compile.recordTimings = trace != nullptr;
   WF_ASSIGN_OR_RETURN(std::unique_ptr<Executable> executable, backend->compile(module, entry, compile));
   auto start = serve::TraceWriter::Clock::now();

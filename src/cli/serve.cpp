@@ -48,7 +48,7 @@ CLI::App* addServeCommand(CLI::App& app) {
       ->check(CLI::Range(int64_t(0), int64_t(60'000'000)));
   cmd->add_option("--max-queue", o.maxQueue, "Queued requests per model before 503 (default 1024)")
       ->check(CLI::Range(size_t(1), size_t(1) << 24));
-  cmd->add_option("--threads", o.kernelThreads, "Host threads for CPU kernels (default: all cores)")
+  cmd->add_option("--threads", o.compile.numThreads, "Host threads for CPU kernels (default: all cores)")
       ->check(CLI::Range(1, 1024));
   cmd->add_option("--http-threads", o.httpThreads, "HTTP I/O threads (default: min(4, cores))")->check(CLI::Range(1, 256));
   cmd->add_option("--max-body-mb", flags().maxBodyMb, "Largest request body in MiB; larger ones get 413 (default 64)")
@@ -62,9 +62,9 @@ CLI::App* addServeCommand(CLI::App& app) {
   cmd->add_flag("--access-log", o.accessLog, "Log every request (errors are always logged)");
   cmd->add_option("--trace", o.traceFile,
                   "Write Chrome trace-event JSON (opens in Perfetto): a span per request, per model run and per op");
-  cmd->add_flag("--allow-cpu-fallback", o.allowCpuFallback,
+  cmd->add_flag("--allow-cpu-fallback", o.compile.allowCpuFallback,
                 "Run ops the device has no kernel for on the host instead of failing (each is reported)");
-  cmd->add_flag("--allow-tf32", o.allowTf32, "Let fp32 matrix products use TF32 tensor cores (cuda)");
+  cmd->add_flag("--allow-tf32", o.compile.allowTf32, "Let fp32 matrix products use TF32 tensor cores (cuda)");
   return cmd;
 }
 

@@ -130,9 +130,7 @@ int runValidate(const ValidateOptions& options) {
   bool capture = options.activations && haveActivations;
   SessionOptions sessionOptions;
   sessionOptions.device = *device;
-  sessionOptions.compile.allowCpuFallback = options.allowCpuFallback;
-  sessionOptions.compile.allowTf32 = options.allowTf32;
-  sessionOptions.compile.fuse = !options.noFusion;
+  sessionOptions.compile = options.compile;
   sessionOptions.captureActivations = capture;
   std::string pkgDir = pkg->dir();
   auto session = Session::create(std::move(*pkg), sessionOptions);

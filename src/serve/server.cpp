@@ -175,9 +175,7 @@ class Server {
       }
       SessionOptions sessionOptions;
       sessionOptions.device = *device;
-      sessionOptions.compile.numThreads = options_.kernelThreads;
-      sessionOptions.compile.allowCpuFallback = options_.allowCpuFallback;
-      sessionOptions.compile.allowTf32 = options_.allowTf32;
+      sessionOptions.compile = options_.compile;
       sessionOptions.compile.recordTimings = trace_ != nullptr;
       // On a static-shape backend batches are padded to powers of two (model_runner.cpp): one
       // specialization per power up to --max-batch.

@@ -24,6 +24,8 @@
 #include <string>
 #include <vector>
 
+#include "runtime/backend.h"
+
 #include "support/status.h"
 
 namespace wf::serve {
@@ -36,15 +38,13 @@ struct ServeOptions {
   int64_t maxBatch = 32;              // rows per run for packages with a dynamic batch dimension
   int64_t batchTimeoutUs = 1000;
   size_t maxQueue = 1024;             // queued requests per model before 503
-  int kernelThreads = 0;              // host threads for CPU kernels; 0: backend default
   int httpThreads = 0;                // I/O threads; 0: min(4, cores)
   size_t maxBodyBytes = 64u << 20;    // larger request bodies get 413
   int64_t requestTimeoutMs = 0;       // default deadline; 0: none
   double drainTimeoutSeconds = 30;
   bool accessLog = false;             // one log line per request (errors are always logged)
   std::string traceFile;              // Chrome trace-event JSON (trace.h); empty: none
-  bool allowCpuFallback = false;
-  bool allowTf32 = false;
+  CompileOptions compile;             // --allow-cpu-fallback, --allow-tf32, --threads (numThreads)
 };
 
 // Loads every package, listens, calls `onListening(port)` once the socket accepts, serves until
