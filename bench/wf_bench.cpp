@@ -21,7 +21,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "backends/cpu/interpreter.h"
+#include "eval/interpreter.h"
 #include "ir/verifier.h"
 #include "runtime/file_io.h"
 #include "runtime/npy.h"

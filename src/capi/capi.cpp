@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "backends/registry.h"
 #include "runtime/session.h"
 
 #ifndef WF_VERSION
@@ -282,6 +283,7 @@ wf_status wf_session_open(const char* package_dir, const wf_session_options* opt
     sessionOptions.compile.allowTf32 = o.allow_tf32 != 0;
     sessionOptions.compile.allowCpuFallback = o.allow_cpu_fallback != 0;
     sessionOptions.compile.numThreads = o.threads;
+    wf::registerBuiltinBackends();
     auto opened = wf::Session::open(package_dir, sessionOptions);
     if (!opened) return fail(opened.status());
 

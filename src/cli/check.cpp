@@ -25,7 +25,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "backends/cpu/interpreter.h"
+#include "eval/interpreter.h"
 #include "cli/cli.h"
 #include "ir/verifier.h"
 #include "runtime/file_io.h"

@@ -5,6 +5,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "backends/registry.h"
 #include "cli/cli.h"
 #include "ir/verifier.h"
 #include "stablehlo/parser.h"
@@ -77,6 +78,7 @@ void addCompileFlags(CLI::App* cmd, wf::CompileOptions& compile) {
 
 int main(int argc, char** argv) {
   using namespace wf::cli;
+  wf::registerBuiltinBackends();
   CLI::App app{"WarpForge: run, check, validate and time StableHLO programs and model packages.\n"
                "Exit codes: 0 ok, 1 check failures / execution errors, 2 usage or input errors."};
   app.require_subcommand(1);

@@ -8,7 +8,7 @@
 #include <iostream>
 #include <optional>
 
-#include "backends/cpu/interpreter.h"
+#include "eval/interpreter.h"
 #include "cli/cli.h"
 #include "runtime/npy.h"
 #include "runtime/package.h"

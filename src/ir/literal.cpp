@@ -5,7 +5,7 @@
 #include <new>
 #include <sstream>
 
-#include "support/float_types.h"
+#include "ir/float_types.h"
 
 namespace wf {
 namespace {

@@ -14,7 +14,7 @@
 #include <map>
 #include <unordered_map>
 
-#include "support/float_types.h"
+#include "ir/float_types.h"
 
 namespace wf {
 namespace {

@@ -6,13 +6,6 @@
 #include <mutex>
 #include <optional>
 
-#include "backends/cpu/cpu_backend.h"
-
-#if defined(WF_HAVE_CUDA) && __has_include("backends/cuda/register.h")
-#include "backends/cuda/register.h"
-#define WF_REGISTER_CUDA 1
-#endif
-
 namespace wf {
 namespace {
 
@@ -84,7 +77,7 @@ Expected<std::unique_ptr<Backend>> createBackend(const DeviceSpec& device) {
     if (it != r.factories.end()) factory = it->second;
     for (const auto& [kind, f] : r.factories) available += (available.empty() ? "" : ", ") + kind;
   }
-  if (available.empty()) available = "none (registerBuiltinBackends() was not called)";
+  if (available.empty()) available = "none (backends/registry.h: registerBuiltinBackends() was not called)";
   if (!factory) {
     bool known = std::find(std::begin(kKnownKinds), std::end(kKnownKinds), device.kind) != std::end(kKnownKinds);
     if (known)
@@ -131,16 +124,6 @@ Expected<const Value*> findEntryValue(const Operation& entry, std::string_view s
                            std::to_string(op->numResults()) + " results");
   }
   return notFound("no value " + std::string(ssaName) + " in the body of " + where);
-}
-
-void registerBuiltinBackends() {
-  static std::once_flag once;
-  std::call_once(once, [] {
-    registerCpuBackend();
-#ifdef WF_REGISTER_CUDA
-    registerCudaBackend();
-#endif
-  });
 }
 
 }  // namespace wf

@@ -106,12 +106,9 @@ class Backend {
 using BackendFactory = std::function<Expected<std::unique_ptr<Backend>>(const DeviceSpec&)>;
 
 // Registers the factory for a device kind (replacing an earlier one of that kind); backends call
-// this from registerBuiltinBackends(). Safe to call from any thread.
+// this from registerBuiltinBackends() (backends/registry.h), which programs call once at start:
+// the runtime names no concrete backend. Safe to call from any thread.
 void registerBackend(std::string kind, BackendFactory factory);
-// Registers every backend this binary was built with: "cpu", and "cuda" when built with CUDA.
-// Idempotent and thread-safe. Registration is explicit because the backends live in a static
-// library, whose unreferenced static initialisers the linker drops. Session::open calls it.
-void registerBuiltinBackends();
 // The backend for a device; an unknown kind, or one whose backend was not built, is an error
 // that lists the kinds this binary has.
 Expected<std::unique_ptr<Backend>> createBackend(const DeviceSpec& device);

@@ -19,7 +19,6 @@ Expected<std::unique_ptr<Session>> Session::open(const std::string& packageDir, 
 }
 
 Expected<std::unique_ptr<Session>> Session::create(Package package, const SessionOptions& options) {
-  registerBuiltinBackends();
   std::unique_ptr<Session> session(new Session(std::move(package), options.device));
   const Package& pkg = session->package_;
   const Manifest& m = pkg.manifest();

@@ -9,8 +9,8 @@
 //   auto result = (*session)->run(inputs);               // checked against the manifest first
 //   const wf::Literal* logits = result->find("output");
 //
-// open(): reads and cross-checks the package (package.h), registers the built-in backends,
-// creates the backend for `device`, compiles the entry function, then reads weights.safetensors,
+// open(): reads and cross-checks the package (package.h), creates the backend for `device` from
+// the registry (the program registers its backends first: backends/registry.h), compiles the entry function, then reads weights.safetensors,
 // checks every weight and binds it once; only the inputs travel on each run().
 // run(): inputs by manifest name; a missing, unknown, mis-typed or mis-shaped input is an
 // InvalidArgument error naming it, and nothing runs. Outputs come back by manifest name, in

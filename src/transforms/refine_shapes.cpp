@@ -17,7 +17,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
-#include "backends/cpu/interpreter.h"
+#include "eval/interpreter.h"
 #include "ir/literal.h"
 #include "ir/attr_reader.h"
 #include "ir/shape_inference.h"

@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "backends/cpu/interpreter.h"
+#include "eval/interpreter.h"
 #include "backends/cuda/cuda_backend.h"
 #include "backends/cuda/device.h"
 #include "ir/verifier.h"

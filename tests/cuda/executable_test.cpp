@@ -4,6 +4,7 @@
 #include "backends/cuda/allocator.h"
 #include "backends/cuda/cuda_check.h"
 #include "backends/cuda/register.h"
+#include "backends/registry.h"
 #include "cuda_test_util.h"
 
 namespace wf::cudatest {

@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include "backends/cpu/cpu_backend.h"
+#include "backends/registry.h"
 #include "ir/verifier.h"
 #include "stablehlo/parser.h"
 #include "support/thread_pool.h"

@@ -4,9 +4,9 @@
 #include <limits>
 #include <random>
 
-#include "backends/cpu/check.h"
-#include "backends/cpu/interpreter.h"
-#include "support/float_types.h"
+#include "eval/check.h"
+#include "eval/interpreter.h"
+#include "ir/float_types.h"
 
 namespace wf {
 namespace {

@@ -5,7 +5,7 @@
 
 #include <random>
 
-#include "backends/cpu/collectives.h"
+#include "eval/collectives.h"
 #include "ir_build_test_util.h"
 
 namespace wf {

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "backends/cpu/interpreter.h"
+#include "eval/interpreter.h"
 #include "ir/ir.h"
 
 namespace wf::testing {

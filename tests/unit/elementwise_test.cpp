@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "elementwise_test_util.h"
-#include "support/float_types.h"
+#include "ir/float_types.h"
 #include "support/thread_pool.h"
 
 namespace wf {

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "backends/cpu/interpreter.h"
+#include "eval/interpreter.h"
 #include "ir/ir.h"
 #include "ir/literal.h"
 

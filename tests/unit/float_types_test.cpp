@@ -1,4 +1,4 @@
-#include "support/float_types.h"
+#include "ir/float_types.h"
 
 #include <gtest/gtest.h>
 

@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "backends/cpu/custom_call.h"
-#include "backends/cpu/interpreter.h"
+#include "eval/custom_call.h"
+#include "eval/interpreter.h"
 #include "ir/ir.h"
 
 namespace wf::testing {

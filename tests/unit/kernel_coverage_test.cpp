@@ -6,7 +6,7 @@
 #include <set>
 #include <string>
 
-#include "backends/cpu/interpreter.h"
+#include "eval/interpreter.h"
 
 namespace wf {
 namespace {

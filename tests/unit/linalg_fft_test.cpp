@@ -6,7 +6,7 @@
 #include <complex>
 #include <random>
 
-#include "backends/cpu/interpreter.h"
+#include "eval/interpreter.h"
 
 namespace wf {
 namespace {

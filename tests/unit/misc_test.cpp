@@ -3,7 +3,7 @@
 // tuple/get_tuple_element and custom_call errors.
 #include <gtest/gtest.h>
 
-#include "backends/cpu/misc.h"
+#include "eval/misc.h"
 #include "ir_build_test_util.h"
 
 namespace wf {

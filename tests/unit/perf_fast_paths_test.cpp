@@ -8,10 +8,10 @@
 #include <random>
 #include <string>
 
-#include "backends/cpu/dot_conv_util.h"
-#include "backends/cpu/elementwise_ops.h"
-#include "backends/cpu/interpreter.h"
-#include "backends/cpu/reduce_util.h"
+#include "eval/dot_conv_util.h"
+#include "eval/elementwise_ops.h"
+#include "eval/interpreter.h"
+#include "eval/reduce_util.h"
 #include "ir/verifier.h"
 #include "stablehlo/parser.h"
 

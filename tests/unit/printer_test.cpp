@@ -11,7 +11,7 @@
 
 #include "ir/printer.h"
 #include "ir_test_helpers.h"
-#include "support/float_types.h"
+#include "ir/float_types.h"
 
 namespace wf {
 namespace {

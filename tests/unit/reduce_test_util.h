@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "backends/cpu/interpreter.h"
-#include "backends/cpu/reduce_util.h"
+#include "eval/interpreter.h"
+#include "eval/reduce_util.h"
 
 namespace wf::testing_util {
 

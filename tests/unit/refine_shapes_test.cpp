@@ -8,7 +8,7 @@
 #include <random>
 #include <sstream>
 
-#include "backends/cpu/interpreter.h"
+#include "eval/interpreter.h"
 #include "ir/printer.h"
 #include "ir/verifier.h"
 #include "stablehlo/parser.h"

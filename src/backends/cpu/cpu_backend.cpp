@@ -9,7 +9,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
-#include "backends/cpu/interpreter.h"
+#include "eval/interpreter.h"
 #include "support/thread_pool.h"
 
 namespace wf {

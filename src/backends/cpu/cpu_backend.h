@@ -1,5 +1,5 @@
 // The CPU backend behind the runtime's Backend/Executable contract (runtime/backend.h): an
-// adapter over the interpreter (interpreter.h). compile() checks that every op reachable from
+// adapter over the host evaluator (eval/interpreter.h). compile() checks that every op reachable from
 // the entry function has a CPU kernel and resolves tap names; bound arguments are held as host
 // Literals; run() calls Interpreter::callFunction and captures taps through
 // EvalContext::onResult. With CompileOptions::recordTimings each run reports one OpTiming per

@@ -11,7 +11,7 @@
 // executable holding them runs step by step, never as a CUDA graph. A group of one process (or
 // a process in no group) needs nobody: its step is an ordinary device step.
 //
-// Groups and attributes come from the CPU backend's helpers (backends/cpu/collectives.h), so both
+// Groups and attributes come from the host evaluator's helpers (eval/collectives.h), so both
 // backends read replica_groups, channel ids and use_global_device_ids alike.
 #pragma once
 
@@ -21,7 +21,7 @@
 #include <string>
 #include <vector>
 
-#include "backends/cpu/collectives.h"
+#include "eval/collectives.h"
 #include "backends/cuda/kernel.h"
 
 namespace wf::cuda {

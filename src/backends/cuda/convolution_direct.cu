@@ -16,7 +16,7 @@
 // of a grouped convolution), so one kernel that takes every type and layout is worth more than speed.
 #include <string>
 
-#include "backends/cpu/shape_util.h"
+#include "eval/shape_util.h"
 #include "backends/cuda/cuda_check.h"
 #include "backends/cuda/device_util.cuh"
 

@@ -12,7 +12,7 @@
 
 #include <nvtx3/nvToolsExt.h>
 
-#include "backends/cpu/interpreter.h"
+#include "eval/interpreter.h"
 #include "backends/cuda/collectives.h"
 #include "backends/cuda/cuda_check.h"
 #include "backends/cuda/device.h"

@@ -18,7 +18,7 @@
 #include <optional>
 #include <string>
 
-#include "backends/cpu/shape_util.h"
+#include "eval/shape_util.h"
 #include "backends/cuda/cuda_check.h"
 #include "backends/cuda/kernel.h"
 

@@ -6,7 +6,7 @@
 #include <cmath>
 #include <string>
 
-#include "backends/cpu/shape_util.h"
+#include "eval/shape_util.h"
 #include "backends/cuda/cuda_check.h"
 #include "backends/cuda/device_util.cuh"
 #include "support/reduce_precision.h"

@@ -8,7 +8,7 @@
 #include <optional>
 #include <sstream>
 
-#include "backends/cpu/shape_util.h"
+#include "eval/shape_util.h"
 #include "backends/cuda/kernel.h"
 
 namespace wf::cuda {

@@ -7,7 +7,7 @@
 #include <algorithm>
 #include <string>
 
-#include "backends/cpu/shape_util.h"
+#include "eval/shape_util.h"
 #include "backends/cuda/cuda_check.h"
 #include "backends/cuda/device_util.cuh"
 

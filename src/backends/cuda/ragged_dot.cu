@@ -1,5 +1,5 @@
 // chlo.ragged_dot on a direct kernel: one thread per result element, the CPU backend's semantics
-// (backends/cpu/dot.cpp). The lhs ragged dimension is split into groups of group_sizes[..., g]
+// (eval/dot.cpp). The lhs ragged dimension is split into groups of group_sizes[..., g]
 // consecutive indices:
 //   ragged dim an lhs free dim (mode 1): rows of group g multiply rhs[group dim = g]; rows past
 //     the last group are 0.
@@ -20,7 +20,7 @@
 #include <algorithm>
 #include <string>
 
-#include "backends/cpu/shape_util.h"
+#include "eval/shape_util.h"
 #include "backends/cuda/cuda_check.h"
 #include "backends/cuda/device_util.cuh"
 

@@ -9,7 +9,7 @@
 // are few results), else a thread per result element (coalesced across results).
 #include <string>
 
-#include "backends/cpu/shape_util.h"
+#include "eval/shape_util.h"
 #include "backends/cuda/cuda_check.h"
 #include "backends/cuda/device_util.cuh"
 #include "backends/cuda/reduce_body.cuh"

@@ -17,7 +17,7 @@
 #include <numeric>
 #include <sstream>
 
-#include "backends/cpu/shape_util.h"
+#include "eval/shape_util.h"
 #include "backends/cuda/cuda_check.h"
 #include "backends/cuda/fusion.h"
 #include "backends/cuda/nvrtc.h"

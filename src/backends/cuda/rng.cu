@@ -1,6 +1,6 @@
 // CUDA kernel for stablehlo.rng_bit_generator: THREE_FRY (ThreeFry2x32, 20 rounds) and PHILOX
 // (Philox4x32, 10 rounds; DEFAULT is PHILOX, as on XLA's backends), bit for bit what the CPU
-// backend computes (src/backends/cpu/misc.cpp), output state included. The state stays on the
+// backend computes (src/eval/misc.cpp), output state included. The state stays on the
 // device: the bits kernel reads it, then a one-thread kernel writes the advanced state (after the
 // bits kernel, so a result that shares the state's buffer is safe).
 //

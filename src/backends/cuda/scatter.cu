@@ -1,6 +1,6 @@
 // CUDA kernels for stablehlo.scatter in the general form of the spec (update window dims,
 // inserted window dims, input/indices batching dims, any index vector dim), like the CPU
-// backend's scatter (src/backends/cpu/indexing.cpp): the result starts as a copy of the input,
+// backend's scatter (src/eval/indexing.cpp): the result starts as a copy of the input,
 // one thread per update element computes its place in the result, and update elements that
 // land outside the input are skipped (the CPU kernel clips each window the same way).
 //

@@ -23,7 +23,7 @@
 #include <optional>
 #include <string>
 
-#include "backends/cpu/reduce_util.h"
+#include "eval/reduce_util.h"
 #include "backends/cuda/cuda_check.h"
 #include "backends/cuda/device_util.cuh"
 
