@@ -18,8 +18,8 @@
 //
 // Where the host and the device spell the same math differently (bit casts, f16 conversion,
 // popcount), the two branches give the same bits, with one exception kept from before: a NaN
-// stored as bf16 is 0x7fff on the device (the conversion instruction's canonical NaN) and keeps
-// its sign and payload on the host.
+// stored as bf16 becomes 0x7fff on the device (what the fused kernels always wrote) and keeps its
+// sign and payload, quietened, on the host (what the CPU always wrote).
 //
 // Adding an elementwise op: write its functor here and add it to one of the op lists at the end.
 // The CPU and CUDA backends register a kernel for every entry, and the fused-kernel generator
