@@ -1,7 +1,7 @@
 // CPU kernels for StableHLO's elementwise ops (unary, binary, compare, select, clamp, ...).
-// Each op is a small functor struct whose `apply<T>` works on one element of compute type
-// T::C; the drivers below dispatch once per op on the element type and run a typed loop
-// (elementwise_ops.h). convert and bitcast_convert live in elementwise_convert.cpp.
+// The element math is eval/element_math.h's functors (shared with the CUDA kernels), wrapped in
+// SharedOp whose `apply<T>` works on one element of compute type T::C; the drivers below
+// dispatch once per op on the element type and run a typed loop (elementwise_ops.h). convert and bitcast_convert live in elementwise_convert.cpp.
 #include <algorithm>
 #include <bit>
 #include <cmath>
@@ -12,6 +12,7 @@
 
 #include "eval/elementwise_ops.h"
 #include "eval/shape_util.h"
+#include "eval/element_math.h"
 #include "support/reduce_precision.h"
 
 namespace wf {
@@ -46,305 +47,146 @@ Status checkResultElement(const Operation& op, ElementType declared, ElementType
 template <typename T>
 using CT = typename T::C;
 
-// Unsigned storage-width view of an integer, masked to its bit width.
-template <typename T>
-auto maskedBits(CT<T> v) {
-  using U = std::make_unsigned_t<CT<T>>;
-  U u = static_cast<U>(v);
-  if constexpr (T::kBits < 8 * static_cast<int>(sizeof(U))) u &= static_cast<U>((1u << T::kBits) - 1);
-  return u;
+// ---------------------------------------------------------------------------------------------
+// The ops: eval/element_math.h's functors for the real element types (the CUDA kernels and the
+// fused kernels run the same functors), and here the math of complex numbers, which only the
+// CPU computes.
+
+// Whether functor F takes the element type of traits T.
+template <typename F, typename T>
+constexpr bool takes() {
+  switch (T::kCat) {
+    case Cat::kBool: return (F::kCats & em::kBool) != 0;
+    case Cat::kSInt: return (F::kCats & em::kSInt) != 0;
+    case Cat::kUInt: return (F::kCats & em::kUInt) != 0;
+    case Cat::kFloat: return (F::kCats & em::kFloat) != 0;
+    case Cat::kComplex: return false;
+  }
+  return false;
 }
 
-// ---------------------------------------------------------------------------------------------
-// Unary ops: supports<T> says which element types the spec allows; apply<T> maps one element.
-
-#define WF_FLOAT_OR_COMPLEX(T) (isFloatT<T> || isComplexT<T>)
-
-struct AbsOp {  // complex abs has a real result and is handled separately
-  template <typename T> static constexpr bool supports = T::kCat == Cat::kSInt || isFloatT<T>;
-  template <typename T> static CT<T> apply(CT<T> x) {
-    if constexpr (isFloatT<T>) return std::fabs(x);
-    else return x < 0 ? wrapSub<CT<T>>(0, x) : x;
-  }
+// Complex math for the functor F (kHas: there is any).
+template <typename F>
+struct ComplexMath {
+  static constexpr bool kHas = false;
 };
-struct CbrtOp {
-  template <typename T> static constexpr bool supports = WF_FLOAT_OR_COMPLEX(T);
-  template <typename T> static CT<T> apply(CT<T> x) {
-    if constexpr (isFloatT<T>) return std::cbrt(x);
-    else return std::pow(x, CT<T>(1.0 / 3.0));
-  }
-};
-struct CeilOp {
-  template <typename T> static constexpr bool supports = isFloatT<T>;
-  template <typename T> static CT<T> apply(CT<T> x) { return std::ceil(x); }
-};
-struct FloorOp {
-  template <typename T> static constexpr bool supports = isFloatT<T>;
-  template <typename T> static CT<T> apply(CT<T> x) { return std::floor(x); }
-};
-struct RoundAfzOp {
-  template <typename T> static constexpr bool supports = isFloatT<T>;
-  template <typename T> static CT<T> apply(CT<T> x) { return std::round(x); }
-};
-struct RoundEvenOp {
-  template <typename T> static constexpr bool supports = isFloatT<T>;
-  template <typename T> static CT<T> apply(CT<T> x) { return std::nearbyint(x); }
-};
-#define WF_STD_UNARY(Name, fn)                                                  \
-  struct Name {                                                                 \
-    template <typename T> static constexpr bool supports = WF_FLOAT_OR_COMPLEX(T); \
-    template <typename T> static CT<T> apply(CT<T> x) { return fn(x); }         \
+#define WF_COMPLEX_UNARY(F, expr)                                   \
+  template <>                                                       \
+  struct ComplexMath<em::F> {                                       \
+    static constexpr bool kHas = true;                              \
+    template <typename C> static C apply(C x) { return expr; }      \
   };
-WF_STD_UNARY(CosOp, std::cos)
-WF_STD_UNARY(SinOp, std::sin)
-WF_STD_UNARY(TanOp, std::tan)
-WF_STD_UNARY(TanhOp, std::tanh)
-WF_STD_UNARY(ExpOp, std::exp)
-WF_STD_UNARY(LogOp, std::log)
-WF_STD_UNARY(SqrtOp, std::sqrt)
-#undef WF_STD_UNARY
+#define WF_COMPLEX_BINARY(F, expr)                                  \
+  template <>                                                       \
+  struct ComplexMath<em::F> {                                       \
+    static constexpr bool kHas = true;                              \
+    template <typename C> static C apply(C a, C b) { return expr; } \
+  };
+WF_COMPLEX_UNARY(Cos, std::cos(x))
+WF_COMPLEX_UNARY(Sin, std::sin(x))
+WF_COMPLEX_UNARY(Tan, std::tan(x))
+WF_COMPLEX_UNARY(Tanh, std::tanh(x))
+WF_COMPLEX_UNARY(Exp, std::exp(x))
+WF_COMPLEX_UNARY(Log, std::log(x))
+WF_COMPLEX_UNARY(Sqrt, std::sqrt(x))
+WF_COMPLEX_UNARY(Cbrt, std::pow(x, C(1.0 / 3.0)))
+WF_COMPLEX_UNARY(Logistic, C(1) / (C(1) + std::exp(-x)))
+WF_COMPLEX_UNARY(Rsqrt, C(1) / std::sqrt(x))
+WF_COMPLEX_UNARY(Negate, -x)
+WF_COMPLEX_BINARY(Add, a + b)
+WF_COMPLEX_BINARY(Sub, a - b)
+WF_COMPLEX_BINARY(Mul, a * b)
+WF_COMPLEX_BINARY(Div, a / b)
+WF_COMPLEX_BINARY(Pow, std::pow(a, b))
+#undef WF_COMPLEX_UNARY
+#undef WF_COMPLEX_BINARY
 
-struct Expm1Op {
-  template <typename T> static constexpr bool supports = WF_FLOAT_OR_COMPLEX(T);
-  template <typename T> static CT<T> apply(CT<T> x) {
-    if constexpr (isFloatT<T>) {
-      return std::expm1(x);
-    } else {
-      // exp(a+ib) - 1 = (expm1(a) cos b - 2 sin^2(b/2)) + i exp(a) sin b, accurate near 0.
-      auto a = x.real(), b = x.imag();
-      auto s = std::sin(b / 2);
-      return CT<T>(std::expm1(a) * std::cos(b) - 2 * s * s, std::exp(a) * std::sin(b));
-    }
+template <>
+struct ComplexMath<em::Expm1> {
+  static constexpr bool kHas = true;
+  // exp(a+ib) - 1 = (expm1(a) cos b - 2 sin^2(b/2)) + i exp(a) sin b, accurate near 0.
+  template <typename C> static C apply(C x) {
+    auto a = x.real(), b = x.imag();
+    auto s = std::sin(b / 2);
+    return C(std::expm1(a) * std::cos(b) - 2 * s * s, std::exp(a) * std::sin(b));
   }
 };
-struct Log1pOp {
-  template <typename T> static constexpr bool supports = WF_FLOAT_OR_COMPLEX(T);
-  template <typename T> static CT<T> apply(CT<T> x) {
-    if constexpr (isFloatT<T>) {
-      return std::log1p(x);
-    } else {
-      // log(1+z): |1+z|^2 = 1 + (2a + a^2 + b^2), so the real part is log1p of that / 2.
-      auto a = x.real(), b = x.imag();
-      return CT<T>(std::log1p(a * (2 + a) + b * b) / 2, std::atan2(b, 1 + a));
-    }
+template <>
+struct ComplexMath<em::Log1p> {
+  static constexpr bool kHas = true;
+  // log(1+z): |1+z|^2 = 1 + (2a + a^2 + b^2), so the real part is log1p of that / 2.
+  template <typename C> static C apply(C x) {
+    auto a = x.real(), b = x.imag();
+    return C(std::log1p(a * (2 + a) + b * b) / 2, std::atan2(b, 1 + a));
   }
 };
-struct LogisticOp {
-  template <typename T> static constexpr bool supports = WF_FLOAT_OR_COMPLEX(T);
-  template <typename T> static CT<T> apply(CT<T> x) {
-    return CT<T>(1) / (CT<T>(1) + std::exp(-x));
+template <>
+struct ComplexMath<em::Sign> {
+  static constexpr bool kHas = true;
+  template <typename C> static C apply(C x) {
+    using P = typename C::value_type;
+    if (std::isnan(x.real()) || std::isnan(x.imag()))
+      return C(std::numeric_limits<P>::quiet_NaN(), std::numeric_limits<P>::quiet_NaN());
+    if (x == C(0)) return x;
+    return x / std::abs(x);
   }
 };
-struct RsqrtOp {
-  template <typename T> static constexpr bool supports = WF_FLOAT_OR_COMPLEX(T);
-  template <typename T> static CT<T> apply(CT<T> x) { return CT<T>(1) / std::sqrt(x); }
-};
-struct NegateOp {
-  template <typename T> static constexpr bool supports = !isBoolT<T>;
-  template <typename T> static CT<T> apply(CT<T> x) {
-    if constexpr (isIntT<T>) return wrapSub<CT<T>>(0, x);
-    else return -x;
+template <>
+struct ComplexMath<em::Rem> {
+  static constexpr bool kHas = true;
+  // Complex remainder: a - b * trunc(a / b), truncating each component toward zero.
+  template <typename C> static C apply(C a, C b) {
+    C q = a / b;
+    return a - b * C(std::trunc(q.real()), std::trunc(q.imag()));
   }
 };
-struct NotOp {
-  template <typename T> static constexpr bool supports = isBoolT<T> || isIntT<T>;
-  template <typename T> static CT<T> apply(CT<T> x) {
-    if constexpr (isBoolT<T>) return !x;
-    else return static_cast<CT<T>>(~x);
-  }
-};
-struct PopcntOp {
-  template <typename T> static constexpr bool supports = isIntT<T>;
-  template <typename T> static CT<T> apply(CT<T> x) { return static_cast<CT<T>>(std::popcount(maskedBits<T>(x))); }
-};
-struct ClzOp {
-  template <typename T> static constexpr bool supports = isIntT<T>;
-  template <typename T> static CT<T> apply(CT<T> x) {
-    constexpr int storageBits = 8 * sizeof(CT<T>);
-    return static_cast<CT<T>>(std::countl_zero(maskedBits<T>(x)) - (storageBits - T::kBits));
-  }
-};
-struct SignOp {
-  template <typename T> static constexpr bool supports = T::kCat == Cat::kSInt || WF_FLOAT_OR_COMPLEX(T);
-  template <typename T> static CT<T> apply(CT<T> x) {
-    if constexpr (isIntT<T>) {
-      return static_cast<CT<T>>((x > 0) - (x < 0));
-    } else if constexpr (isFloatT<T>) {
-      if (std::isnan(x) || x == 0) return x;
-      return x > 0 ? CT<T>(1) : CT<T>(-1);
-    } else {
-      using P = typename T::Part;
-      if (std::isnan(x.real()) || std::isnan(x.imag()))
-        return CT<T>(std::numeric_limits<P>::quiet_NaN(), std::numeric_limits<P>::quiet_NaN());
-      if (x == CT<T>(0)) return x;
-      return x / std::abs(x);
-    }
-  }
-};
-#undef WF_FLOAT_OR_COMPLEX
-
-// ---------------------------------------------------------------------------------------------
-// Binary ops.
-
-struct AddOp {
-  template <typename T> static constexpr bool supports = true;
-  template <typename T> static CT<T> apply(CT<T> a, CT<T> b) {
-    if constexpr (isBoolT<T>) return a || b;
-    else if constexpr (isIntT<T>) return wrapAdd(a, b);
-    else return a + b;
-  }
-};
-struct SubOp {
-  template <typename T> static constexpr bool supports = !isBoolT<T>;
-  template <typename T> static CT<T> apply(CT<T> a, CT<T> b) {
-    if constexpr (isIntT<T>) return wrapSub(a, b);
-    else return a - b;
-  }
-};
-struct MulOp {
-  template <typename T> static constexpr bool supports = true;
-  template <typename T> static CT<T> apply(CT<T> a, CT<T> b) {
-    if constexpr (isBoolT<T>) return a && b;
-    else if constexpr (isIntT<T>) return wrapMul(a, b);
-    else return a * b;
-  }
-};
-// Integer x/0 and x%0 follow XLA: x/0 = -1 (all ones), x%0 = x; INT_MIN/-1 = INT_MIN, INT_MIN%-1 = 0.
-struct DivOp {
-  template <typename T> static constexpr bool supports = !isBoolT<T>;
-  template <typename T> static CT<T> apply(CT<T> a, CT<T> b) {
-    if constexpr (isIntT<T>) {
-      if (b == 0) return static_cast<CT<T>>(-1);
-      if constexpr (T::kCat == Cat::kSInt) {
-        if (b == -1) return wrapSub<CT<T>>(0, a);
-      }
-      return static_cast<CT<T>>(a / b);
-    } else {
-      return a / b;
-    }
-  }
-};
-struct RemOp {
-  template <typename T> static constexpr bool supports = !isBoolT<T>;
-  template <typename T> static CT<T> apply(CT<T> a, CT<T> b) {
-    if constexpr (isIntT<T>) {
-      if (b == 0) return a;
-      if constexpr (T::kCat == Cat::kSInt) {
-        if (b == -1) return 0;
-      }
-      return static_cast<CT<T>>(a % b);
-    } else if constexpr (isFloatT<T>) {
-      return std::fmod(a, b);
-    } else {
-      // Complex remainder: a - b * trunc(a / b), truncating each component toward zero.
-      CT<T> q = a / b;
-      return a - b * CT<T>(std::trunc(q.real()), std::trunc(q.imag()));
-    }
-  }
-};
+// Lexicographic on (real, imag).
 template <typename C>
 bool complexLess(C a, C b) {
   return a.real() < b.real() || (a.real() == b.real() && a.imag() < b.imag());
 }
-struct MaxOp {
-  template <typename T> static constexpr bool supports = true;
+template <>
+struct ComplexMath<em::Max> {
+  static constexpr bool kHas = true;
+  template <typename C> static C apply(C a, C b) { return complexLess(a, b) ? b : a; }
+};
+template <>
+struct ComplexMath<em::Min> {
+  static constexpr bool kHas = true;
+  template <typename C> static C apply(C a, C b) { return complexLess(b, a) ? b : a; }
+};
+template <>
+struct ComplexMath<em::Atan2> {
+  static constexpr bool kHas = true;
+  // atan2(y, x) = -i log((x + iy) / sqrt(x^2 + y^2)), continued to complex arguments.
+  template <typename C> static C apply(C y, C x) {
+    const C i(0, 1);
+    return -i * std::log((x + i * y) / std::sqrt(x * x + y * y));
+  }
+};
+
+// A functor as a CPU op: supports<T> says which element types it takes (the spec's types for
+// the op), apply<T> maps one element of compute type T::C.
+template <typename F>
+struct SharedOp {
+  using Functor = F;
+  template <typename T> static constexpr bool supports = takes<F, T>() || (isComplexT<T> && ComplexMath<F>::kHas);
+  template <typename T> static CT<T> apply(CT<T> x) {
+    if constexpr (isComplexT<T>) return ComplexMath<F>::apply(x);
+    else return F::template apply<T::kBits>(x);
+  }
   template <typename T> static CT<T> apply(CT<T> a, CT<T> b) {
-    if constexpr (isBoolT<T>) return a || b;
-    else if constexpr (isIntT<T>) return a > b ? a : b;
-    else if constexpr (isFloatT<T>) return ieeeMax(a, b);
-    else return complexLess(a, b) ? b : a;
+    if constexpr (isComplexT<T>) return ComplexMath<F>::apply(a, b);
+    else return F::template apply<T::kBits>(a, b);
   }
 };
-struct MinOp {
-  template <typename T> static constexpr bool supports = true;
-  template <typename T> static CT<T> apply(CT<T> a, CT<T> b) {
-    if constexpr (isBoolT<T>) return a && b;
-    else if constexpr (isIntT<T>) return a < b ? a : b;
-    else if constexpr (isFloatT<T>) return ieeeMin(a, b);
-    else return complexLess(b, a) ? b : a;
-  }
-};
-struct PowOp {
-  template <typename T> static constexpr bool supports = !isBoolT<T>;
-  template <typename T> static CT<T> apply(CT<T> a, CT<T> b) {
-    if constexpr (isIntT<T>) {
-      using C = CT<T>;
-      if constexpr (T::kCat == Cat::kSInt) {
-        // Negative exponents: only |base| = 1 gives a non-zero integer result.
-        if (b < 0) {
-          if (a == 1) return 1;
-          if (a == -1) return (b & 1) ? C(-1) : C(1);
-          return 0;
-        }
-      }
-      C result = 1, base = a;
-      using U = std::make_unsigned_t<C>;
-      for (U e = static_cast<U>(b); e != 0; e >>= 1) {
-        if (e & 1) result = wrapMul(result, base);
-        base = wrapMul(base, base);
-      }
-      return result;
-    } else {
-      return std::pow(a, b);
-    }
-  }
-};
-struct AndOp {
-  template <typename T> static constexpr bool supports = isBoolT<T> || isIntT<T>;
-  template <typename T> static CT<T> apply(CT<T> a, CT<T> b) { return static_cast<CT<T>>(a & b); }
-};
-struct OrOp {
-  template <typename T> static constexpr bool supports = isBoolT<T> || isIntT<T>;
-  template <typename T> static CT<T> apply(CT<T> a, CT<T> b) { return static_cast<CT<T>>(a | b); }
-};
-struct XorOp {
-  template <typename T> static constexpr bool supports = isBoolT<T> || isIntT<T>;
-  template <typename T> static CT<T> apply(CT<T> a, CT<T> b) { return static_cast<CT<T>>(a ^ b); }
-};
-// Shift amounts are read as unsigned; amounts >= the bit width shift everything out.
-template <typename T>
-bool shiftOutOfRange(CT<T> s) {
-  if constexpr (T::kCat == Cat::kSInt) {
-    if (s < 0) return true;
-  }
-  return static_cast<uint64_t>(s) >= static_cast<uint64_t>(T::kBits);
+template <typename F>
+constexpr int64_t grainOf() {
+  return F::kCheap ? kCheapGrain : kMathGrain;
 }
-struct ShlOp {
-  template <typename T> static constexpr bool supports = isIntT<T>;
-  template <typename T> static CT<T> apply(CT<T> a, CT<T> s) {
-    if (shiftOutOfRange<T>(s)) return 0;
-    return static_cast<CT<T>>(maskedBits<T>(a) << s);
-  }
-};
-struct ShrLogicalOp {
-  template <typename T> static constexpr bool supports = isIntT<T>;
-  template <typename T> static CT<T> apply(CT<T> a, CT<T> s) {
-    if (shiftOutOfRange<T>(s)) return 0;
-    return static_cast<CT<T>>(maskedBits<T>(a) >> s);
-  }
-};
-struct ShrArithOp {
-  template <typename T> static constexpr bool supports = isIntT<T>;
-  template <typename T> static CT<T> apply(CT<T> a, CT<T> s) {
-    // Sign-extend from the element's width (unsigned types shift in their top bit too).
-    constexpr int sh = 64 - T::kBits;
-    int64_t v = static_cast<int64_t>(static_cast<uint64_t>(maskedBits<T>(a)) << sh) >> sh;
-    if (shiftOutOfRange<T>(s)) return static_cast<CT<T>>(v < 0 ? -1 : 0);
-    return static_cast<CT<T>>(v >> s);
-  }
-};
-struct Atan2Op {
-  template <typename T> static constexpr bool supports = isFloatT<T> || isComplexT<T>;
-  template <typename T> static CT<T> apply(CT<T> y, CT<T> x) {
-    if constexpr (isFloatT<T>) {
-      return std::atan2(y, x);
-    } else {
-      // atan2(y, x) = -i log((x + iy) / sqrt(x^2 + y^2)), continued to complex arguments.
-      const CT<T> i(0, 1);
-      return -i * std::log((x + i * y) / std::sqrt(x * x + y * y));
-    }
-  }
-};
+using AbsOp = SharedOp<em::Abs>;  // complex abs has a real result and is handled separately
+using MaxOp = SharedOp<em::Max>;
+using MinOp = SharedOp<em::Min>;
 
 // ---------------------------------------------------------------------------------------------
 // Drivers.
@@ -506,8 +348,7 @@ template <typename OpF>
 Kernel binaryKernelFor(int64_t grain) {
   return [grain](const Operation& op, std::span<const Literal> args, EvalContext& ctx) -> Results {
     WF_RETURN_IF_ERROR(checkArity(op, args, 2));
-    if constexpr (std::is_same_v<OpF, AddOp> || std::is_same_v<OpF, SubOp> || std::is_same_v<OpF, MulOp> ||
-                  std::is_same_v<OpF, DivOp> || std::is_same_v<OpF, MaxOp> || std::is_same_v<OpF, MinOp>) {
+    if constexpr (OpF::template supports<NativeFloatTraits<float>>) {
       if (isFoldingBinary(op.code()))
         if (std::optional<Literal> out = runFoldedBroadcastBinary<OpF>(op, args, ctx))
           return std::vector<Literal>{std::move(*out)};
@@ -630,35 +471,15 @@ Results reducePrecisionKernel(const Operation& op, std::span<const Literal> args
 // ---------------------------------------------------------------------------------------------
 // compare
 
-// IEEE totalOrder as a signed integer key: -NaN < -inf < ... < -0 < +0 < ... < +inf < +NaN.
-inline int64_t totalOrderKey(double d) {
-  int64_t k = std::bit_cast<int64_t>(d);
-  return k < 0 ? (k ^ std::numeric_limits<int64_t>::max()) : k;
-}
-inline int32_t totalOrderKey(float f) {
-  int32_t k = std::bit_cast<int32_t>(f);
-  return k < 0 ? (k ^ std::numeric_limits<int32_t>::max()) : k;
-}
-
-template <typename V>
-bool applyDir(CmpDir dir, V a, V b) {
-  switch (dir) {
-    case CmpDir::kEQ: return a == b;
-    case CmpDir::kNE: return a != b;
-    case CmpDir::kGE: return a >= b;
-    case CmpDir::kGT: return a > b;
-    case CmpDir::kLE: return a <= b;
-    case CmpDir::kLT: return a < b;
-  }
-  return false;
-}
+using em::compare;
+using em::totalOrderKey;
 
 template <typename T, CmpDir D>
 void compareTyped(const Literal& lhs, const Literal& rhs, Literal& out, bool totalOrder) {
   if constexpr (isFloatT<T>) {
     if (totalOrder) {
       mapBinary<T, BoolTraits>(lhs, rhs, out, kCheapGrain,
-                               [](CT<T> a, CT<T> b) { return applyDir(D, totalOrderKey(a), totalOrderKey(b)); });
+                               [](CT<T> a, CT<T> b) { return compare(D, totalOrderKey(a), totalOrderKey(b)); });
       return;
     }
   }
@@ -667,11 +488,11 @@ void compareTyped(const Literal& lhs, const Literal& rhs, Literal& out, bool tot
     mapBinary<T, BoolTraits>(lhs, rhs, out, kCheapGrain, [](CT<T> a, CT<T> b) {
       if (D == CmpDir::kEQ) return a == b;
       if (D == CmpDir::kNE) return a != b;
-      if (a.real() != b.real()) return applyDir(D, a.real(), b.real());
-      return applyDir(D, a.imag(), b.imag());
+      if (a.real() != b.real()) return compare(D, a.real(), b.real());
+      return compare(D, a.imag(), b.imag());
     });
   } else {
-    mapBinary<T, BoolTraits>(lhs, rhs, out, kCheapGrain, [](CT<T> a, CT<T> b) { return applyDir(D, a, b); });
+    mapBinary<T, BoolTraits>(lhs, rhs, out, kCheapGrain, [](CT<T> a, CT<T> b) { return compare(D, a, b); });
   }
 }
 
@@ -730,18 +551,10 @@ Status compareKernel(const Operation& op, const Literal& lhs0, const Literal& rh
 Expected<Literal> binaryKernel(const Operation& op, OpCode code, const Literal& lhs, const Literal& rhs,
                                const Type& rt) {
   switch (code) {
-    case OpCode::Add: return runBinary<AddOp>(op, lhs, rhs, rt, kCheapGrain);
-    case OpCode::Subtract: return runBinary<SubOp>(op, lhs, rhs, rt, kCheapGrain);
-    case OpCode::Multiply: return runBinary<MulOp>(op, lhs, rhs, rt, kCheapGrain);
-    case OpCode::Divide: return runBinary<DivOp>(op, lhs, rhs, rt, kCheapGrain);
-    case OpCode::Remainder: return runBinary<RemOp>(op, lhs, rhs, rt, kMathGrain);
-    case OpCode::Maximum: return runBinary<MaxOp>(op, lhs, rhs, rt, kCheapGrain);
-    case OpCode::Minimum: return runBinary<MinOp>(op, lhs, rhs, rt, kCheapGrain);
-    case OpCode::Power: return runBinary<PowOp>(op, lhs, rhs, rt, kMathGrain);
-    case OpCode::And: return runBinary<AndOp>(op, lhs, rhs, rt, kCheapGrain);
-    case OpCode::Or: return runBinary<OrOp>(op, lhs, rhs, rt, kCheapGrain);
-    case OpCode::Xor: return runBinary<XorOp>(op, lhs, rhs, rt, kCheapGrain);
-    case OpCode::Atan2: return runBinary<Atan2Op>(op, lhs, rhs, rt, kMathGrain);
+#define WF_BINARY(code, F) \
+  case OpCode::code: return runBinary<SharedOp<em::F>>(op, lhs, rhs, rt, grainOf<em::F>());
+    WF_EM_BINARY_OPS(WF_BINARY)
+#undef WF_BINARY
     default: return internalError(op.describe() + ": not a binary elementwise op");
   }
 }
@@ -883,49 +696,19 @@ bool ew::broadcastFoldsIntoElementwise(const Operation& b, const EvalContext& ct
 
 void registerElementwiseKernels(KernelRegistry& r) {
   using namespace ew;
+  // Every op of element_math.h's lists.
+#define WF_UNARY(code, F) r.add(OpCode::code, unaryKernel<SharedOp<em::F>>(grainOf<em::F>()));
+  WF_EM_UNARY_OPS(WF_UNARY)
+#undef WF_UNARY
+#define WF_BINARY(code, F) r.add(OpCode::code, binaryKernelFor<SharedOp<em::F>>(grainOf<em::F>()));
+  WF_EM_BINARY_OPS(WF_BINARY)
+#undef WF_BINARY
   r.add(OpCode::Abs, absKernel);
-  r.add(OpCode::Cbrt, unaryKernel<CbrtOp>(kMathGrain));
-  r.add(OpCode::Ceil, unaryKernel<CeilOp>(kCheapGrain));
-  r.add(OpCode::Floor, unaryKernel<FloorOp>(kCheapGrain));
-  r.add(OpCode::RoundNearestAfz, unaryKernel<RoundAfzOp>(kCheapGrain));
-  r.add(OpCode::RoundNearestEven, unaryKernel<RoundEvenOp>(kCheapGrain));
-  r.add(OpCode::Cosine, unaryKernel<CosOp>(kMathGrain));
-  r.add(OpCode::Sine, unaryKernel<SinOp>(kMathGrain));
-  r.add(OpCode::Tan, unaryKernel<TanOp>(kMathGrain));
-  r.add(OpCode::Tanh, unaryKernel<TanhOp>(kMathGrain));
-  r.add(OpCode::Exponential, unaryKernel<ExpOp>(kMathGrain));
-  r.add(OpCode::ExponentialMinusOne, unaryKernel<Expm1Op>(kMathGrain));
-  r.add(OpCode::Log, unaryKernel<LogOp>(kMathGrain));
-  r.add(OpCode::LogPlusOne, unaryKernel<Log1pOp>(kMathGrain));
-  r.add(OpCode::Logistic, unaryKernel<LogisticOp>(kMathGrain));
-  r.add(OpCode::Sqrt, unaryKernel<SqrtOp>(kMathGrain));
-  r.add(OpCode::Rsqrt, unaryKernel<RsqrtOp>(kMathGrain));
-  r.add(OpCode::Negate, unaryKernel<NegateOp>(kCheapGrain));
-  r.add(OpCode::Not, unaryKernel<NotOp>(kCheapGrain));
-  r.add(OpCode::Popcnt, unaryKernel<PopcntOp>(kCheapGrain));
-  r.add(OpCode::CountLeadingZeros, unaryKernel<ClzOp>(kCheapGrain));
-  r.add(OpCode::Sign, unaryKernel<SignOp>(kCheapGrain));
   r.add(OpCode::Real, partKernel(PartKind::kReal));
   r.add(OpCode::Imag, partKernel(PartKind::kImag));
   r.add(OpCode::IsFinite, isFiniteKernel);
   r.add(OpCode::ReducePrecision, reducePrecisionKernel);
   r.add(OpCode::Complex, complexKernel);
-
-  r.add(OpCode::Add, binaryKernelFor<AddOp>(kCheapGrain));
-  r.add(OpCode::Subtract, binaryKernelFor<SubOp>(kCheapGrain));
-  r.add(OpCode::Multiply, binaryKernelFor<MulOp>(kCheapGrain));
-  r.add(OpCode::Divide, binaryKernelFor<DivOp>(kCheapGrain));
-  r.add(OpCode::Remainder, binaryKernelFor<RemOp>(kMathGrain));
-  r.add(OpCode::Maximum, binaryKernelFor<MaxOp>(kCheapGrain));
-  r.add(OpCode::Minimum, binaryKernelFor<MinOp>(kCheapGrain));
-  r.add(OpCode::Power, binaryKernelFor<PowOp>(kMathGrain));
-  r.add(OpCode::And, binaryKernelFor<AndOp>(kCheapGrain));
-  r.add(OpCode::Or, binaryKernelFor<OrOp>(kCheapGrain));
-  r.add(OpCode::Xor, binaryKernelFor<XorOp>(kCheapGrain));
-  r.add(OpCode::ShiftLeft, binaryKernelFor<ShlOp>(kCheapGrain));
-  r.add(OpCode::ShiftRightLogical, binaryKernelFor<ShrLogicalOp>(kCheapGrain));
-  r.add(OpCode::ShiftRightArithmetic, binaryKernelFor<ShrArithOp>(kCheapGrain));
-  r.add(OpCode::Atan2, binaryKernelFor<Atan2Op>(kMathGrain));
 
   r.add(OpCode::Compare, compareOpKernel);
   r.add(OpCode::Select, selectOpKernel);

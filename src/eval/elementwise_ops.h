@@ -23,6 +23,7 @@
 #include <type_traits>
 
 #include "eval/interpreter.h"
+#include "eval/element_math.h"
 #include "ir/literal.h"
 #include "ir/float_types.h"
 #include "support/status.h"
@@ -32,33 +33,13 @@ namespace wf::ew {
 
 enum class Cat { kBool, kSInt, kUInt, kFloat, kComplex };
 
-// bf16 <-> float inline, so bf16 loops vectorize (same rounding as float_types.h).
-inline float loadBf16(uint16_t bits) { return std::bit_cast<float>(static_cast<uint32_t>(bits) << 16); }
-inline uint16_t storeBf16(float v) {
-  uint32_t u = std::bit_cast<uint32_t>(v);
-  if (std::isnan(v)) return static_cast<uint16_t>((u >> 16) | 0x0040);
-  return static_cast<uint16_t>((u + 0x7FFF + ((u >> 16) & 1)) >> 16);
-}
-
-#if defined(__FLT16_MAX__)
-// The compiler's _Float16 conversions are exact IEEE conversions (round to nearest even).
-inline float loadF16(uint16_t bits) { return static_cast<float>(std::bit_cast<_Float16>(bits)); }
-inline uint16_t storeF16(float v) { return std::bit_cast<uint16_t>(static_cast<_Float16>(v)); }
-#else
-inline float loadF16(uint16_t bits) { return f16ToFloat(bits); }
-inline uint16_t storeF16(float v) { return floatToF16(v); }
-#endif
-
-// double -> float rounding to odd: a later float -> (bf16|f16|f8) round-to-nearest-even then
-// gives the correctly rounded double -> narrow result (float has more than 2p+1 bits for them).
-inline float doubleToFloatRoundOdd(double d) {
-  float f = static_cast<float>(d);
-  if (!std::isfinite(d) || static_cast<double>(f) == d) return f;
-  if (std::fabs(static_cast<double>(f)) > std::fabs(d)) f = std::nextafter(f, 0.0f);
-  if (std::isinf(f)) return f;
-  uint32_t u = std::bit_cast<uint32_t>(f) | 1u;
-  return std::bit_cast<float>(u);
-}
+// bf16 and f16 <-> float inline, so narrow-float loops vectorize; double -> float rounding to
+// odd before a narrow rounding (the conversions of eval/element_math.h).
+using em::bf16Load;
+using em::bf16Store;
+using em::doubleToFloatRoundOdd;
+using em::f16Load;
+using em::f16Store;
 
 template <typename S_, int Bits>
 struct SIntTraits {
@@ -120,9 +101,9 @@ struct Bf16Traits {
   using C = float;
   static constexpr Cat kCat = Cat::kFloat;
   static constexpr int kBits = 16;
-  static C load(S s) { return loadBf16(s); }
-  static S store(C c) { return storeBf16(c); }
-  static S storeDouble(double d) { return storeBf16(doubleToFloatRoundOdd(d)); }
+  static C load(S s) { return bf16Load(s); }
+  static S store(C c) { return bf16Store(c); }
+  static S storeDouble(double d) { return bf16Store(doubleToFloatRoundOdd(d)); }
 };
 
 struct F16Traits {
@@ -130,9 +111,9 @@ struct F16Traits {
   using C = float;
   static constexpr Cat kCat = Cat::kFloat;
   static constexpr int kBits = 16;
-  static C load(S s) { return loadF16(s); }
-  static S store(C c) { return storeF16(c); }
-  static S storeDouble(double d) { return storeF16(doubleToFloatRoundOdd(d)); }
+  static C load(S s) { return f16Load(s); }
+  static S store(C c) { return f16Store(c); }
+  static S storeDouble(double d) { return f16Store(doubleToFloatRoundOdd(d)); }
 };
 
 template <ElementType E, int Bits>
@@ -310,41 +291,14 @@ inline Status unsupportedType(const Operation& op, ElementType t) {
                          " is not supported by this op");
 }
 
-// IEEE-754 maximum/minimum: NaN propagates, -0 < +0.
-template <typename C>
-C ieeeMax(C a, C b) {
-  if (std::isnan(a) || std::isnan(b)) return a + b;
-  if (a == b) return std::signbit(a) ? b : a;
-  return a > b ? a : b;
-}
-template <typename C>
-C ieeeMin(C a, C b) {
-  if (std::isnan(a) || std::isnan(b)) return a + b;
-  if (a == b) return std::signbit(a) ? a : b;
-  return a < b ? a : b;
-}
-
-// Wrapping signed arithmetic (two's complement, no UB).
-template <typename C>
-C wrapAdd(C a, C b) {
-  using U = std::make_unsigned_t<C>;
-  return static_cast<C>(static_cast<U>(a) + static_cast<U>(b));
-}
-template <typename C>
-C wrapSub(C a, C b) {
-  using U = std::make_unsigned_t<C>;
-  return static_cast<C>(static_cast<U>(a) - static_cast<U>(b));
-}
+// Wrapping integer multiplication (two's complement, no UB).
 template <typename C>
 C wrapMul(C a, C b) {
-  using U = std::make_unsigned_t<C>;
-  // uint16 * uint16 promotes to int and can overflow it; multiply in at least unsigned int.
-  using W = std::conditional_t<(sizeof(U) < sizeof(unsigned)), unsigned, U>;
-  return static_cast<C>(static_cast<W>(static_cast<U>(a)) * static_cast<W>(static_cast<U>(b)));
+  return em::Mul::apply(a, b);
 }
 
 // A comparison direction and type, parsed once per op.
-enum class CmpDir { kEQ, kNE, kGE, kGT, kLE, kLT };
+using CmpDir = em::CmpDir;
 enum class CmpType { kDefault, kFloat, kTotalOrder, kSigned, kUnsigned };
 Status parseComparison(const Operation& op, CmpDir* dir, CmpType* type);
 // lhs `dir` rhs for every element; `out` is i1 of the same element count. Operands with one

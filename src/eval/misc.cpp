@@ -18,6 +18,7 @@
 #include "eval/check.h"
 #include "eval/custom_call.h"
 #include "eval/interpreter.h"
+#include "eval/element_math.h"
 
 namespace wf {
 
@@ -159,47 +160,14 @@ std::string probeOutputDir() {
 }
 
 // ---------------------------------------------------------------------------------------------
-// rng_bit_generator: XLA's ThreeFry2x32 and Philox4x32, element for element
+// rng_bit_generator: XLA's ThreeFry2x32 and Philox4x32, element for element (the generators are
+// eval/element_math.h's, which the CUDA kernel runs too)
 // ---------------------------------------------------------------------------------------------
 
 namespace {
 
-uint32_t rotl32(uint32_t v, int d) { return (v << d) | (v >> (32 - d)); }
-
-// Threefry2x32 with 20 rounds (Salmon et al., SC 2011), as XLA computes it.
-void threeFry2x32(uint32_t k0, uint32_t k1, uint32_t& x0, uint32_t& x1) {
-  static constexpr int kRotations[8] = {13, 15, 26, 6, 17, 29, 16, 24};
-  const uint32_t ks[3] = {k0, k1, 0x1BD11BDAu ^ k0 ^ k1};
-  x0 += ks[0];
-  x1 += ks[1];
-  for (int block = 0; block < 5; ++block) {
-    const int* rot = kRotations + (block % 2) * 4;
-    for (int r = 0; r < 4; ++r) {
-      x0 += x1;
-      x1 = rotl32(x1, rot[r]);
-      x1 ^= x0;
-    }
-    x0 += ks[(block + 1) % 3];
-    x1 += ks[(block + 2) % 3] + static_cast<uint32_t>(block + 1);
-  }
-}
-
-// Philox4x32 with 10 rounds.
-void philox4x32(uint32_t key0, uint32_t key1, uint32_t x[4]) {
-  constexpr uint32_t kW32A = 0x9E3779B9u, kW32B = 0xBB67AE85u;
-  constexpr uint64_t kM4x32A = 0xD2511F53u, kM4x32B = 0xCD9E8D57u;
-  for (int round = 0; round < 10; ++round) {
-    const uint64_t p0 = x[0] * kM4x32A;
-    const uint64_t p1 = x[2] * kM4x32B;
-    const uint32_t n0 = static_cast<uint32_t>(p1 >> 32) ^ x[1] ^ key0;
-    const uint32_t n1 = static_cast<uint32_t>(p1);
-    const uint32_t n2 = static_cast<uint32_t>(p0 >> 32) ^ x[3] ^ key1;
-    const uint32_t n3 = static_cast<uint32_t>(p0);
-    x[0] = n0, x[1] = n1, x[2] = n2, x[3] = n3;
-    key0 += kW32A;
-    key1 += kW32B;
-  }
-}
+using em::philox4x32;
+using em::threeFry2x32;
 
 int64_t product(const std::vector<int64_t>& shape) {
   int64_t n = 1;

@@ -10,6 +10,7 @@
 #include "backends/cuda/fusion.h"
 #include "backends/cuda/nvrtc.h"
 #include "cuda_test_util.h"
+#include "eval/element_math.h"
 #include "runtime/file_io.h"
 #include "transforms/refine_shapes.h"
 
@@ -287,6 +288,64 @@ TEST(FusionPlan, GeneratedKernelsCompileWithNvrtc) {
       }
     }
   }
+}
+
+// Every op the generator fuses, on every element type it takes it for, each as a one-op kernel,
+// all compiled in one NVRTC program: generated calls the element math header (eval/element_math.h,
+// embedded in the binary) does not compile fail here, without a GPU.
+TEST(FusionPlan, EveryFusibleOpOnEveryTypeCompilesWithNvrtc) {
+  const char* const types[] = {"i1", "i8", "i16", "i32", "i64", "ui8", "ui16", "ui32", "ui64", "bf16", "f16", "f32", "f64"};
+  std::vector<std::pair<std::string, int>> ops;  // name, operands
+#define WF_UNARY(code, F) ops.emplace_back(std::string(opCodeName(OpCode::code)), 1);
+#define WF_BINARY(code, F) ops.emplace_back(std::string(opCodeName(OpCode::code)), 2);
+  WF_EM_UNARY_OPS(WF_UNARY) WF_EM_CHLO_UNARY_OPS(WF_UNARY)
+  WF_EM_BINARY_OPS(WF_BINARY) WF_EM_CHLO_BINARY_OPS(WF_BINARY)
+#undef WF_UNARY
+#undef WF_BINARY
+  std::string source = cuda::fusedKernelPrelude();
+  int kernels = 0;
+  std::vector<std::string> fused;
+  auto add = [&](const std::string& text) {
+    Module m = parse(text);
+    ASSERT_TRUE(mainOf(m)) << text;
+    const Operation& op = *mainBody(m).operations().front();
+    if (!cuda::isFusible(op)) return;
+    cuda::FusionGroup group;
+    group.ops = {&op};
+    for (const Value* v : op.operands())
+      if (std::find(group.inputs.begin(), group.inputs.end(), v) == group.inputs.end()) group.inputs.push_back(v);
+    Expected<cuda::FusedKernelSource> code = cuda::generateFusedKernel(group, "k" + std::to_string(kernels++));
+    ASSERT_TRUE(code) << code.status().toString() << "\n" << text;
+    source += code->code;
+    fused.push_back(std::string(opCodeName(op.code())));
+  };
+  for (const char* t : types) {
+    const std::string tt = std::string("tensor<3x5x") + t + ">";
+    const std::string sig = "func.func @main(%a: " + tt + ", %b: " + tt + ", %c: " + tt + ", %p: tensor<3x5xi1>) -> ";
+    for (const auto& [name, arity] : ops)
+      add(sig + tt + " {\n  %r = \"" + name + "\"(%a" + (arity == 2 ? ", %b" : "") + ") : (" + tt +
+          (arity == 2 ? ", " + tt : "") + ") -> " + tt + "\n  func.return %r : " + tt + "\n}\n");
+    for (const char* dir : {"EQ", "NE", "GE", "GT", "LE", "LT"})
+      add(sig + "tensor<3x5xi1> {\n  %r = \"stablehlo.compare\"(%a, %b) {comparison_direction = #stablehlo<comparison_direction " +
+          dir + ">} : (" + tt + ", " + tt + ") -> tensor<3x5xi1>\n  func.return %r : tensor<3x5xi1>\n}\n");
+    add(sig + tt + " {\n  %r = \"stablehlo.clamp\"(%a, %b, %c) : (" + tt + ", " + tt + ", " + tt + ") -> " + tt +
+        "\n  func.return %r : " + tt + "\n}\n");
+    add(sig + tt + " {\n  %r = \"stablehlo.select\"(%p, %a, %b) : (tensor<3x5xi1>, " + tt + ", " + tt + ") -> " + tt +
+        "\n  func.return %r : " + tt + "\n}\n");
+    for (const char* to : types) {
+      const std::string tu = std::string("tensor<3x5x") + to + ">";
+      add(sig + tu + " {\n  %r = \"stablehlo.convert\"(%a) : (" + tt + ") -> " + tu + "\n  func.return %r : " + tu + "\n}\n");
+    }
+  }
+  if (HasFatalFailure()) return;
+  // Today's fusible set: the float ops of the lists, integer and boolean arithmetic, compare,
+  // clamp, select and converts.
+  EXPECT_GE(kernels, 4 * 42 + 9 * 12 + 13 * 13);
+  for (const char* name : {"stablehlo.exponential", "chlo.erf_inv", "stablehlo.atan2", "stablehlo.remainder", "stablehlo.xor"})
+    EXPECT_NE(std::find(fused.begin(), fused.end(), name), fused.end()) << name;
+  if (std::getenv("WF_PRINT_FUSED")) std::cout << source << "\n";
+  Expected<std::string> cubin = cuda::compileToCubin(source, "sm_90");
+  EXPECT_TRUE(cubin) << cubin.status().toString();
 }
 
 TEST(FusionPlan, CompilerErrorsComeBackWithTheLog) {

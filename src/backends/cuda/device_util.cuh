@@ -4,7 +4,8 @@
 // Storage follows Literal (literal.h): i1 is one byte 0/1, f16/bf16 are 16-bit patterns, ints
 // and f32/f64 are native. Compute types: bool for i1, int64/uint64 for ints (results wrap to the
 // element's width when stored), float for f16/bf16/f32, double for f64. Narrow floats are
-// computed in f32 and rounded once to nearest even, as on the CPU backend.
+// computed in f32 and rounded once to nearest even, as on the CPU backend, through the
+// conversions of eval/element_math.h that the fused kernels use too.
 #pragma once
 
 #include <cuda_bf16.h>
@@ -15,6 +16,7 @@
 #include <type_traits>
 
 #include "backends/cuda/kernel.h"
+#include "eval/element_math.h"
 #include "ir/types.h"
 
 namespace wf::cuda {
@@ -52,16 +54,16 @@ struct F16T {
   using C = float;
   static constexpr Cat kCat = Cat::kFloat;
   static constexpr int kBits = 16;
-  __device__ static C load(S s) { return __half2float(__ushort_as_half(s)); }
-  __device__ static S store(C c) { return __half_as_ushort(__float2half_rn(c)); }
+  __device__ static C load(S s) { return em::f16Load(s); }
+  __device__ static S store(C c) { return em::f16Store(c); }
 };
 struct BF16T {
   using S = uint16_t;
   using C = float;
   static constexpr Cat kCat = Cat::kFloat;
   static constexpr int kBits = 16;
-  __device__ static C load(S s) { return __uint_as_float(static_cast<uint32_t>(s) << 16); }
-  __device__ static S store(C c) { return __bfloat16_as_ushort(__float2bfloat16_rn(c)); }
+  __device__ static C load(S s) { return em::bf16Load(s); }
+  __device__ static S store(C c) { return em::bf16Store(c); }
 };
 template <typename S_>
 struct NativeFloatT {

@@ -1,6 +1,9 @@
 // CUDA kernels for StableHLO's elementwise ops: unary and binary math, compare, select, clamp,
-// convert, reduce_precision, real/imag of real numbers, and the chlo unary math ops (erf, erf_inv, lgamma, inverse trig/hyperbolic, ...). Each kernel is a grid-stride loop templated on the element traits (device_util.cuh);
-// the op is a run-time switch that is uniform across the grid. Operands may broadcast to the
+// convert, reduce_precision, real/imag of real numbers, and the chlo unary math ops (erf, erf_inv,
+// lgamma, inverse trig/hyperbolic, ...). The element math is eval/element_math.h's functors, the
+// same the CPU kernels and the fused kernels use; every op of its lists gets a kernel here. Each
+// kernel is a grid-stride loop templated on the element traits (device_util.cuh); the op is a
+// run-time switch that is uniform across the grid. Operands may broadcast to the
 // result (a one-element operand, or numpy-style size-1 dims); same-shape operands take a
 // contiguous fast path.
 #include <cmath>
@@ -9,259 +12,59 @@
 #include "eval/shape_util.h"
 #include "backends/cuda/cuda_check.h"
 #include "backends/cuda/device_util.cuh"
+#include "eval/element_math.h"
 #include "support/reduce_precision.h"
 
 namespace wf::cuda {
 namespace {
 
+// The ops, one per entry of element_math.h's lists.
 enum class UnOp : uint8_t {
-  kAbs, kNegate, kNot, kExp, kExpm1, kLog, kLog1p, kLogistic, kSqrt, kRsqrt, kCbrt, kSin, kCos, kTan,
-  kTanh, kFloor, kCeil, kRoundAfz, kRoundEven, kSign, kPopcnt, kClz,
-  // chlo (float only)
-  kErf, kErfc, kErfInv, kCosh, kSinh, kAsin, kAcos, kAtan, kAsinh, kAcosh, kAtanh, kLgamma, kSquare,
+#define WF_ENUM(code, F) k##code,
+  WF_EM_UNARY_OPS(WF_ENUM) WF_EM_CHLO_UNARY_OPS(WF_ENUM)
 };
 enum class BinOp : uint8_t {
-  kAdd, kSub, kMul, kDiv, kRem, kMax, kMin, kPow, kAtan2, kAnd, kOr, kXor, kShl, kShrA, kShrL,
-  kMulHi,  // chlo.mulhi (integers)
+  WF_EM_BINARY_OPS(WF_ENUM) WF_EM_CHLO_BINARY_OPS(WF_ENUM)
+#undef WF_ENUM
 };
-enum class CmpDir : uint8_t { kEQ, kNE, kGE, kGT, kLE, kLT };
 
-// Overloads picking the float or double device math function.
-#define WF_MATH1(name, ff, df)                                  \
-  __device__ inline float name(float x) { return ff(x); }      \
-  __device__ inline double name(double x) { return df(x); }
-WF_MATH1(mExp, expf, exp)
-WF_MATH1(mExpm1, expm1f, expm1)
-WF_MATH1(mLog, logf, log)
-WF_MATH1(mLog1p, log1pf, log1p)
-WF_MATH1(mSqrt, sqrtf, sqrt)
-WF_MATH1(mCbrt, cbrtf, cbrt)
-WF_MATH1(mSin, sinf, sin)
-WF_MATH1(mCos, cosf, cos)
-WF_MATH1(mTan, tanf, tan)
-WF_MATH1(mTanh, tanhf, tanh)
-WF_MATH1(mFloor, floorf, floor)
-WF_MATH1(mCeil, ceilf, ceil)
-WF_MATH1(mRound, roundf, round)
-WF_MATH1(mRint, rintf, rint)
-WF_MATH1(mAbs, fabsf, fabs)
-WF_MATH1(mErf, erff, erf)
-WF_MATH1(mErfc, erfcf, erfc)
-WF_MATH1(mErfInv, erfinvf, erfinv)
-WF_MATH1(mCosh, coshf, cosh)
-WF_MATH1(mSinh, sinhf, sinh)
-WF_MATH1(mAsin, asinf, asin)
-WF_MATH1(mAcos, acosf, acos)
-WF_MATH1(mAtan, atanf, atan)
-WF_MATH1(mAsinh, asinhf, asinh)
-WF_MATH1(mAcosh, acoshf, acosh)
-WF_MATH1(mAtanh, atanhf, atanh)
-WF_MATH1(mLgamma, lgammaf, lgamma)
-#undef WF_MATH1
-__device__ inline float mFmod(float a, float b) { return fmodf(a, b); }
-__device__ inline double mFmod(double a, double b) { return fmod(a, b); }
-__device__ inline float mPow(float a, float b) { return powf(a, b); }
-__device__ inline double mPow(double a, double b) { return pow(a, b); }
-__device__ inline float mAtan2(float a, float b) { return atan2f(a, b); }
-__device__ inline double mAtan2(double a, double b) { return atan2(a, b); }
-
-// IEEE-754 maximum/minimum: NaN propagates, -0 < +0.
-template <typename C>
-__device__ C ieeeMax(C a, C b) {
-  if (isnan(a) || isnan(b)) return a + b;
-  if (a == b) return signbit(a) ? b : a;
-  return a > b ? a : b;
-}
-template <typename C>
-__device__ C ieeeMin(C a, C b) {
-  if (isnan(a) || isnan(b)) return a + b;
-  if (a == b) return signbit(a) ? a : b;
-  return a < b ? a : b;
+// Whether functor F takes elements of category `cat`.
+template <typename F>
+constexpr bool takes(Cat cat) {
+  switch (cat) {
+    case Cat::kBool: return (F::kCats & em::kBool) != 0;
+    case Cat::kSInt: return (F::kCats & em::kSInt) != 0;
+    case Cat::kUInt: return (F::kCats & em::kUInt) != 0;
+    case Cat::kFloat: return (F::kCats & em::kFloat) != 0;
+  }
+  return false;
 }
 
-// The low kBits of an integer as unsigned.
-template <typename Tr>
-__device__ uint64_t masked(typename Tr::C v) {
-  uint64_t u = static_cast<uint64_t>(v);
-  if constexpr (Tr::kBits < 64) u &= (uint64_t{1} << Tr::kBits) - 1;
-  return u;
-}
-
+// The op is uniform across the grid, so the switch costs one well-predicted branch per element.
 template <typename Tr>
 __device__ typename Tr::C applyUnary(UnOp op, typename Tr::C x) {
-  using C = typename Tr::C;
-  if constexpr (Tr::kCat == Cat::kFloat) {
-    switch (op) {
-      case UnOp::kAbs: return mAbs(x);
-      case UnOp::kNegate: return -x;
-      case UnOp::kExp: return mExp(x);
-      case UnOp::kExpm1: return mExpm1(x);
-      case UnOp::kLog: return mLog(x);
-      case UnOp::kLog1p: return mLog1p(x);
-      case UnOp::kLogistic: return C(1) / (C(1) + mExp(-x));
-      case UnOp::kSqrt: return mSqrt(x);
-      case UnOp::kRsqrt: return C(1) / mSqrt(x);
-      case UnOp::kCbrt: return mCbrt(x);
-      case UnOp::kSin: return mSin(x);
-      case UnOp::kCos: return mCos(x);
-      case UnOp::kTan: return mTan(x);
-      case UnOp::kTanh: return mTanh(x);
-      case UnOp::kFloor: return mFloor(x);
-      case UnOp::kCeil: return mCeil(x);
-      case UnOp::kRoundAfz: return mRound(x);
-      case UnOp::kRoundEven: return mRint(x);
-      case UnOp::kSign: return (isnan(x) || x == C(0)) ? x : (x > C(0) ? C(1) : C(-1));
-      case UnOp::kErf: return mErf(x);
-      case UnOp::kErfc: return mErfc(x);
-      case UnOp::kErfInv: return mErfInv(x);
-      case UnOp::kCosh: return mCosh(x);
-      case UnOp::kSinh: return mSinh(x);
-      case UnOp::kAsin: return mAsin(x);
-      case UnOp::kAcos: return mAcos(x);
-      case UnOp::kAtan: return mAtan(x);
-      case UnOp::kAsinh: return mAsinh(x);
-      case UnOp::kAcosh: return mAcosh(x);
-      case UnOp::kAtanh: return mAtanh(x);
-      case UnOp::kLgamma: return mLgamma(x);
-      case UnOp::kSquare: return x * x;
-      default: return x;
-    }
-  } else if constexpr (Tr::kCat == Cat::kBool) {
-    return op == UnOp::kNot ? !x : x;
-  } else {
-    switch (op) {
-      case UnOp::kAbs:
-        if constexpr (Tr::kCat == Cat::kSInt) return x < C(0) ? static_cast<C>(uint64_t{0} - static_cast<uint64_t>(x)) : x;
-        else return x;
-      case UnOp::kNegate: return static_cast<C>(uint64_t{0} - static_cast<uint64_t>(x));
-      case UnOp::kNot: return static_cast<C>(~static_cast<uint64_t>(x));
-      case UnOp::kPopcnt: return static_cast<C>(__popcll(masked<Tr>(x)));
-      case UnOp::kClz: return static_cast<C>(__clzll(static_cast<long long>(masked<Tr>(x))) - (64 - Tr::kBits));
-      case UnOp::kSign:
-        if constexpr (Tr::kCat == Cat::kSInt) return static_cast<C>((x > C(0)) - (x < C(0)));
-        else return static_cast<C>(x > C(0));
-      default: return x;
-    }
+  switch (op) {
+#define WF_CASE(code, F)                                                        \
+  case UnOp::k##code:                                                           \
+    if constexpr (takes<em::F>(Tr::kCat)) return em::F::template apply<Tr::kBits>(x); \
+    else return x;
+    WF_EM_UNARY_OPS(WF_CASE) WF_EM_CHLO_UNARY_OPS(WF_CASE)
+#undef WF_CASE
   }
-}
-
-template <typename Tr>
-__device__ bool shiftOutOfRange(typename Tr::C s) {
-  if constexpr (Tr::kCat == Cat::kSInt) {
-    if (s < 0) return true;
-  }
-  return static_cast<uint64_t>(s) >= static_cast<uint64_t>(Tr::kBits);
+  return x;
 }
 
 template <typename Tr>
 __device__ typename Tr::C applyBinary(BinOp op, typename Tr::C a, typename Tr::C b) {
-  using C = typename Tr::C;
-  if constexpr (Tr::kCat == Cat::kFloat) {
-    switch (op) {
-      case BinOp::kAdd: return a + b;
-      case BinOp::kSub: return a - b;
-      case BinOp::kMul: return a * b;
-      case BinOp::kDiv: return a / b;
-      case BinOp::kRem: return mFmod(a, b);
-      case BinOp::kMax: return ieeeMax(a, b);
-      case BinOp::kMin: return ieeeMin(a, b);
-      case BinOp::kPow: return mPow(a, b);
-      case BinOp::kAtan2: return mAtan2(a, b);
-      default: return a;
-    }
-  } else if constexpr (Tr::kCat == Cat::kBool) {
-    switch (op) {
-      case BinOp::kAdd: case BinOp::kMax: case BinOp::kOr: return a || b;
-      case BinOp::kMul: case BinOp::kMin: case BinOp::kAnd: return a && b;
-      case BinOp::kXor: return a != b;
-      default: return a;
-    }
-  } else {
-    using U = uint64_t;
-    switch (op) {
-      case BinOp::kAdd: return static_cast<C>(static_cast<U>(a) + static_cast<U>(b));
-      case BinOp::kSub: return static_cast<C>(static_cast<U>(a) - static_cast<U>(b));
-      case BinOp::kMul: return static_cast<C>(static_cast<U>(a) * static_cast<U>(b));
-      case BinOp::kDiv:
-        // x/0 = -1 (all ones), INT_MIN/-1 = INT_MIN, as XLA and the CPU backend.
-        if (b == C(0)) return static_cast<C>(~U{0});
-        if constexpr (Tr::kCat == Cat::kSInt) {
-          if (b == C(-1)) return static_cast<C>(U{0} - static_cast<U>(a));
-        }
-        return a / b;
-      case BinOp::kRem:
-        if (b == C(0)) return a;
-        if constexpr (Tr::kCat == Cat::kSInt) {
-          if (b == C(-1)) return C(0);
-        }
-        return a % b;
-      case BinOp::kMax: return a > b ? a : b;
-      case BinOp::kMin: return a < b ? a : b;
-      case BinOp::kPow: {
-        if constexpr (Tr::kCat == Cat::kSInt) {
-          if (b < 0) {
-            if (a == 1) return 1;
-            if (a == -1) return (b & 1) ? C(-1) : C(1);
-            return 0;
-          }
-        }
-        U result = 1, base = static_cast<U>(a);
-        for (U e = masked<Tr>(b); e != 0; e >>= 1) {
-          if (e & 1) result *= base;
-          base *= base;
-        }
-        return static_cast<C>(result);
-      }
-      case BinOp::kAnd: return a & b;
-      case BinOp::kOr: return a | b;
-      case BinOp::kXor: return a ^ b;
-      case BinOp::kShl:
-        if (shiftOutOfRange<Tr>(b)) return 0;
-        return static_cast<C>(masked<Tr>(a) << b);
-      case BinOp::kShrL:
-        if (shiftOutOfRange<Tr>(b)) return 0;
-        return static_cast<C>(masked<Tr>(a) >> b);
-      case BinOp::kMulHi:
-        // The high half of the double-width product. Operands arrive sign- or zero-extended to
-        // 64 bits, so below 64 bits the whole product fits in 64 bits.
-        if constexpr (Tr::kBits == 64) {
-          if constexpr (Tr::kCat == Cat::kSInt) return static_cast<C>(__mul64hi(a, b));
-          else return static_cast<C>(__umul64hi(a, b));
-        } else {
-          return static_cast<C>(a * b) >> Tr::kBits;
-        }
-      case BinOp::kShrA: {
-        constexpr int sh = 64 - Tr::kBits;
-        const int64_t v = static_cast<int64_t>(masked<Tr>(a) << sh) >> sh;
-        if (shiftOutOfRange<Tr>(b)) return static_cast<C>(v < 0 ? -1 : 0);
-        return static_cast<C>(v >> b);
-      }
-      default: return a;
-    }
+  switch (op) {
+#define WF_CASE(code, F)                                                           \
+  case BinOp::k##code:                                                             \
+    if constexpr (takes<em::F>(Tr::kCat)) return em::F::template apply<Tr::kBits>(a, b); \
+    else return a;
+    WF_EM_BINARY_OPS(WF_CASE) WF_EM_CHLO_BINARY_OPS(WF_CASE)
+#undef WF_CASE
   }
-}
-
-// IEEE totalOrder as a signed key: -NaN < -inf < ... < -0 < +0 < ... < +inf < +NaN.
-__device__ inline int64_t totalOrderKey(double d) {
-  int64_t k = __double_as_longlong(d);
-  return k < 0 ? (k ^ INT64_MAX) : k;
-}
-__device__ inline int64_t totalOrderKey(float f) {
-  int32_t k = __float_as_int(f);
-  return k < 0 ? (k ^ INT32_MAX) : k;
-}
-
-template <typename V>
-__device__ bool applyDir(CmpDir dir, V a, V b) {
-  switch (dir) {
-    case CmpDir::kEQ: return a == b;
-    case CmpDir::kNE: return a != b;
-    case CmpDir::kGE: return a >= b;
-    case CmpDir::kGT: return a > b;
-    case CmpDir::kLE: return a <= b;
-    case CmpDir::kLT: return a < b;
-  }
-  return false;
+  return a;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -318,6 +121,8 @@ __global__ void binaryKernel(BinOp op, const typename Tr::S* a, const typename T
   }
 }
 
+using em::CmpDir;
+
 template <typename Tr>
 __global__ void compareKernel(CmpDir dir, bool totalOrder, const typename Tr::S* a, const typename Tr::S* b,
                               uint8_t* out, int64_t n, bool contiguous, IndexMap<2> map) {
@@ -328,9 +133,9 @@ __global__ void compareKernel(CmpDir dir, bool totalOrder, const typename Tr::S*
     const auto y = Tr::load(b[off[1]]);
     bool r;
     if constexpr (Tr::kCat == Cat::kFloat) {
-      r = totalOrder ? applyDir(dir, totalOrderKey(x), totalOrderKey(y)) : applyDir(dir, x, y);
+      r = totalOrder ? em::compare(dir, em::totalOrderKey(x), em::totalOrderKey(y)) : em::compare(dir, x, y);
     } else {
-      r = applyDir(dir, x, y);
+      r = em::compare(dir, x, y);
     }
     out[i] = r ? 1 : 0;
   }
@@ -342,8 +147,8 @@ __global__ void clampKernel(const typename Tr::S* lo, const typename Tr::S* x, c
   WF_GRID_STRIDE_LOOP(i, n) {
     int64_t off[3] = {i, i, i};
     if (!contiguous) map.offsets(i, off);
-    auto m = applyBinary<Tr>(BinOp::kMax, Tr::load(x[off[1]]), Tr::load(lo[off[0]]));
-    out[i] = Tr::store(applyBinary<Tr>(BinOp::kMin, m, Tr::load(hi[off[2]])));
+    auto m = em::Max::apply<Tr::kBits>(Tr::load(x[off[1]]), Tr::load(lo[off[0]]));
+    out[i] = Tr::store(em::Min::apply<Tr::kBits>(m, Tr::load(hi[off[2]])));
   }
 }
 
@@ -360,36 +165,6 @@ __global__ void selectKernel(const uint8_t* pred, const S* t, const S* f, S* out
 // ---------------------------------------------------------------------------------------------
 // convert: the source type is a template parameter, the destination a run-time switch.
 
-// double -> float rounding to odd, so that a later float -> bf16/f16 rounding to nearest even
-// gives the correctly rounded double -> narrow result (as the CPU backend).
-__device__ inline float doubleToFloatRoundOdd(double d) {
-  float f = __double2float_rn(d);
-  if (!isfinite(d) || static_cast<double>(f) == d) return f;
-  if (fabs(static_cast<double>(f)) > fabs(d)) f = nextafterf(f, 0.0f);
-  if (isinf(f)) return f;
-  return __uint_as_float(__float_as_uint(f) | 1u);
-}
-
-template <typename To>
-__device__ typename To::S floatToInt(double d) {
-  using S = typename To::S;
-  if (isnan(d)) return 0;
-  d = trunc(d);
-  if constexpr (To::kCat == Cat::kUInt) {
-    if (d <= 0) return 0;
-    const double maxPlusOne =
-        To::kBits == 64 ? 18446744073709551616.0 : static_cast<double>(uint64_t{1} << (To::kBits % 64));
-    if (d >= maxPlusOne) return static_cast<S>(~uint64_t{0});
-    return static_cast<S>(static_cast<uint64_t>(d));
-  } else {
-    const double lo = To::kBits == 64 ? -9223372036854775808.0 : -static_cast<double>(int64_t{1} << (To::kBits - 1));
-    const double hiPlus1 = To::kBits == 64 ? 9223372036854775808.0 : static_cast<double>(int64_t{1} << (To::kBits - 1));
-    if (d < lo) return static_cast<S>(To::kBits == 64 ? INT64_MIN : -(int64_t{1} << (To::kBits - 1)));
-    if (d >= hiPlus1) return static_cast<S>(To::kBits == 64 ? INT64_MAX : (int64_t{1} << (To::kBits - 1)) - 1);
-    return static_cast<S>(static_cast<int64_t>(d));
-  }
-}
-
 template <typename From, typename To>
 __device__ typename To::S convertOne(typename From::C x) {
   using S = typename To::S;
@@ -399,12 +174,12 @@ __device__ typename To::S convertOne(typename From::C x) {
     return convertOne<SIntT<int64_t>, To>(x ? 1 : 0);
   } else if constexpr (To::kCat != Cat::kFloat) {
     if constexpr (From::kCat != Cat::kFloat) return static_cast<S>(x);  // wraps
-    else return floatToInt<To>(static_cast<double>(x));
+    else return em::floatToInt<To::kBits, S>(static_cast<double>(x));
   } else if constexpr (std::is_same_v<To, NativeFloatT<float>> || std::is_same_v<To, NativeFloatT<double>>) {
     return static_cast<S>(x);  // one rounding, from any source
   } else {  // f16 / bf16 destination
     if constexpr (std::is_same_v<typename From::C, float>) return To::store(x);
-    else return To::store(doubleToFloatRoundOdd(static_cast<double>(x)));
+    else return To::store(em::doubleToFloatRoundOdd(static_cast<double>(x)));
   }
 }
 
@@ -465,23 +240,20 @@ Status buildMap(const Operation& op, const std::vector<int64_t>& outShape, Index
 
 bool unarySupported(UnOp op, Cat cat) {
   switch (op) {
-    case UnOp::kAbs: return cat == Cat::kFloat || cat == Cat::kSInt;
-    case UnOp::kNegate: return cat != Cat::kBool;
-    case UnOp::kNot: return cat == Cat::kBool || cat == Cat::kSInt || cat == Cat::kUInt;
-    case UnOp::kPopcnt: case UnOp::kClz: return cat == Cat::kSInt || cat == Cat::kUInt;
-    case UnOp::kSign: return cat == Cat::kFloat || cat == Cat::kSInt;
-    default: return cat == Cat::kFloat;
+#define WF_CASE(code, F) case UnOp::k##code: return takes<em::F>(cat);
+    WF_EM_UNARY_OPS(WF_CASE) WF_EM_CHLO_UNARY_OPS(WF_CASE)
+#undef WF_CASE
   }
+  return false;
 }
 
 bool binarySupported(BinOp op, Cat cat) {
   switch (op) {
-    case BinOp::kAdd: case BinOp::kMul: case BinOp::kMax: case BinOp::kMin: return true;
-    case BinOp::kSub: case BinOp::kDiv: case BinOp::kRem: case BinOp::kPow: return cat != Cat::kBool;
-    case BinOp::kAtan2: return cat == Cat::kFloat;
-    case BinOp::kAnd: case BinOp::kOr: case BinOp::kXor: return cat != Cat::kFloat;
-    default: return cat == Cat::kSInt || cat == Cat::kUInt;
+#define WF_CASE(code, F) case BinOp::k##code: return takes<em::F>(cat);
+    WF_EM_BINARY_OPS(WF_CASE) WF_EM_CHLO_BINARY_OPS(WF_CASE)
+#undef WF_CASE
   }
+  return false;
 }
 
 Lowering unaryLowering(UnOp uop) {
@@ -718,28 +490,14 @@ Results lowerConvert(const Operation& op, LowerContext&) {
 }  // namespace
 
 void registerElementwiseLowerings(CudaKernelRegistry& r) {
-  r.add(OpCode::Abs, unaryLowering(UnOp::kAbs));
-  r.add(OpCode::Negate, unaryLowering(UnOp::kNegate));
-  r.add(OpCode::Not, unaryLowering(UnOp::kNot));
-  r.add(OpCode::Exponential, unaryLowering(UnOp::kExp));
-  r.add(OpCode::ExponentialMinusOne, unaryLowering(UnOp::kExpm1));
-  r.add(OpCode::Log, unaryLowering(UnOp::kLog));
-  r.add(OpCode::LogPlusOne, unaryLowering(UnOp::kLog1p));
-  r.add(OpCode::Logistic, unaryLowering(UnOp::kLogistic));
-  r.add(OpCode::Sqrt, unaryLowering(UnOp::kSqrt));
-  r.add(OpCode::Rsqrt, unaryLowering(UnOp::kRsqrt));
-  r.add(OpCode::Cbrt, unaryLowering(UnOp::kCbrt));
-  r.add(OpCode::Sine, unaryLowering(UnOp::kSin));
-  r.add(OpCode::Cosine, unaryLowering(UnOp::kCos));
-  r.add(OpCode::Tan, unaryLowering(UnOp::kTan));
-  r.add(OpCode::Tanh, unaryLowering(UnOp::kTanh));
-  r.add(OpCode::Floor, unaryLowering(UnOp::kFloor));
-  r.add(OpCode::Ceil, unaryLowering(UnOp::kCeil));
-  r.add(OpCode::RoundNearestAfz, unaryLowering(UnOp::kRoundAfz));
-  r.add(OpCode::RoundNearestEven, unaryLowering(UnOp::kRoundEven));
-  r.add(OpCode::Sign, unaryLowering(UnOp::kSign));
-  r.add(OpCode::Popcnt, unaryLowering(UnOp::kPopcnt));
-  r.add(OpCode::CountLeadingZeros, unaryLowering(UnOp::kClz));
+  // Every op of element_math.h's lists (chlo unary math: JAX and the exporter emit these; GELU
+  // uses chlo.erf).
+#define WF_UNARY(code, F) r.add(OpCode::code, unaryLowering(UnOp::k##code));
+  WF_EM_UNARY_OPS(WF_UNARY) WF_EM_CHLO_UNARY_OPS(WF_UNARY)
+#undef WF_UNARY
+#define WF_BINARY(code, F) r.add(OpCode::code, binaryLowering(BinOp::k##code));
+  WF_EM_BINARY_OPS(WF_BINARY) WF_EM_CHLO_BINARY_OPS(WF_BINARY)
+#undef WF_BINARY
   r.add(OpCode::ReducePrecision, lowerReducePrecision);
   r.add(OpCode::Real, realPartLowering(false));
   r.add(OpCode::Imag, realPartLowering(true));
@@ -747,38 +505,6 @@ void registerElementwiseLowerings(CudaKernelRegistry& r) {
   r.add(OpCode::ChloIsInf, floatPredicate(0));
   r.add(OpCode::ChloIsPosInf, floatPredicate(1));
   r.add(OpCode::ChloIsNegInf, floatPredicate(-1));
-  // chlo unary math (JAX and the exporter emit these; GELU uses chlo.erf).
-  r.add(OpCode::ChloErf, unaryLowering(UnOp::kErf));
-  r.add(OpCode::ChloErfc, unaryLowering(UnOp::kErfc));
-  r.add(OpCode::ChloErfInv, unaryLowering(UnOp::kErfInv));
-  r.add(OpCode::ChloCosh, unaryLowering(UnOp::kCosh));
-  r.add(OpCode::ChloSinh, unaryLowering(UnOp::kSinh));
-  r.add(OpCode::ChloTan, unaryLowering(UnOp::kTan));
-  r.add(OpCode::ChloAsin, unaryLowering(UnOp::kAsin));
-  r.add(OpCode::ChloAcos, unaryLowering(UnOp::kAcos));
-  r.add(OpCode::ChloAtan, unaryLowering(UnOp::kAtan));
-  r.add(OpCode::ChloAsinh, unaryLowering(UnOp::kAsinh));
-  r.add(OpCode::ChloAcosh, unaryLowering(UnOp::kAcosh));
-  r.add(OpCode::ChloAtanh, unaryLowering(UnOp::kAtanh));
-  r.add(OpCode::ChloLgamma, unaryLowering(UnOp::kLgamma));
-  r.add(OpCode::ChloSquare, unaryLowering(UnOp::kSquare));
-
-  r.add(OpCode::Add, binaryLowering(BinOp::kAdd));
-  r.add(OpCode::Subtract, binaryLowering(BinOp::kSub));
-  r.add(OpCode::Multiply, binaryLowering(BinOp::kMul));
-  r.add(OpCode::Divide, binaryLowering(BinOp::kDiv));
-  r.add(OpCode::Remainder, binaryLowering(BinOp::kRem));
-  r.add(OpCode::Maximum, binaryLowering(BinOp::kMax));
-  r.add(OpCode::Minimum, binaryLowering(BinOp::kMin));
-  r.add(OpCode::Power, binaryLowering(BinOp::kPow));
-  r.add(OpCode::Atan2, binaryLowering(BinOp::kAtan2));
-  r.add(OpCode::And, binaryLowering(BinOp::kAnd));
-  r.add(OpCode::Or, binaryLowering(BinOp::kOr));
-  r.add(OpCode::Xor, binaryLowering(BinOp::kXor));
-  r.add(OpCode::ShiftLeft, binaryLowering(BinOp::kShl));
-  r.add(OpCode::ShiftRightArithmetic, binaryLowering(BinOp::kShrA));
-  r.add(OpCode::ShiftRightLogical, binaryLowering(BinOp::kShrL));
-  r.add(OpCode::ChloMulhi, binaryLowering(BinOp::kMulHi));
 
   r.add(OpCode::Compare, lowerCompare);
   r.add(OpCode::Clamp, lowerClamp);

@@ -10,6 +10,8 @@
 
 #include "eval/shape_util.h"
 #include "backends/cuda/kernel.h"
+#include "backends/cuda/nvrtc.h"
+#include "eval/element_math.h"
 
 namespace wf::cuda {
 namespace {
@@ -80,62 +82,37 @@ bool isFusibleType(const Type& t) {
   }
 }
 
-// Unary float math: the float and double device functions (or an expression of x).
-struct FloatUnary {
+// The ops of element_math.h's lists: each one's functor (as generated code names it) and the
+// element categories it takes.
+struct SharedOp {
   OpCode code;
-  const char* f32;
-  const char* f64;
+  const char* functor;
+  unsigned cats;
+  int arity;
 };
-constexpr FloatUnary kFloatUnary[] = {
-    {OpCode::Abs, "fabsf(x)", "fabs(x)"},
-    {OpCode::Negate, "(-x)", "(-x)"},
-    {OpCode::Exponential, "expf(x)", "exp(x)"},
-    {OpCode::ExponentialMinusOne, "expm1f(x)", "expm1(x)"},
-    {OpCode::Log, "logf(x)", "log(x)"},
-    {OpCode::LogPlusOne, "log1pf(x)", "log1p(x)"},
-    {OpCode::Logistic, "(1.0f / (1.0f + expf(-x)))", "(1.0 / (1.0 + exp(-x)))"},
-    {OpCode::Sqrt, "sqrtf(x)", "sqrt(x)"},
-    {OpCode::Rsqrt, "(1.0f / sqrtf(x))", "(1.0 / sqrt(x))"},
-    {OpCode::Cbrt, "cbrtf(x)", "cbrt(x)"},
-    {OpCode::Sine, "sinf(x)", "sin(x)"},
-    {OpCode::Cosine, "cosf(x)", "cos(x)"},
-    {OpCode::Tan, "tanf(x)", "tan(x)"},
-    {OpCode::Tanh, "tanhf(x)", "tanh(x)"},
-    {OpCode::Floor, "floorf(x)", "floor(x)"},
-    {OpCode::Ceil, "ceilf(x)", "ceil(x)"},
-    {OpCode::RoundNearestAfz, "roundf(x)", "round(x)"},
-    {OpCode::RoundNearestEven, "rintf(x)", "rint(x)"},
-    {OpCode::Sign, "((isnan(x) || x == 0.0f) ? x : (x > 0.0f ? 1.0f : -1.0f))",
-     "((isnan(x) || x == 0.0) ? x : (x > 0.0 ? 1.0 : -1.0))"},
-    {OpCode::ChloErf, "erff(x)", "erf(x)"},
-    {OpCode::ChloErfc, "erfcf(x)", "erfc(x)"},
-    {OpCode::ChloErfInv, "erfinvf(x)", "erfinv(x)"},
-    {OpCode::ChloCosh, "coshf(x)", "cosh(x)"},
-    {OpCode::ChloSinh, "sinhf(x)", "sinh(x)"},
-    {OpCode::ChloTan, "tanf(x)", "tan(x)"},
-    {OpCode::ChloAsin, "asinf(x)", "asin(x)"},
-    {OpCode::ChloAcos, "acosf(x)", "acos(x)"},
-    {OpCode::ChloAtan, "atanf(x)", "atan(x)"},
-    {OpCode::ChloAsinh, "asinhf(x)", "asinh(x)"},
-    {OpCode::ChloAcosh, "acoshf(x)", "acosh(x)"},
-    {OpCode::ChloAtanh, "atanhf(x)", "atanh(x)"},
-    {OpCode::ChloLgamma, "lgammaf(x)", "lgamma(x)"},
-    {OpCode::ChloSquare, "(x * x)", "(x * x)"},
+constexpr SharedOp kSharedOps[] = {
+#define WF_UNARY(code, F) {OpCode::code, "wf::em::" #F, em::F::kCats, 1},
+#define WF_BINARY(code, F) {OpCode::code, "wf::em::" #F, em::F::kCats, 2},
+    WF_EM_UNARY_OPS(WF_UNARY) WF_EM_CHLO_UNARY_OPS(WF_UNARY)
+    WF_EM_BINARY_OPS(WF_BINARY) WF_EM_CHLO_BINARY_OPS(WF_BINARY)
+#undef WF_UNARY
+#undef WF_BINARY
 };
 
-const FloatUnary* floatUnary(OpCode code) {
-  for (const FloatUnary& u : kFloatUnary)
-    if (u.code == code) return &u;
+const SharedOp* sharedOp(OpCode code) {
+  for (const SharedOp& o : kSharedOps)
+    if (o.code == code) return &o;
   return nullptr;
 }
 
-bool isFloatBinary(OpCode c) {
-  return c == OpCode::Add || c == OpCode::Subtract || c == OpCode::Multiply || c == OpCode::Divide ||
-         c == OpCode::Remainder || c == OpCode::Maximum || c == OpCode::Minimum || c == OpCode::Power ||
-         c == OpCode::Atan2;
+// Every float op of the lists fuses.
+bool isFloatOp(OpCode c) {
+  const SharedOp* o = sharedOp(c);
+  return o && (o->cats & em::kFloat);
 }
-// Integer ops whose C spelling (on unsigned arithmetic where it could overflow) matches the
-// one-op kernels exactly; division, remainder, shifts and powers keep their own kernels.
+// Integer and boolean ops that fuse. Their functors compute in the element's own C type here
+// (the one-op kernels compute in 64 bits), which gives the same bits; division, remainder,
+// shifts and powers keep their own kernels for now.
 bool isIntBinary(OpCode c) {
   return c == OpCode::Add || c == OpCode::Subtract || c == OpCode::Multiply || c == OpCode::Maximum ||
          c == OpCode::Minimum || c == OpCode::And || c == OpCode::Or || c == OpCode::Xor;
@@ -225,10 +202,7 @@ FuseKind fuseKind(const Operation& op) {
     default:
       break;
   }
-  if (isFloat(et)) {
-    if (floatUnary(c) || isFloatBinary(c)) return FuseKind::kCompute;
-    return FuseKind::kNone;
-  }
+  if (isFloat(et)) return isFloatOp(c) ? FuseKind::kCompute : FuseKind::kNone;
   if (isBoolean(et)) return (c == OpCode::Not || isBoolBinary(c)) ? FuseKind::kCompute : FuseKind::kNone;
   if (c == OpCode::Not || c == OpCode::Negate || c == OpCode::Abs || isIntBinary(c)) return FuseKind::kCompute;
   return FuseKind::kNone;
@@ -493,54 +467,12 @@ const char* computeCType(ElementType t) {
   }
 }
 
-// Unsigned type of the same width, for wrapping integer arithmetic.
-const char* unsignedCType(ElementType t) {
-  switch (bitWidth(t)) {
-    case 8: return "unsigned char";
-    case 16: return "unsigned short";
-    case 32: return "unsigned int";
-    default: return "unsigned long long";
-  }
-}
-
-constexpr const char* kPrelude = R"(
-__device__ __forceinline__ float wf_bf16_load(unsigned short s) { return __uint_as_float(((unsigned)s) << 16); }
-__device__ __forceinline__ unsigned short wf_bf16_store(float f) {
-  unsigned u = __float_as_uint(f);
-  if ((u & 0x7fffffffu) > 0x7f800000u) return (unsigned short)0x7fff;
-  u += 0x7fffu + ((u >> 16) & 1u);
-  return (unsigned short)(u >> 16);
-}
-__device__ __forceinline__ float wf_f16_load(unsigned short s) {
-  float f;
-  asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(s));
-  return f;
-}
-__device__ __forceinline__ unsigned short wf_f16_store(float f) {
-  unsigned short s;
-  asm("cvt.rn.f16.f32 %0, %1;" : "=h"(s) : "f"(f));
-  return s;
-}
-__device__ __forceinline__ float wf_bf16_round(float f) { return wf_bf16_load(wf_bf16_store(f)); }
-// The bits of a float that already holds a bf16 value (NaN included): its upper half.
-__device__ __forceinline__ unsigned short wf_bf16_bits(float f) { return (unsigned short)(__float_as_uint(f) >> 16); }
+// The element math (eval/element_math.h, the precompiled kernels' functors) and the helpers of
+// the row kernels.
+const std::string& preludeText() {
+  static const std::string text = std::string("#include \"") + kElementMathInclude + "\"\n" + R"(
 // Four consecutive elements, moved by one load or store (row kernels with rows in registers).
 template <typename S> struct alignas(4 * sizeof(S)) wf_vec4 { S v[4]; };
-__device__ __forceinline__ float wf_f16_round(float f) { return wf_f16_load(wf_f16_store(f)); }
-template <typename T> __device__ __forceinline__ T wf_max(T a, T b) {
-  if (isnan(a) || isnan(b)) return a + b;
-  if (a == b) return signbit(a) ? b : a;
-  return a > b ? a : b;
-}
-template <typename T> __device__ __forceinline__ T wf_min(T a, T b) {
-  if (isnan(a) || isnan(b)) return a + b;
-  if (a == b) return signbit(a) ? a : b;
-  return a < b ? a : b;
-}
-struct WfAdd { template <typename T> __device__ T operator()(T a, T b) const { return a + b; } };
-struct WfMul { template <typename T> __device__ T operator()(T a, T b) const { return a * b; } };
-struct WfMax { template <typename T> __device__ T operator()(T a, T b) const { return wf_max(a, b); } };
-struct WfMin { template <typename T> __device__ T operator()(T a, T b) const { return wf_min(a, b); } };
 // Every lane ends with the combination of the warp's values (the same order on every lane).
 template <typename T, typename F> __device__ __forceinline__ T wf_warp_allreduce(T v, F f) {
   for (int o = 16; o > 0; o /= 2) v = f(v, __shfl_xor_sync(0xffffffffu, v, o));
@@ -557,6 +489,8 @@ template <typename T, typename S, typename F> __device__ __forceinline__ T wf_bl
   return r;
 }
 )";
+  return text;
+}
 
 std::string hexLiteral(uint64_t bits, int bytes) {
   char buf[40];
@@ -575,8 +509,8 @@ std::string splatLiteral(const Literal& lit) {
     case ElementType::kI1: return raw ? "true" : "false";
     case ElementType::kF32: return "__uint_as_float(" + hexLiteral(raw, 4) + ")";
     case ElementType::kF64: return "__longlong_as_double((long long)" + hexLiteral(raw, 8) + ")";
-    case ElementType::kBF16: return "wf_bf16_load((unsigned short)" + hexLiteral(raw, 4) + ")";
-    case ElementType::kF16: return "wf_f16_load((unsigned short)" + hexLiteral(raw, 4) + ")";
+    case ElementType::kBF16: return "wf::em::bf16Load((unsigned short)" + hexLiteral(raw, 4) + ")";
+    case ElementType::kF16: return "wf::em::f16Load((unsigned short)" + hexLiteral(raw, 4) + ")";
     default: return std::string("((") + storageCType(t) + ")" + hexLiteral(raw, 8) + ")";
   }
 }
@@ -620,7 +554,7 @@ class KernelEmitter {
     return out;
   }
 
-  static std::string prelude() { return kPrelude; }
+  static std::string prelude() { return preludeText(); }
 
   // A region of scalar ops as a device function (generateRegionFunction): the block's arguments
   // are the parameters a0.., every op is emitted once at no coordinates, and the returned values
@@ -750,10 +684,10 @@ class KernelEmitter {
 
   static const char* combineFn(RowReduce k) {
     switch (k) {
-      case RowReduce::kSum: return "WfAdd";
-      case RowReduce::kProd: return "WfMul";
-      case RowReduce::kMax: return "WfMax";
-      default: return "WfMin";
+      case RowReduce::kSum: return "wf::em::Add";
+      case RowReduce::kProd: return "wf::em::Mul";
+      case RowReduce::kMax: return "wf::em::Max";
+      default: return "wf::em::Min";
     }
   }
 
@@ -926,29 +860,29 @@ class KernelEmitter {
   // Expressions of generated code, shared with kernels written around a region function.
   static std::string load(ElementType t, const std::string& ref) {
     switch (t) {
-      case ElementType::kBF16: return "wf_bf16_load(" + ref + ")";
-      case ElementType::kF16: return "wf_f16_load(" + ref + ")";
+      case ElementType::kBF16: return "wf::em::bf16Load(" + ref + ")";
+      case ElementType::kF16: return "wf::em::f16Load(" + ref + ")";
       case ElementType::kI1: return "(" + ref + " != 0)";
       default: return ref;
     }
   }
   static std::string store(ElementType t, const std::string& v) {
     switch (t) {
-      case ElementType::kBF16: return "wf_bf16_store(" + v + ")";
-      case ElementType::kF16: return "wf_f16_store(" + v + ")";
+      case ElementType::kBF16: return "wf::em::bf16Store(" + v + ")";
+      case ElementType::kF16: return "wf::em::f16Store(" + v + ")";
       case ElementType::kI1: return "(unsigned char)(" + v + " ? 1 : 0)";
       default: return v;
     }
   }
   // Stores a group's root value. Every narrow-float value of a fused kernel is already rounded
-  // to its type, so a bf16 root only needs its upper 16 bits (wf_bf16_store would round again).
+  // to its type, so a bf16 root only needs its upper 16 bits (bf16Store would round again).
   static std::string storeRoot(ElementType t, const std::string& v) {
-    return t == ElementType::kBF16 ? "wf_bf16_bits(" + v + ")" : store(t, v);
+    return t == ElementType::kBF16 ? "wf::em::bf16Bits(" + v + ")" : store(t, v);
   }
   // Narrow floats round to their type after every op.
   static std::string rounded(ElementType t, const std::string& expr) {
-    if (t == ElementType::kBF16) return "wf_bf16_round(" + expr + ")";
-    if (t == ElementType::kF16) return "wf_f16_round(" + expr + ")";
+    if (t == ElementType::kBF16) return "wf::em::bf16Round(" + expr + ")";
+    if (t == ElementType::kF16) return "wf::em::f16Round(" + expr + ")";
     return expr;
   }
   // A compute value of `from` as `to` (stablehlo.convert of the types the fused kernels take).
@@ -1091,9 +1025,9 @@ class KernelEmitter {
         WF_ASSIGN_OR_RETURN(std::string a, operandAt(0));
         WF_ASSIGN_OR_RETURN(std::string b, operandAt(1));
         const std::string& d = op.attr("comparison_direction")->stringValue();
-        const char* sym = d == "EQ" ? "==" : d == "NE" ? "!=" : d == "GE" ? ">=" : d == "GT" ? ">" : d == "LE" ? "<=" : d == "LT" ? "<" : nullptr;
-        if (!sym) return invalidArgument(op.describe() + ": unknown comparison_direction '" + d + "'");
-        return declare(t, "(" + a + " " + sym + " " + b + ")");
+        if (d != "EQ" && d != "NE" && d != "GE" && d != "GT" && d != "LE" && d != "LT")
+          return invalidArgument(op.describe() + ": unknown comparison_direction '" + d + "'");
+        return declare(t, "wf::em::Compare" + d + "::apply(" + a + ", " + b + ")");
       }
       case OpCode::Select: {
         WF_ASSIGN_OR_RETURN(std::string p, operandAt(0));
@@ -1105,74 +1039,24 @@ class KernelEmitter {
         WF_ASSIGN_OR_RETURN(std::string lo, operandAt(0));
         WF_ASSIGN_OR_RETURN(std::string x, operandAt(1));
         WF_ASSIGN_OR_RETURN(std::string hi, operandAt(2));
-        if (isFloat(t)) return declare(t, "wf_min(wf_max(" + x + ", " + lo + "), " + hi + ")");
-        std::string m = declare(t, "(" + x + " > " + lo + " ? " + x + " : " + lo + ")");
-        return declare(t, "(" + m + " < " + hi + " ? " + m + " : " + hi + ")");
+        if (isFloat(t)) return declare(t, "wf::em::Min::apply(wf::em::Max::apply(" + x + ", " + lo + "), " + hi + ")");
+        std::string m = declare(t, "wf::em::Max::apply(" + x + ", " + lo + ")");
+        return declare(t, "wf::em::Min::apply(" + m + ", " + hi + ")");
       }
       default:
         break;
     }
-    const std::string ct = computeCType(t);
-    if (op.numOperands() == 1) {
-      WF_ASSIGN_OR_RETURN(std::string x, operandAt(0));
-      if (isFloat(t)) {
-        const FloatUnary* u = floatUnary(c);
-        if (!u) return internalError(op.describe() + ": no fused form");
-        std::string e = t == ElementType::kF64 ? u->f64 : u->f32;
-        // Substitute the operand for every standalone `x`.
-        std::string out;
-        for (size_t k = 0; k < e.size(); ++k) {
-          const bool standalone = e[k] == 'x' && (k == 0 || !std::isalnum(static_cast<unsigned char>(e[k - 1]))) &&
-                                  (k + 1 == e.size() || !std::isalnum(static_cast<unsigned char>(e[k + 1])));
-          out += standalone ? x : std::string(1, e[k]);
-        }
-        return declare(t, rounded(t, out));
-      }
-      if (isBoolean(t)) return declare(t, "(!" + x + ")");
-      const std::string u = unsignedCType(t);
-      if (c == OpCode::Not) return declare(t, "(" + ct + ")(~(" + u + ")" + x + ")");
-      if (c == OpCode::Negate) return declare(t, "(" + ct + ")((" + u + ")0 - (" + u + ")" + x + ")");
-      if (c == OpCode::Abs) {
-        if (isUnsignedInteger(t)) return x;
-        return declare(t, "(" + x + " < 0 ? (" + ct + ")((" + u + ")0 - (" + u + ")" + x + ") : " + x + ")");
-      }
+    // Every other fusible op is a functor of element_math.h, computing in the compute C type
+    // (narrow floats in float, rounded after the op).
+    const SharedOp* shared = sharedOp(c);
+    if (!shared || shared->arity != static_cast<int>(op.numOperands()))
       return internalError(op.describe() + ": no fused form");
+    std::string args;
+    for (size_t k = 0; k < op.numOperands(); ++k) {
+      WF_ASSIGN_OR_RETURN(std::string x, operandAt(k));
+      args += (k ? ", " : "") + x;
     }
-    WF_ASSIGN_OR_RETURN(std::string a, operandAt(0));
-    WF_ASSIGN_OR_RETURN(std::string b, operandAt(1));
-    if (isFloat(t)) {
-      const bool d = t == ElementType::kF64;
-      std::string e;
-      switch (c) {
-        case OpCode::Add: e = a + " + " + b; break;
-        case OpCode::Subtract: e = a + " - " + b; break;
-        case OpCode::Multiply: e = a + " * " + b; break;
-        case OpCode::Divide: e = a + " / " + b; break;
-        case OpCode::Remainder: e = std::string(d ? "fmod(" : "fmodf(") + a + ", " + b + ")"; break;
-        case OpCode::Maximum: e = "wf_max(" + a + ", " + b + ")"; break;
-        case OpCode::Minimum: e = "wf_min(" + a + ", " + b + ")"; break;
-        case OpCode::Power: e = std::string(d ? "pow(" : "powf(") + a + ", " + b + ")"; break;
-        case OpCode::Atan2: e = std::string(d ? "atan2(" : "atan2f(") + a + ", " + b + ")"; break;
-        default: return internalError(op.describe() + ": no fused form");
-      }
-      return declare(t, rounded(t, "(" + e + ")"));
-    }
-    if (isBoolean(t)) {
-      const char* sym = c == OpCode::And ? "&&" : c == OpCode::Or ? "||" : "!=";
-      return declare(t, "(" + a + " " + sym + " " + b + ")");
-    }
-    const std::string u = unsignedCType(t);
-    switch (c) {
-      case OpCode::Add: return declare(t, "(" + ct + ")((" + u + ")" + a + " + (" + u + ")" + b + ")");
-      case OpCode::Subtract: return declare(t, "(" + ct + ")((" + u + ")" + a + " - (" + u + ")" + b + ")");
-      case OpCode::Multiply: return declare(t, "(" + ct + ")((" + u + ")" + a + " * (" + u + ")" + b + ")");
-      case OpCode::Maximum: return declare(t, "(" + a + " > " + b + " ? " + a + " : " + b + ")");
-      case OpCode::Minimum: return declare(t, "(" + a + " < " + b + " ? " + a + " : " + b + ")");
-      case OpCode::And: return declare(t, "(" + ct + ")(" + a + " & " + b + ")");
-      case OpCode::Or: return declare(t, "(" + ct + ")(" + a + " | " + b + ")");
-      case OpCode::Xor: return declare(t, "(" + ct + ")(" + a + " ^ " + b + ")");
-      default: return internalError(op.describe() + ": no fused form");
-    }
+    return declare(t, rounded(t, std::string(shared->functor) + "::apply(" + args + ")"));
   }
 
   const FusionGroup& group_;

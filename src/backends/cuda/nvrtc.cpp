@@ -9,6 +9,10 @@
 #include "backends/cuda/cuda_check.h"
 
 namespace wf::cuda {
+
+// The text of src/eval/element_math.h, compiled into the binary (cmake/embed_header.cmake).
+extern const char* const kElementMathHeader;
+
 namespace {
 
 struct ProgramDeleter {
@@ -34,7 +38,10 @@ std::map<std::string, LoadedLibrary>& cache() {
 
 Expected<std::string> compileToCubin(const std::string& source, const std::string& arch) {
   nvrtcProgram raw = nullptr;
-  WF_NVRTC_CHECK(nvrtcCreateProgram(&raw, source.c_str(), "warpforge_fused.cu", 0, nullptr, nullptr));
+  // Generated kernels include the element math of the precompiled ones under its source name.
+  const char* headers[] = {kElementMathHeader};
+  const char* headerNames[] = {kElementMathInclude};
+  WF_NVRTC_CHECK(nvrtcCreateProgram(&raw, source.c_str(), "warpforge_fused.cu", 1, headers, headerNames));
   std::unique_ptr<_nvrtcProgram, ProgramDeleter> program(raw);
   const std::string archFlag = "--gpu-architecture=" + arch;
   // No contraction into FMA: a fused group computes exactly what the one-op kernels compute.

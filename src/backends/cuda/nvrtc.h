@@ -14,12 +14,17 @@
 
 namespace wf::cuda {
 
+// The name under which kernel sources include the element math (src/eval/element_math.h): NVRTC
+// gets the header's text from the binary, so `#include "eval/element_math.h"` finds it.
+inline constexpr const char* kElementMathInclude = "eval/element_math.h";
+
 struct RuntimeKernelSource {
   std::string name;  // the extern "C" __global__ function's name
   std::string code;  // its definition (the shared prelude is prepended once)
 };
 
-// NVRTC alone (no GPU needed): `source` compiled to machine code for `arch` ("sm_90").
+// NVRTC alone (no GPU needed): `source` compiled to machine code for `arch` ("sm_90"), with
+// the element math header available to it.
 Expected<std::string> compileToCubin(const std::string& source, const std::string& arch);
 
 // Compiles every kernel in one NVRTC program (one compiler run however many kernels) and

@@ -7,6 +7,7 @@
 
 #include "backends/cuda/device_util.cuh"
 #include "backends/cuda/kernel.h"
+#include "eval/element_math.h"
 
 namespace wf::cuda {
 
@@ -29,14 +30,8 @@ __device__ A combine(RedKind k, A a, A b) {
     switch (k) {
       case RedKind::kSum: return a + b;
       case RedKind::kProd: return a * b;
-      case RedKind::kMax:
-        if (isnan(a) || isnan(b)) return a + b;
-        if (a == b) return signbit(a) ? b : a;
-        return a > b ? a : b;
-      case RedKind::kMin:
-        if (isnan(a) || isnan(b)) return a + b;
-        if (a == b) return signbit(a) ? a : b;
-        return a < b ? a : b;
+      case RedKind::kMax: return em::Max::apply(a, b);
+      case RedKind::kMin: return em::Min::apply(a, b);
       default: return a;
     }
   } else {

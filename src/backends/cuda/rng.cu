@@ -1,6 +1,7 @@
 // CUDA kernel for stablehlo.rng_bit_generator: THREE_FRY (ThreeFry2x32, 20 rounds) and PHILOX
 // (Philox4x32, 10 rounds; DEFAULT is PHILOX, as on XLA's backends), bit for bit what the CPU
-// backend computes (src/eval/misc.cpp), output state included. The state stays on the
+// backend computes (src/eval/misc.cpp, through the same generators of
+// eval/element_math.h), output state included. The state stays on the
 // device: the bits kernel reads it, then a one-thread kernel writes the advanced state (after the
 // bits kernel, so a result that shares the state's buffer is safe).
 //
@@ -10,6 +11,7 @@
 
 #include "backends/cuda/cuda_check.h"
 #include "backends/cuda/device_util.cuh"
+#include "eval/element_math.h"
 
 namespace wf::cuda {
 namespace {
@@ -33,43 +35,6 @@ struct RngPlan {
   int64_t blocks = 0;  // generator calls: what the counter advances by
 };
 
-__device__ inline uint32_t rotl32(uint32_t v, int d) { return (v << d) | (v >> (32 - d)); }
-
-__device__ inline void threeFry2x32(uint32_t k0, uint32_t k1, uint32_t& x0, uint32_t& x1) {
-  const int rotations[8] = {13, 15, 26, 6, 17, 29, 16, 24};
-  const uint32_t ks[3] = {k0, k1, 0x1BD11BDAu ^ k0 ^ k1};
-  x0 += ks[0];
-  x1 += ks[1];
-#pragma unroll
-  for (int block = 0; block < 5; ++block) {
-#pragma unroll
-    for (int r = 0; r < 4; ++r) {
-      x0 += x1;
-      x1 = rotl32(x1, rotations[(block % 2) * 4 + r]);
-      x1 ^= x0;
-    }
-    x0 += ks[(block + 1) % 3];
-    x1 += ks[(block + 2) % 3] + static_cast<uint32_t>(block + 1);
-  }
-}
-
-__device__ inline void philox4x32(uint32_t key0, uint32_t key1, uint32_t x[4]) {
-  constexpr uint32_t kW32A = 0x9E3779B9u, kW32B = 0xBB67AE85u;
-  constexpr uint64_t kM4x32A = 0xD2511F53u, kM4x32B = 0xCD9E8D57u;
-#pragma unroll
-  for (int round = 0; round < 10; ++round) {
-    const uint64_t p0 = x[0] * kM4x32A;
-    const uint64_t p1 = x[2] * kM4x32B;
-    const uint32_t n0 = static_cast<uint32_t>(p1 >> 32) ^ x[1] ^ key0;
-    const uint32_t n1 = static_cast<uint32_t>(p1);
-    const uint32_t n2 = static_cast<uint32_t>(p0 >> 32) ^ x[3] ^ key1;
-    const uint32_t n3 = static_cast<uint32_t>(p0);
-    x[0] = n0, x[1] = n1, x[2] = n2, x[3] = n3;
-    key0 += kW32A;
-    key1 += kW32B;
-  }
-}
-
 __device__ inline void storeBits(void* out, int64_t i, uint64_t v, const RngPlan& p) {
   v &= p.mask;
   switch (p.elemBytes) {
@@ -88,7 +53,7 @@ __global__ void rngBitsKernel(const uint64_t* __restrict__ state, void* __restri
     if (p.alg == RngAlg::kThreeFry) {
       const uint64_t c = state[1] + static_cast<uint64_t>(l);
       uint32_t x0 = static_cast<uint32_t>(c), x1 = static_cast<uint32_t>(c >> 32);
-      threeFry2x32(k0, k1, x0, x1);
+      em::threeFry2x32(k0, k1, x0, x1);
       if (p.wide) {
         storeBits(out, l, x0 | (uint64_t{x1} << 32), p);
       } else if (p.rank == 0) {
@@ -112,7 +77,7 @@ __global__ void rngBitsKernel(const uint64_t* __restrict__ state, void* __restri
       const uint64_t cHi = cLo < lo ? hi + 1 : hi;
       uint32_t x[4] = {static_cast<uint32_t>(cLo), static_cast<uint32_t>(cLo >> 32), static_cast<uint32_t>(cHi),
                        static_cast<uint32_t>(cHi >> 32)};
-      philox4x32(k0, k1, x);
+      em::philox4x32(k0, k1, x);
       if (p.wide) {
         for (int c = 0; c < 2; ++c) {
           const int64_t i = 2 * l + c;

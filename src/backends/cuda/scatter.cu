@@ -136,14 +136,8 @@ __device__ typename Tr::C combineValues(Comb k, typename Tr::C a, typename Tr::C
     switch (k) {
       case Comb::kAdd: return a + b;
       case Comb::kMul: return a * b;
-      case Comb::kMax:
-        if (isnan(a) || isnan(b)) return a + b;
-        if (a == b) return signbit(a) ? b : a;
-        return a > b ? a : b;
-      case Comb::kMin:
-        if (isnan(a) || isnan(b)) return a + b;
-        if (a == b) return signbit(a) ? a : b;
-        return a < b ? a : b;
+      case Comb::kMax: return em::Max::apply(a, b);
+      case Comb::kMin: return em::Min::apply(a, b);
     }
     return a;
   } else {
