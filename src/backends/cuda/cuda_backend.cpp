@@ -201,9 +201,13 @@ class CudaExecutable final : public Executable {
   size_t deviceBytesInUse() const override;
   std::vector<std::pair<std::string, size_t>> deviceMemoryBreakdown() const override;
   std::string deviceName() const override { return device_->describe(); }
+  ExecutableStats stats() const override {
+    std::lock_guard<std::mutex> lock(runMu_);  // a run updates the launch counts
+    return info;
+  }
+  void setCheckSink(CheckSink* sink) override { checks = sink; }
 
-  ExecutableInfo info;
-  bool useGraphs = true;
+  ExecutableStats info;
   CheckSink* checks = nullptr;
 
  private:
@@ -253,7 +257,7 @@ class CudaExecutable final : public Executable {
   const Operation& entry_;
   CompileOptions options_;
   ProcessContext process_;  // which process of which grid this executable is
-  std::mutex runMu_;
+  mutable std::mutex runMu_;
   Stream stream_;
 
   std::vector<size_t> bufferBytes_;    // by buffer id
@@ -511,7 +515,7 @@ Status CudaExecutable::planOp(const Operation& op, LowerContext& lctx, int depth
 Expected<bool> CudaExecutable::planOrUndo(const std::function<Status()>& plan) {
   const size_t savedSteps = steps_.size(), savedBuffers = bufferBytes_.size(), savedConstants = constants_.size(),
                savedLoops = loops_.size();
-  const ExecutableInfo savedInfo = info;
+  const ExecutableStats savedInfo = info;
   Status planned = plan();
   if (planned.isOk()) return false;
   if (!options_.allowCpuFallback || planned.code() != StatusCode::kUnimplemented) return planned;
@@ -1127,7 +1131,7 @@ Status CudaExecutable::compile() {
   }
   WF_RETURN_IF_ERROR(compileFusedKernels());
   // Workspaces are per-step buffers in the slot plan (Step::workspaceBuffer); this is the
-  // largest one, for ExecutableInfo.
+  // largest one, for ExecutableStats.
   info.workspaceBytes = lctx.workspaceBytes;
   planHoisting();
   WF_RETURN_IF_ERROR(assignSlots());
@@ -1335,7 +1339,7 @@ Expected<RunResult> CudaExecutable::run(std::span<const Literal> args) {
   NvtxRange range("warpforge run " + std::string(FuncOp(&entry_).symName()));
   // Per-op timing runs the steps one by one, so that each gets its own events.
   const bool graphable =
-      useGraphs && !options_.recordTimings && info.hostSteps == 0 && info.controlFlowOps == 0 &&
+      options_.cudaGraphs && !options_.recordTimings && info.hostSteps == 0 && info.controlFlowOps == 0 &&
       info.collectiveOps == 0 && !steps_.empty() && !graphFailed_;
   if (graphable && !graphExec_) {
     Status captured = captureGraph();
@@ -1425,6 +1429,7 @@ Expected<std::unique_ptr<OpKernel>> CudaExecutable::planGrid(const Operation& op
   processOptions.tapValues.clear();
   processOptions.boundArguments.clear();
   processOptions.recordTimings = false;
+  processOptions.cudaGraphs = false;  // its collectives meet the other processes step by step
   size_t nextInput = 0, nextOutput = 0;
   for (size_t i = 0; i < functions.size(); ++i) {
     const Operation& fn = *functions[i];
@@ -1436,7 +1441,6 @@ Expected<std::unique_ptr<OpKernel>> CudaExecutable::planGrid(const Operation& op
     process.numPartitions = numPartitions;
     process.rendezvous = grid->rendezvous();
     auto executable = std::make_unique<CudaExecutable>(device_, module_, fn, processOptions, process);
-    executable->useGraphs = false;  // its collectives meet the other processes step by step
     Status compiled = executable->compile();
     if (!compiled.isOk())
       return Status(compiled.code(), op.describe() + ": process " + process.self.toString() + " (@" +
@@ -1584,19 +1588,6 @@ class CudaBackend final : public Backend {
 Expected<std::unique_ptr<Backend>> createCudaBackend(const DeviceSpec& spec) {
   WF_ASSIGN_OR_RETURN(std::shared_ptr<Device> device, Device::get(spec.ordinal));
   return std::unique_ptr<Backend>(std::make_unique<CudaBackend>(std::move(device)));
-}
-
-const ExecutableInfo* executableInfo(const Executable& e) {
-  const auto* c = dynamic_cast<const CudaExecutable*>(&e);
-  return c ? &c->info : nullptr;
-}
-
-void setUseGraphs(Executable& e, bool useGraphs) {
-  if (auto* c = dynamic_cast<CudaExecutable*>(&e)) c->useGraphs = useGraphs;
-}
-
-void setCheckSink(Executable& e, CheckSink* sink) {
-  if (auto* c = dynamic_cast<CudaExecutable*>(&e)) c->checks = sink;
 }
 
 }  // namespace wf::cuda
