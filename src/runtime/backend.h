@@ -21,6 +21,8 @@
 
 namespace wf {
 
+class CheckSink;  // eval/interpreter.h: receives the outcome of `check.*` ops
+
 // "cpu", "cuda", "cuda:1". The ordinal is 0 unless given.
 struct DeviceSpec {
   std::string kind = "cpu";
@@ -53,6 +55,10 @@ struct CompileOptions {
   // Fuse chains of elementwise and data-movement ops into generated kernels (backends that can).
   // On by default; off runs one kernel per op, for debugging and for comparing the two.
   bool fuse = true;
+  // Capture a run into a CUDA graph and replay it on later runs where the program allows it
+  // (cuda: static shapes, no host steps, control flow or collectives). On by default; off
+  // launches step by step, for comparing the two. Backends without graphs ignore it.
+  bool cudaGraphs = true;
 };
 
 // One span of a run, for traces and per-op timing.
@@ -69,6 +75,40 @@ struct RunReport {
   // outputs not yet copied back), measured with device events; negative where the backend has
   // no device clock (cpu).
   double deviceMillis = -1;
+};
+
+// What an executable is made of and what it did, for tests and tools. Each backend fills the
+// fields that apply to it and leaves the others 0: the CUDA backend all of them; the CPU backend
+// (an interpreter) its steps only.
+struct ExecutableStats {
+  // Steps: what one run executes.
+  int deviceSteps = 0;  // steps on the executable's device: kernel launches (cuda), the entry's ops (cpu)
+  int hostSteps = 0;    // ops a device backend runs on the host (CompileOptions::allowCpuFallback)
+  int aliases = 0;      // reshapes (and other renamings) that share their operand's buffer
+  int inlinedCalls = 0;    // func.call / composite ops inlined into the steps
+  int controlFlowOps = 0;  // while/if/case among the steps (cuda: the host picking the branch)
+  // Steps that meet other processes (collectives of a grid's process, interpreter.run_parallel):
+  // they synchronise on the host, so the executable runs step by step, never as a CUDA graph.
+  int collectiveOps = 0;
+  int gridProcesses = 0;  // processes of interpreter.run_parallel grids, each an executable of its own
+  // Memory: intermediate values in slots of one arena, assigned by liveness.
+  int slots = 0;                 // buffers for intermediate values
+  size_t slotBytes = 0;          // their total size (the arena)
+  size_t intermediateBytes = 0;  // sum of every intermediate value's size (what no reuse would take)
+  size_t peakLiveBytes = 0;      // intermediates live at the busiest step (the least any arena takes)
+  size_t workspaceBytes = 0;     // the largest scratch memory one step asked for
+  int inPlaceSteps = 0;  // steps whose output takes the memory of an input they read for the last time
+  int channelsLastValues = 0;  // activations stored NHWC around convolutions that take it
+  // Fusion (CompileOptions::fuse): generated kernels.
+  int fusedKernels = 0;        // steps that run a generated fusion kernel
+  int fusedOps = 0;            // ops computed inside them (each op once, even where duplicated)
+  int uniqueFusedKernels = 0;  // distinct generated kernels (repeated layers share them)
+  int sharedFusedValues = 0;   // fused groups that compute a value an earlier group computed
+  // Hoisting (CompileOptions::boundArguments).
+  int hoistedSteps = 0;  // steps that depend only on bound arguments: run once, not per run
+  // Launches (CompileOptions::cudaGraphs).
+  bool usesGraph = false;  // captured into a CUDA graph (after the first run)
+  int graphLaunches = 0;   // runs that replayed it
 };
 
 struct RunResult {
@@ -92,6 +132,13 @@ class Executable {
   // empty where the backend does not break them down.
   virtual std::vector<std::pair<std::string, size_t>> deviceMemoryBreakdown() const { return {}; }
   virtual std::string deviceName() const = 0;  // "cpu", "cuda:0 (NVIDIA H100 80GB HBM3)"
+  // What the executable is made of (steps, fusion, memory plan) and how it ran so far (graph
+  // launches); see ExecutableStats for which fields a backend fills.
+  virtual ExecutableStats stats() const = 0;
+  // Where `check.*` ops report when they run (the conformance runner); null, the default, makes
+  // them errors. Set it before running, not while a run is in flight; the sink must outlive the
+  // runs that use it.
+  virtual void setCheckSink(CheckSink* sink) = 0;
 };
 
 class Backend {

@@ -51,10 +51,10 @@ TEST(CudaChannelsLast, ResidualBlockMatchesTheInterpreter) {
   ASSERT_TRUE(mainOf(m));
   auto exe = cudaBackend().compile(m, *mainOf(m), {});
   ASSERT_TRUE(exe) << exe.status().toString();
-  const cuda::ExecutableInfo* info = cuda::executableInfo(**exe);
+  const ExecutableStats info = (*exe)->stats();
   // The two convolutions' outputs and the second one's input at least; the result stays
   // row-major.
-  EXPECT_GE(info->channelsLastValues, 3);
+  EXPECT_GE(info.channelsLastValues, 3);
   for (int run = 0; run < 2; ++run) {
     std::vector<Literal> args = {randomLiteral(Type::tensor({2, 16, 10, 10}, ElementType::kBF16), -1, 1),
                                  randomLiteral(Type::tensor({16, 16, 3, 3}, ElementType::kBF16), -0.3, 0.3),
@@ -72,7 +72,7 @@ TEST(CudaChannelsLast, ResidualBlockMatchesTheInterpreter) {
   unfused.fuse = false;
   auto plain = cudaBackend().compile(m, *mainOf(m), unfused);
   ASSERT_TRUE(plain) << plain.status().toString();
-  EXPECT_EQ(cuda::executableInfo(**plain)->channelsLastValues, 0);
+  EXPECT_EQ((*plain)->stats().channelsLastValues, 0);
 }
 
 }  // namespace

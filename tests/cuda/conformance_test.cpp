@@ -123,7 +123,7 @@ TEST_P(CudaConformance, FunctionsPassingOnCpuPassOnCuda) {
         continue;
       }
       Checks gpuChecks;
-      cuda::setCheckSink(**exe, &gpuChecks);
+      (*exe)->setCheckSink(&gpuChecks);
       auto run = (*exe)->run({});
       if (!run) {
         ++tally.cudaFail;

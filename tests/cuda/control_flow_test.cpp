@@ -75,10 +75,10 @@ TEST(CudaControlFlow, WhileRunsOnTheDeviceAndRestartsEveryRun) {
     options.fuse = fuse;
     auto exe = expectRunsMatchCpu(kCountingLoop, args, 3, Tolerance{1e-6, 1e-6}, options);
     ASSERT_NE(exe, nullptr);
-    const cuda::ExecutableInfo* info = cuda::executableInfo(*exe);
-    EXPECT_EQ(info->controlFlowOps, 1);
-    EXPECT_EQ(info->hostSteps, 0);
-    EXPECT_FALSE(info->usesGraph);
+    const ExecutableStats info = exe->stats();
+    EXPECT_EQ(info.controlFlowOps, 1);
+    EXPECT_EQ(info.hostSteps, 0);
+    EXPECT_FALSE(info.usesGraph);
   }
   // Bound arguments make %d hoistable; the loop's copies still run every run.
   CompileOptions bound;
@@ -216,7 +216,7 @@ TEST(CudaControlFlow, IfPicksItsBranchFromTheDevicePredicate) {
   };
   auto exe = expectRunsMatchCpu(text, args, 4, defaultTolerance(ElementType::kBF16));
   ASSERT_NE(exe, nullptr);
-  EXPECT_EQ(cuda::executableInfo(*exe)->controlFlowOps, 1);
+  EXPECT_EQ(exe->stats().controlFlowOps, 1);
 }
 
 TEST(CudaControlFlow, CaseTakesTheLastBranchForAnIndexOutOfRange) {
@@ -296,7 +296,7 @@ TEST(CudaControlFlow, NestedLoopsAndBranches) {
     options.fuse = fuse;
     auto exe = expectRunsMatchCpu(text, args, 2, Tolerance{1e-5, 1e-6}, options);
     ASSERT_NE(exe, nullptr);
-    EXPECT_EQ(cuda::executableInfo(*exe)->controlFlowOps, 3);
+    EXPECT_EQ(exe->stats().controlFlowOps, 3);
   }
 }
 
@@ -361,8 +361,8 @@ TEST(CudaControlFlow, HostStepsInsideALoopSeeCapturedValues) {
   options.allowCpuFallback = true;
   auto exe = cudaBackend().compile(m, *mainOf(m), options);
   ASSERT_TRUE(exe) << exe.status().toString();
-  EXPECT_EQ(cuda::executableInfo(**exe)->controlFlowOps, 1);
-  EXPECT_EQ(cuda::executableInfo(**exe)->hostSteps, 1);
+  EXPECT_EQ((*exe)->stats().controlFlowOps, 1);
+  EXPECT_EQ((*exe)->stats().hostSteps, 1);
   const Type t = Type::tensor({40}, ElementType::kF32);
   std::vector<Literal> args = {randomLiteral(t, -1, 1), randomLiteral(t, -1, 1)};
   auto want = runCpu(m, cloneAll(args));

@@ -79,8 +79,8 @@ TEST_P(CudaDataMovement, ReshapeAliasesItsOperand) {
   Module m = parse(text);
   auto exe = cudaBackend().compile(m, *mainOf(m), {});
   ASSERT_TRUE(exe) << exe.status().toString();
-  EXPECT_EQ(cuda::executableInfo(**exe)->aliases, 2);
-  EXPECT_EQ(cuda::executableInfo(**exe)->deviceSteps, 0);
+  EXPECT_EQ((*exe)->stats().aliases, 2);
+  EXPECT_EQ((*exe)->stats().deviceSteps, 0);
 }
 
 INSTANTIATE_TEST_SUITE_P(Types, CudaDataMovement, testing::ValuesIn(gpuTypes()),

@@ -33,16 +33,15 @@ TEST(CudaExecutable, IntermediatesShareSlotsByLiveness) {
   unfused.fuse = false;
   auto exe = cudaBackend().compile(m, *mainOf(m), unfused);
   ASSERT_TRUE(exe) << exe.status().toString();
-  const cuda::ExecutableInfo* info = cuda::executableInfo(**exe);
-  ASSERT_NE(info, nullptr);
-  EXPECT_EQ(info->deviceSteps, 24);
-  EXPECT_LE(info->slots, 3);
-  EXPECT_EQ(info->intermediateBytes, size_t{24} * 4000);
-  EXPECT_LE(info->slotBytes, size_t{3} * 4096);
+  const ExecutableStats info = (*exe)->stats();
+  EXPECT_EQ(info.deviceSteps, 24);
+  EXPECT_LE(info.slots, 3);
+  EXPECT_EQ(info.intermediateBytes, size_t{24} * 4000);
+  EXPECT_LE(info.slotBytes, size_t{3} * 4096);
   // Two values live at once at every step (an op's operand and its result): the arena is at
   // that floor.
-  EXPECT_EQ(info->peakLiveBytes, size_t{2} * 4096);
-  EXPECT_EQ(info->slotBytes, info->peakLiveBytes);
+  EXPECT_EQ(info.peakLiveBytes, size_t{2} * 4096);
+  EXPECT_EQ(info.slotBytes, info.peakLiveBytes);
   const Type t = Type::tensor({1000}, ElementType::kF32);
   expectMatchesCpu(text, {randomLiteral(t, -1, 1), randomLiteral(t, -1, 1)}, Tolerance{1e-5, 1e-6});
 }
@@ -51,10 +50,11 @@ TEST(CudaExecutable, StaticProgramIsCapturedOnceAndReplayed) {
   WF_REQUIRE_GPU();
   const std::string text = chainProgram(4);
   Module m = parse(text);
+  CompileOptions direct;
+  direct.cudaGraphs = false;
   auto graphExe = cudaBackend().compile(m, *mainOf(m), {});
-  auto directExe = cudaBackend().compile(m, *mainOf(m), {});
+  auto directExe = cudaBackend().compile(m, *mainOf(m), direct);
   ASSERT_TRUE(graphExe && directExe);
-  cuda::setUseGraphs(**directExe, false);
   const Type t = Type::tensor({1000}, ElementType::kF32);
   for (int run = 0; run < 3; ++run) {
     std::vector<Literal> args = {randomLiteral(t, -1, 1), randomLiteral(t, -1, 1)};
@@ -67,9 +67,9 @@ TEST(CudaExecutable, StaticProgramIsCapturedOnceAndReplayed) {
     EXPECT_EQ(compareLiterals(viaGraph->outputs[0], (*want)[0], Tolerance{1e-5, 1e-6}), "");
     EXPECT_TRUE(viaGraph->outputs[0].bitwiseEqual(direct->outputs[0]));
   }
-  EXPECT_TRUE(cuda::executableInfo(**graphExe)->usesGraph);
-  EXPECT_EQ(cuda::executableInfo(**graphExe)->graphLaunches, 3);
-  EXPECT_FALSE(cuda::executableInfo(**directExe)->usesGraph);
+  EXPECT_TRUE((*graphExe)->stats().usesGraph);
+  EXPECT_EQ((*graphExe)->stats().graphLaunches, 3);
+  EXPECT_FALSE((*directExe)->stats().usesGraph);
 }
 
 TEST(CudaExecutable, BoundArgumentsStayResident) {
@@ -135,8 +135,8 @@ TEST(CudaExecutable, OpWithoutKernelFailsCompileUnlessFallbackIsAllowed) {
   options.allowCpuFallback = true;
   auto fallback = cudaBackend().compile(m, *mainOf(m), options);
   ASSERT_TRUE(fallback) << fallback.status().toString();
-  EXPECT_EQ(cuda::executableInfo(**fallback)->hostSteps, 1);
-  EXPECT_EQ(cuda::executableInfo(**fallback)->deviceSteps, 2);
+  EXPECT_EQ((*fallback)->stats().hostSteps, 1);
+  EXPECT_EQ((*fallback)->stats().deviceSteps, 2);
   const Type t = Type::tensor({40}, ElementType::kF32);
   std::vector<Literal> args = {randomLiteral(t), randomLiteral(t)};
   auto want = runCpu(m, cloneAll(args));
@@ -146,7 +146,7 @@ TEST(CudaExecutable, OpWithoutKernelFailsCompileUnlessFallbackIsAllowed) {
   ASSERT_EQ(got->report.hostFallbackOps.size(), 1u);
   EXPECT_EQ(got->report.hostFallbackOps[0].rfind("stablehlo.sort at cuda_test.mlir:3:", 0), 0u)
       << got->report.hostFallbackOps[0];
-  EXPECT_FALSE(cuda::executableInfo(**fallback)->usesGraph);
+  EXPECT_FALSE((*fallback)->stats().usesGraph);
 }
 
 TEST(CudaExecutable, ConstantsTapsAndEmptyTensors) {
@@ -304,11 +304,11 @@ func.func @main(%x: tensor<5x7xf32>, %w: tensor<5x7xf32>) -> (tensor<5x7xf32>, t
   Module m = parse(text);
   auto exe = cudaBackend().compile(m, *mainOf(m), {});
   ASSERT_TRUE(exe) << exe.status().toString();
-  const cuda::ExecutableInfo* info = cuda::executableInfo(**exe);
-  EXPECT_EQ(info->hostSteps, 0);
-  EXPECT_EQ(info->inlinedCalls, 4);  // @twice, the two calls of @affine in it, the composite
-  EXPECT_EQ(info->deviceSteps, 7);   // 3 x (multiply, add) + subtract
-  EXPECT_EQ(info->aliases, 2);       // optimization_barrier, bitcast_convert
+  const ExecutableStats info = (*exe)->stats();
+  EXPECT_EQ(info.hostSteps, 0);
+  EXPECT_EQ(info.inlinedCalls, 4);  // @twice, the two calls of @affine in it, the composite
+  EXPECT_EQ(info.deviceSteps, 7);   // 3 x (multiply, add) + subtract
+  EXPECT_EQ(info.aliases, 2);       // optimization_barrier, bitcast_convert
   const Type t = Type::tensor({5, 7}, ElementType::kF32);
   expectMatchesCpu(text, {randomLiteral(t, -1, 1), randomLiteral(t, -1, 1)}, Tolerance{});
 }
@@ -338,11 +338,11 @@ TEST(CudaExecutable, ElementwiseStepsReuseTheMemoryOfValuesTheyReadLast) {
   Module m = parse(text);
   auto exe = cudaBackend().compile(m, *mainOf(m), {});
   ASSERT_TRUE(exe) << exe.status().toString();
-  const cuda::ExecutableInfo* info = cuda::executableInfo(**exe);
+  const ExecutableStats info = (*exe)->stats();
   // %t's group reads %d in place (but %t is returned, so it lives to the end); %v's group reads
   // %e transposed as well, so it gets memory of its own.
-  EXPECT_EQ(info->fusedKernels, 2);
-  EXPECT_EQ(info->inPlaceSteps, 1);
+  EXPECT_EQ(info.fusedKernels, 2);
+  EXPECT_EQ(info.inPlaceSteps, 1);
   const Type t = Type::tensor({64, 64}, ElementType::kF32);
   for (int run = 0; run < 2; ++run) {
     std::vector<Literal> args = {randomLiteral(t, -0.2, 0.2), randomLiteral(t, -0.2, 0.2), randomLiteral(t, -1, 1)};

@@ -370,9 +370,8 @@ void expectFusedMatches(const char* text, std::vector<Literal> args, bool bitwis
   unfused.fuse = false;
   Expected<std::unique_ptr<Executable>> exe = cudaBackend().compile(m, *mainOf(m), fused);
   ASSERT_TRUE(exe) << exe.status().toString();
-  const cuda::ExecutableInfo* info = cuda::executableInfo(**exe);
-  ASSERT_NE(info, nullptr);
-  EXPECT_GT(info->fusedKernels, 0);
+  const ExecutableStats info = (*exe)->stats();
+  EXPECT_GT(info.fusedKernels, 0);
   Expected<RunResult> got = (*exe)->run(args);
   ASSERT_TRUE(got) << got.status().toString();
   Expected<RunResult> plain = runCuda(m, args, unfused);
@@ -462,8 +461,8 @@ TEST(FusionRun, BoundWeightWorkRunsOnceAndAgainAfterARebind) {
   options.boundArguments = {1, 2};
   Expected<std::unique_ptr<Executable>> exe = cudaBackend().compile(m, *mainOf(m), options);
   ASSERT_TRUE(exe) << exe.status().toString();
-  const cuda::ExecutableInfo* info = cuda::executableInfo(**exe);
-  EXPECT_EQ(info->hoistedSteps, 1);  // the weight's convert-transpose-convert, one fused kernel
+  const ExecutableStats info = (*exe)->stats();
+  EXPECT_EQ(info.hoistedSteps, 1);  // the weight's convert-transpose-convert, one fused kernel
   Literal x = randomLiteral(Type::tensor({5, 24}, ElementType::kBF16));
   std::vector<Literal> xs;
   xs.push_back(x.clone());

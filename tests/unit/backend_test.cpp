@@ -1,4 +1,5 @@
-// The backend registry, DeviceSpec, and the CPU Backend/Executable adapter (bound arguments, taps).
+// The backend registry, DeviceSpec, and the CPU Backend/Executable adapter (bound arguments, taps,
+// stats and check sinks).
 #include "runtime/backend.h"
 
 #include <gtest/gtest.h>
@@ -7,6 +8,7 @@
 
 #include "backends/cpu/cpu_backend.h"
 #include "backends/registry.h"
+#include "eval/interpreter.h"
 #include "ir/verifier.h"
 #include "stablehlo/parser.h"
 #include "support/thread_pool.h"
@@ -183,6 +185,50 @@ TEST(CpuBackend, AThreadCountTheRunningPoolCannotHonourIsAnError) {
   ASSERT_FALSE(exe);
   EXPECT_NE(exe.status().message().find("already runs " + std::to_string(running) + " threads"), std::string::npos)
       << exe.status().message();
+}
+
+// Statistics and check hooks are part of the Executable contract: the CPU reports the entry's
+// ops as its steps, and check.* ops report to the sink given (without one they are errors).
+class CountingSink : public CheckSink {
+ public:
+  void report(const Operation&, bool passed, const std::string&) override { ++(passed ? passes : failures); }
+  void unsupported(const Operation&, const std::string&) override { ++unsupportedChecks; }
+  int passes = 0, failures = 0, unsupportedChecks = 0;
+};
+
+TEST(CpuBackend, StatsAndCheckSinkThroughTheContract) {
+  Module model = parse(kModel);
+  auto plain = makeCpuBackend()->compile(model, *model.lookupFunction("main"), CompileOptions{});
+  ASSERT_TRUE(plain) << plain.status().message();
+  const ExecutableStats stats = (*plain)->stats();
+  EXPECT_EQ(stats.deviceSteps, 3);  // add, optimization_barrier, multiply
+  EXPECT_EQ(stats.hostSteps, 0);
+  EXPECT_EQ(stats.controlFlowOps, 0);
+  EXPECT_EQ(stats.fusedKernels, 0);
+  EXPECT_FALSE(stats.usesGraph);
+
+  Module module = parse(R"(
+func.func @main(%x: tensor<2xf32>) -> tensor<2xf32> {
+  %y = stablehlo.add %x, %x : tensor<2xf32>
+  check.expect_eq_const %y, dense<[2.0, 4.0]> : tensor<2xf32>
+  return %y : tensor<2xf32>
+}
+)");
+  auto exe = makeCpuBackend()->compile(module, *module.lookupFunction("main"), CompileOptions{});
+  ASSERT_TRUE(exe) << exe.status().message();
+  EXPECT_EQ((*exe)->stats().deviceSteps, 2);
+  Literal x = f32({2}, {1, 2});
+  auto noSink = (*exe)->run(std::span<const Literal>(&x, 1));
+  ASSERT_FALSE(noSink);
+  EXPECT_NE(noSink.status().message().find("check sink"), std::string::npos) << noSink.status().message();
+  CountingSink sink;
+  (*exe)->setCheckSink(&sink);
+  ASSERT_TRUE((*exe)->run(std::span<const Literal>(&x, 1)));
+  Literal other = f32({2}, {1, 3});
+  ASSERT_TRUE((*exe)->run(std::span<const Literal>(&other, 1)));
+  EXPECT_EQ(sink.passes, 1);
+  EXPECT_EQ(sink.failures, 1);
+  EXPECT_EQ(sink.unsupportedChecks, 0);
 }
 
 }  // namespace

@@ -109,6 +109,7 @@ class CpuExecutable : public Executable {
 
     EvalContext ctx;
     ctx.module = &module_;
+    ctx.checks = checks_;
     // Timings: the time from the previous op of the entry body finishing to this one finishing,
     // so an op's nested regions and callees count towards it.
     using Clock = std::chrono::steady_clock;
@@ -139,6 +140,19 @@ class CpuExecutable : public Executable {
   size_t deviceBytesInUse() const override { return bytesBound_; }
   std::string deviceName() const override { return "cpu"; }
 
+  // The interpreter runs the entry's ops one by one (their regions and callees inside them), so
+  // its steps are those ops; the fields about kernels, fusion and device memory stay 0.
+  ExecutableStats stats() const override {
+    ExecutableStats s;
+    for (const auto& op : FuncOp(&entry_).body().operations()) {
+      if (op->code() == OpCode::Return || op->code() == OpCode::FuncReturn) continue;
+      ++s.deviceSteps;
+      if (op->code() == OpCode::While || op->code() == OpCode::If || op->code() == OpCode::Case) ++s.controlFlowOps;
+    }
+    return s;
+  }
+  void setCheckSink(CheckSink* sink) override { checks_ = sink; }
+
  private:
   Status checkArgument(size_t index, const Literal& value) const {
     FuncOp fn(&entry_);
@@ -162,6 +176,7 @@ class CpuExecutable : public Executable {
   bool recordTimings_;
   std::vector<std::optional<Literal>> bound_;
   size_t bytesBound_ = 0;
+  CheckSink* checks_ = nullptr;  // setCheckSink(): where check.* ops report; null makes them errors
 };
 
 class CpuBackend : public Backend {

@@ -4,7 +4,8 @@
 // Literals; run() calls Interpreter::callFunction and captures taps through
 // EvalContext::onResult. With CompileOptions::recordTimings each run reports one OpTiming per
 // op of the entry function's body: the time from the previous such op finishing to this one
-// finishing (nested regions and callees count towards the op that holds them).
+// finishing (nested regions and callees count towards the op that holds them). check.* ops
+// report to the sink given by Executable::setCheckSink. stats() counts the entry's ops as steps.
 //
 // Threads: the host kernels share one process-wide pool (support/thread_pool.h) and OpenBLAS's
 // own pool. CompileOptions::numThreads > 0 sets both; the kernel pool is sized when first used,

@@ -1,5 +1,5 @@
 // Collectives on the GPU, for the processes of an interpreter.run_parallel grid (each process is
-// a CudaExecutable of its own, run on a host thread of its own; cuda_backend.cpp): all_reduce,
+// an executor of its own, run on a host thread of its own; executor.h): all_reduce,
 // all_gather, all_to_all, reduce_scatter, collective_permute, collective_broadcast,
 // collective_reduce, and replica_id / partition_id.
 //

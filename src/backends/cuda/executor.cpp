@@ -1,0 +1,444 @@
+// The executor (executor.h): runs a Plan, and compileExecutor, which makes one.
+#include "backends/cuda/executor.h"
+
+#include <algorithm>
+#include <thread>
+
+#include <nvtx3/nvToolsExt.h>
+
+#include "eval/interpreter.h"
+#include "backends/cuda/cuda_check.h"
+#include "backends/cuda/planner.h"
+
+namespace wf::cuda {
+namespace {
+
+// An NVTX range for the lifetime of the object (shown by Nsight Systems beside the kernels).
+class NvtxRange {
+ public:
+  explicit NvtxRange(const std::string& name) { nvtxRangePushA(name.c_str()); }
+  ~NvtxRange() { nvtxRangePop(); }
+  NvtxRange(const NvtxRange&) = delete;
+  NvtxRange& operator=(const NvtxRange&) = delete;
+};
+
+}  // namespace
+
+Executor::Executor(std::shared_ptr<Device> device, const Module& module, const Operation& entry,
+                   const CompileOptions& options, Plan plan, Stream stream)
+    : device_(std::move(device)),
+      module_(module),
+      entry_(entry),
+      options_(options),
+      stream_(std::move(stream)),
+      plan_(std::move(plan)),
+      bound_(plan_.argBuffers.size(), false) {}
+
+Executor::~Executor() {
+  if (stream_) {
+    WF_CUDA_WARN(cudaSetDevice(device_->ordinal()));
+    WF_CUDA_WARN(cudaStreamSynchronize(stream_.get()));
+  }
+  // Buffers go back to the allocator before the device handle is released.
+  graphExec_.reset();
+  plan_.steps.clear();
+  memory_.release();
+}
+
+Expected<std::unique_ptr<Executor>> compileExecutor(const std::shared_ptr<Device>& device, const Module& module,
+                                                    const Operation& entry, const CompileOptions& options,
+                                                    const ProcessContext& process) {
+  WF_RETURN_IF_ERROR(device->activate());
+  WF_ASSIGN_OR_RETURN(Stream stream, createStream());
+  WF_ASSIGN_OR_RETURN(Plan plan, planFunction(device, module, entry, options, process));
+  WF_RETURN_IF_ERROR(assignSlots(plan));
+  auto executor = std::make_unique<Executor>(device, module, entry, options, std::move(plan), std::move(stream));
+  WF_RETURN_IF_ERROR(executor->allocate());
+  return executor;
+}
+
+Status Executor::allocate() {
+  WF_RETURN_IF_ERROR(memory_.allocate(plan_, device_->allocator(), deviceName()));
+  for (const auto& [id, lit] : plan_.constants) {
+    const size_t bytes = plan_.bufferBytes[static_cast<size_t>(id)];
+    if (lit.sizeBytes() != bytes) return internalError("constant of " + lit.type().toString() + " has the wrong size");
+    if (bytes > 0)
+      WF_CUDA_CHECK(cudaMemcpyAsync(address(id), lit.data(), bytes, cudaMemcpyHostToDevice, stream_.get()));
+  }
+  WF_CUDA_CHECK(cudaStreamSynchronize(stream_.get()));
+  plan_.constants.clear();
+  return Status::ok();
+}
+
+Status Executor::runPrologue() {
+  WF_ASSIGN_OR_RETURN(std::vector<DeviceBuffer> temps, memory_.allocatePrologueTemps(plan_, device_->allocator()));
+  for (size_t s = 0; s < plan_.steps.size(); ++s) {
+    if (!plan_.hoisted[s]) continue;
+    NvtxRange range(plan_.steps[s].op->name() + " (once)");
+    WF_RETURN_IF_ERROR(launchStep(plan_.steps[s]));
+  }
+  WF_CUDA_CHECK(cudaStreamSynchronize(stream_.get()));
+  memory_.releasePrologueOnly(plan_);
+  prologueDirty_ = false;
+  return Status::ok();
+}
+
+Status Executor::upload(int buffer, const Literal& value, const Type& expected, const std::string& what) {
+  if (!value.type().isTensor() || value.elementType() != expected.elementType() || value.shape() != expected.shape())
+    return invalidArgument(what + " expects " + expected.toString() + ", got " + value.type().toString());
+  const size_t bytes = plan_.bufferBytes[static_cast<size_t>(buffer)];
+  if (bytes > 0)
+    WF_CUDA_CHECK(cudaMemcpyAsync(address(buffer), value.data(), bytes, cudaMemcpyHostToDevice, stream_.get()));
+  return Status::ok();
+}
+
+Expected<Literal> Executor::download(int buffer, const Type& type) {
+  Literal out = Literal::zeros(type);
+  const size_t bytes = plan_.bufferBytes[static_cast<size_t>(buffer)];
+  if (bytes > 0)
+    WF_CUDA_CHECK(cudaMemcpyAsync(out.data(), address(buffer), bytes, cudaMemcpyDeviceToHost, stream_.get()));
+  return out;
+}
+
+Status Executor::bindArgument(size_t index, const Literal& value) {
+  std::lock_guard<std::mutex> lock(runMu_);
+  const Block& body = FuncOp(&entry_).body();
+  if (index >= body.numArguments())
+    return invalidArgument("bindArgument: function @" + std::string(FuncOp(&entry_).symName()) + " has " +
+                           std::to_string(body.numArguments()) + " arguments, not " + std::to_string(index + 1));
+  WF_RETURN_IF_ERROR(device_->activate());
+  const size_t b = static_cast<size_t>(plan_.argBuffers[index]);
+  WF_RETURN_IF_ERROR(memory_.restoreArgument(plan_.argBuffers[index], plan_.bufferBytes[b], device_->allocator()));
+  WF_RETURN_IF_ERROR(upload(plan_.argBuffers[index], value, body.argument(index)->type(),
+                            "bound argument #" + std::to_string(index)));
+  if (plan_.prologueOnlyArg[b] || plan_.declaredBound[index]) prologueDirty_ = true;
+  WF_CUDA_CHECK(cudaStreamSynchronize(stream_.get()));
+  bound_[index] = true;
+  return Status::ok();
+}
+
+Status Executor::launchStep(const Step& step) {
+  LaunchContext ctx{stream_.get(), device_.get(), nullptr, step.workspaceBytes};
+  if (step.workspaceBuffer >= 0) ctx.workspace = address(step.workspaceBuffer);
+  void* in[kMaxStepBuffers];
+  void* out[kMaxStepBuffers];
+  if (step.inputBuffers.size() > kMaxStepBuffers || step.outputBuffers.size() > kMaxStepBuffers)
+    return internalError(step.op->describe() + ": more operands or results than a step takes");
+  for (size_t i = 0; i < step.inputBuffers.size(); ++i) in[i] = address(step.inputBuffers[i]);
+  for (size_t i = 0; i < step.outputBuffers.size(); ++i) out[i] = address(step.outputBuffers[i]);
+  Status s = step.kernel->launch(ctx, std::span<void* const>(in, step.inputBuffers.size()),
+                                 std::span<void* const>(out, step.outputBuffers.size()));
+  if (s.isOk()) return s;
+  return s.message().find(step.op->location().toString()) == std::string::npos ? s.withContext(step.op->describe()) : s;
+}
+
+Status Executor::launchDeviceSteps(const GraphSegment& segment) {
+  for (size_t i = segment.first; i < segment.end; ++i) {
+    if (plan_.hoisted[i]) continue;
+    if (!plan_.steps[i].kernel || plan_.steps[i].control != Control::kNone)
+      return internalError("host or control step in a device-only launch");
+    WF_RETURN_IF_ERROR(launchStep(plan_.steps[i]));
+  }
+  return Status::ok();
+}
+
+Status Executor::runHostStep(const Step& step) {
+  const Operation& op = *step.op;
+  WF_CUDA_CHECK(cudaStreamSynchronize(stream_.get()));
+  std::vector<Literal> operands;
+  ValueScope scope;
+  for (size_t i = 0; i < step.inputs.size(); ++i) {
+    WF_ASSIGN_OR_RETURN(Literal l, download(step.inputBuffers[i], step.inputs[i]->type()));
+    if (i < op.numOperands()) operands.push_back(l);
+    else scope.bind(step.inputs[i], l);
+  }
+  WF_CUDA_CHECK(cudaStreamSynchronize(stream_.get()));
+  EvalContext ctx;
+  ctx.module = &module_;
+  ctx.scope = &scope;
+  ctx.checks = checks_;
+  const Kernel* kernel = KernelRegistry::instance().find(op.code());
+  if (!kernel) return internalError(op.describe() + ": host step without a CPU kernel");
+  Expected<std::vector<Literal>> results = (*kernel)(op, operands, ctx);
+  if (!results) {
+    const Status& s = results.status();
+    return s.message().find(op.location().toString()) == std::string::npos ? s.withContext(op.describe()) : s;
+  }
+  if (results->size() != op.numResults())
+    return internalError(op.describe() + ": host kernel returned " + std::to_string(results->size()) + " results");
+  for (size_t i = 0; i < results->size(); ++i)
+    WF_RETURN_IF_ERROR(upload(step.outputBuffers[i], (*results)[i], op.result(i)->type(),
+                              op.describe() + " result #" + std::to_string(i)));
+  // The results' host memory must stay alive until the copies are done.
+  WF_CUDA_CHECK(cudaStreamSynchronize(stream_.get()));
+  return Status::ok();
+}
+
+Expected<int64_t> Executor::readControlScalar(const Step& step) {
+  const size_t bytes = storageBytes(step.controlType);
+  if (bytes == 0 || bytes > sizeof(uint64_t)) return internalError(step.op->describe() + ": branch on a wide scalar");
+  uint64_t raw = 0;  // little-endian: the low `bytes` bytes
+  WF_CUDA_CHECK(cudaMemcpyAsync(&raw, address(step.inputBuffers[0]), bytes, cudaMemcpyDeviceToHost, stream_.get()));
+  WF_CUDA_CHECK(cudaStreamSynchronize(stream_.get()));
+  const unsigned bits = static_cast<unsigned>(bytes * 8);
+  if (isSignedInteger(step.controlType) && bits < 64 && (raw >> (bits - 1)) & 1) raw |= ~uint64_t{0} << bits;
+  return static_cast<int64_t>(raw);
+}
+
+Status Executor::runSteps() {
+  const bool timed = options_.recordTimings;
+  size_t recorded = 0;
+  for (size_t i = 0; i < plan_.steps.size();) {
+    const Step& step = plan_.steps[i];
+    if (plan_.hoisted[i]) {
+      ++i;
+      continue;
+    }
+    switch (step.control) {
+      case Control::kJump:
+        i = step.targets[0];
+        continue;
+      case Control::kBranchIfFalse: {
+        WF_ASSIGN_OR_RETURN(int64_t predicate, readControlScalar(step));
+        i = predicate != 0 ? i + 1 : step.targets[0];
+        continue;
+      }
+      case Control::kSwitch: {
+        WF_ASSIGN_OR_RETURN(int64_t index, readControlScalar(step));
+        // An index out of range selects the last branch (the default).
+        const auto numBranches = static_cast<int64_t>(step.targets.size());
+        i = step.targets[static_cast<size_t>(index < 0 || index >= numBranches ? numBranches - 1 : index)];
+        continue;
+      }
+      case Control::kNone:
+        break;
+    }
+    {
+      NvtxRange range(step.op->name());
+      WF_RETURN_IF_ERROR(step.kernel ? launchStep(step) : runHostStep(step));
+    }
+    if (timed) {
+      // One event per step run (a loop's steps run many times), from a pool kept across runs.
+      if (recorded == stepEvents_.size()) {
+        WF_ASSIGN_OR_RETURN(Event e, createEvent(/*timing=*/true));
+        stepEvents_.push_back(std::move(e));
+        eventStep_.push_back(0);
+      }
+      WF_CUDA_CHECK(cudaEventRecord(stepEvents_[recorded].get(), stream_.get()));
+      eventStep_[recorded++] = i;
+    }
+    ++i;
+  }
+  eventsRecorded_ = recorded;
+  return Status::ok();
+}
+
+Status Executor::captureGraph() {
+  WF_CUDA_CHECK(cudaStreamBeginCapture(stream_.get(), cudaStreamCaptureModeThreadLocal));
+  Status launched = launchDeviceSteps(plan_.graphSegments[0]);
+  cudaGraph_t g = nullptr;
+  cudaError_t ended = cudaStreamEndCapture(stream_.get(), &g);
+  Graph graph(g);
+  WF_RETURN_IF_ERROR(launched);
+  WF_CUDA_CHECK(ended);
+  cudaGraphExec_t exec = nullptr;
+  WF_CUDA_CHECK(cudaGraphInstantiate(&exec, graph.get(), 0));
+  graphExec_ = GraphExec(exec);
+  return Status::ok();
+}
+
+Expected<RunResult> Executor::run(std::span<const Literal> args) {
+  std::lock_guard<std::mutex> lock(runMu_);
+  WF_RETURN_IF_ERROR(device_->activate());
+  const Block& body = FuncOp(&entry_).body();
+  for (size_t i = 0; i < body.numArguments(); ++i)
+    if (plan_.declaredBound[i] && !bound_[i])
+      return invalidArgument("function @" + std::string(FuncOp(&entry_).symName()) + " argument #" +
+                             std::to_string(i) + " is listed in CompileOptions::boundArguments but was not bound");
+  size_t next = 0;
+  for (size_t i = 0; i < body.numArguments(); ++i) {
+    if (bound_[i]) continue;
+    if (next >= args.size())
+      return invalidArgument("function @" + std::string(FuncOp(&entry_).symName()) + " needs " +
+                             std::to_string(std::count(bound_.begin(), bound_.end(), false)) +
+                             " unbound arguments, got " + std::to_string(args.size()));
+    WF_RETURN_IF_ERROR(upload(plan_.argBuffers[i], args[next], body.argument(i)->type(),
+                              "function @" + std::string(FuncOp(&entry_).symName()) + " argument #" +
+                                  std::to_string(i)));
+    ++next;
+  }
+  if (next != args.size())
+    return invalidArgument("function @" + std::string(FuncOp(&entry_).symName()) + " takes " + std::to_string(next) +
+                           " unbound arguments, got " + std::to_string(args.size()));
+
+  if (prologueDirty_) WF_RETURN_IF_ERROR(runPrologue());
+  RunResult result;
+  // No "@" in the name: Nsight Compute's NVTX filters read it as a domain separator.
+  NvtxRange range("warpforge run " + std::string(FuncOp(&entry_).symName()));
+  // Per-op timing runs the steps one by one, so that each gets its own events.
+  const bool wholePlan = plan_.graphSegments.size() == 1 && plan_.graphSegments[0].first == 0 &&
+                         plan_.graphSegments[0].end == plan_.steps.size();
+  const bool graphable = options_.cudaGraphs && !options_.recordTimings && wholePlan && !graphFailed_;
+  if (graphable && !graphExec_) {
+    Status captured = captureGraph();
+    if (!captured.isOk()) {
+      // Launch directly from now on; a real kernel error shows again below.
+      graphFailed_ = true;
+      (void)cudaGetLastError();
+    }
+  }
+  if (!runStart_) {
+    WF_ASSIGN_OR_RETURN(runStart_, createEvent(/*timing=*/true));
+    WF_ASSIGN_OR_RETURN(runEnd_, createEvent(/*timing=*/true));
+  }
+  WF_CUDA_CHECK(cudaEventRecord(runStart_.get(), stream_.get()));
+  if (graphable && graphExec_) {
+    WF_CUDA_CHECK(cudaGraphLaunch(graphExec_.get(), stream_.get()));
+    usesGraph_ = true;
+    ++graphLaunches_;
+  } else {
+    WF_RETURN_IF_ERROR(runSteps());
+  }
+  WF_CUDA_CHECK(cudaEventRecord(runEnd_.get(), stream_.get()));
+  for (const Value* v : plan_.outputs) {
+    WF_ASSIGN_OR_RETURN(Literal l, download(plan_.bufferOf.at(v), v->type()));
+    result.outputs.push_back(std::move(l));
+  }
+  for (const Value* v : plan_.taps) {
+    WF_ASSIGN_OR_RETURN(Literal l, download(plan_.bufferOf.at(v), v->type()));
+    result.taps.push_back(std::move(l));
+  }
+  WF_CUDA_CHECK(cudaStreamSynchronize(stream_.get()));
+  float deviceMillis = 0;
+  WF_CUDA_CHECK(cudaEventElapsedTime(&deviceMillis, runStart_.get(), runEnd_.get()));
+  result.report.deviceMillis = deviceMillis;
+  if (options_.recordTimings && !graphable) {
+    // Each step's time, summed over the times it ran, in the order the steps first ran.
+    std::vector<double> micros(plan_.steps.size(), -1.0);
+    std::vector<size_t> order;
+    cudaEvent_t previous = runStart_.get();
+    for (size_t e = 0; e < eventsRecorded_; ++e) {
+      float ms = 0;
+      WF_CUDA_CHECK(cudaEventElapsedTime(&ms, previous, stepEvents_[e].get()));
+      previous = stepEvents_[e].get();
+      const size_t i = eventStep_[e];
+      if (micros[i] < 0) {
+        micros[i] = 0;
+        order.push_back(i);
+      }
+      micros[i] += ms * 1000.0;
+    }
+    for (size_t i : order)
+      result.report.timings.push_back({plan_.steps[i].op->name(), plan_.steps[i].op->location().toString(), micros[i]});
+  }
+  std::set<std::string> seen;
+  collectHostOps(seen, result.report.hostFallbackOps);
+  return result;
+}
+
+Status Executor::runOnDevice(std::span<void* const> args, std::span<void* const> results) {
+  std::lock_guard<std::mutex> lock(runMu_);
+  WF_RETURN_IF_ERROR(device_->activate());
+  if (args.size() != plan_.argBuffers.size() || results.size() != plan_.outputs.size())
+    return internalError("function @" + std::string(FuncOp(&entry_).symName()) + " run as a process with " +
+                         std::to_string(args.size()) + " arguments and " + std::to_string(results.size()) +
+                         " results");
+  for (size_t i = 0; i < args.size(); ++i) {
+    const auto b = static_cast<size_t>(plan_.argBuffers[i]);
+    if (plan_.bufferBytes[b] > 0)
+      WF_CUDA_CHECK(cudaMemcpyAsync(memory_.address(b), args[i], plan_.bufferBytes[b], cudaMemcpyDeviceToDevice,
+                                    stream_.get()));
+  }
+  if (prologueDirty_) WF_RETURN_IF_ERROR(runPrologue());
+  WF_RETURN_IF_ERROR(runSteps());
+  for (size_t i = 0; i < plan_.outputs.size(); ++i) {
+    const auto b = static_cast<size_t>(plan_.bufferOf.at(plan_.outputs[i]));
+    if (plan_.bufferBytes[b] > 0)
+      WF_CUDA_CHECK(cudaMemcpyAsync(results[i], memory_.address(b), plan_.bufferBytes[b], cudaMemcpyDeviceToDevice,
+                                    stream_.get()));
+  }
+  WF_CUDA_CHECK(cudaStreamSynchronize(stream_.get()));
+  return Status::ok();
+}
+
+void Executor::collectHostOps(std::set<std::string>& seen, std::vector<std::string>& out) const {
+  for (const Step& step : plan_.steps) {
+    if (const auto* grid = dynamic_cast<const GridKernel*>(step.kernel.get())) {
+      for (const GridKernel::Process& p : grid->processes()) p.executable->collectHostOps(seen, out);
+      continue;
+    }
+    if (step.kernel || step.control != Control::kNone) continue;
+    std::string name = step.op->name() + " at " + step.op->location().toString();
+    if (seen.insert(name).second) out.push_back(std::move(name));
+  }
+}
+
+size_t Executor::deviceBytesInUse() const {
+  size_t total = 0;
+  total += memory_.bytesInUse();
+  for (const Step& s : plan_.steps)
+    if (s.kernel) total += s.kernel->deviceBytes();
+  return total;
+}
+
+std::vector<std::pair<std::string, size_t>> Executor::deviceMemoryBreakdown() const {
+  size_t bound = 0, inputs = 0, constants = 0, kernels = 0;
+  std::vector<bool> isArg(memory_.numBuffers(), false);
+  for (size_t i = 0; i < plan_.argBuffers.size(); ++i) {
+    const auto b = static_cast<size_t>(plan_.argBuffers[i]);
+    isArg[b] = true;
+    (plan_.declaredBound[i] || bound_[i] ? bound : inputs) += memory_.ownBytes(b);
+  }
+  for (size_t b = 0; b < memory_.numBuffers(); ++b)
+    if (!isArg[b]) constants += memory_.ownBytes(b);
+  for (const Step& s : plan_.steps)
+    if (s.kernel) kernels += s.kernel->deviceBytes();
+  return {{"bound arguments", bound},
+          {"inputs", inputs},
+          {"constants and precomputed weights", constants},
+          {"intermediates and workspaces (arena)", memory_.arenaBytes()},
+          {"held by kernels", kernels}};
+}
+
+ExecutableStats Executor::stats() const {
+  std::lock_guard<std::mutex> lock(runMu_);  // a run updates the launch counts
+  ExecutableStats s = plan_.stats;
+  s.usesGraph = usesGraph_;
+  s.graphLaunches = graphLaunches_;
+  return s;
+}
+
+Status GridKernel::launch(const LaunchContext& ctx, std::span<void* const> in, std::span<void* const> out) {
+  // The processes read the operands on streams of their own.
+  WF_CUDA_CHECK(cudaStreamSynchronize(ctx.stream));
+  rendezvous_->reset();
+  auto runProcess = [&](size_t i) {
+    const Process& p = processes_[i];
+    const ProcessId self{static_cast<int64_t>(i) / numPartitions_, static_cast<int64_t>(i) % numPartitions_};
+    Status s = p.executable->runOnDevice(in.subspan(p.firstInput, p.numInputs),
+                                         out.subspan(p.firstOutput, p.numOutputs));
+    if (s.isOk()) {
+      rendezvous_->finish(self);
+    } else {
+      rendezvous_->fail(self, s.withContext("process " + self.toString()));
+    }
+  };
+  if (processes_.size() == 1) {
+    runProcess(0);
+  } else {
+    std::vector<std::thread> threads;
+    threads.reserve(processes_.size());
+    for (size_t i = 0; i < processes_.size(); ++i) threads.emplace_back(runProcess, i);
+    for (std::thread& t : threads) t.join();
+  }
+  WF_RETURN_IF_ERROR(ctx.device->activate());  // for the caller's thread, as before
+  return rendezvous_->firstError();
+}
+
+size_t GridKernel::deviceBytes() const {
+  size_t total = 0;
+  for (const Process& p : processes_) total += p.executable->deviceBytesInUse();
+  return total;
+}
+
+}  // namespace wf::cuda

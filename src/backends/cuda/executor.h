@@ -1,0 +1,138 @@
+// The executor: runs a Plan (plan.h) on one GPU, on a stream of its own.
+//
+// A run uploads the arguments not bound, runs the prologue of hoisted steps if a bind made it
+// stale, launches the per-run steps and downloads the results and taps. Host steps download their
+// operands, run the CPU interpreter's kernel and upload the results; control steps copy their
+// predicate or index (one scalar) from the device and pick the next step on the host, so a
+// program with control flow costs a device-to-host copy and a stream synchronisation per branch.
+//
+// Launch: a plan that is one graph segment (static shapes, no host steps, no control flow, no
+// collectives) is captured into a CUDA graph on its first run and replayed on every later run,
+// unless CompileOptions::cudaGraphs is off or the run records per-step timings. If the capture
+// fails, the executor launches step by step from then on.
+//
+// Grids: an interpreter.run_parallel step (GridKernel) runs each process of the grid, an executor
+// of its own on the same device, on a host thread of its own; the processes read their operands
+// from and write their results to the enclosing executor's buffers, and their collectives meet
+// on the device (collectives.h).
+#pragma once
+
+#include <memory>
+#include <mutex>
+#include <set>
+#include <span>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "backends/cuda/collectives.h"
+#include "backends/cuda/device.h"
+#include "backends/cuda/kernel.h"
+#include "backends/cuda/memory.h"
+#include "backends/cuda/plan.h"
+#include "runtime/backend.h"
+
+namespace wf::cuda {
+
+class Executor {
+ public:
+  // `plan` is `entry`'s, with its arena laid out (memory.h assignSlots); `stream` is the one it
+  // runs on. `module` must outlive the executor.
+  Executor(std::shared_ptr<Device> device, const Module& module, const Operation& entry, const CompileOptions& options,
+           Plan plan, Stream stream);
+  ~Executor();
+  Executor(const Executor&) = delete;
+  Executor& operator=(const Executor&) = delete;
+
+  // Allocates the plan's device memory and uploads its constants (once, before any run).
+  Status allocate();
+  Status bindArgument(size_t index, const Literal& value);
+  Expected<RunResult> run(std::span<const Literal> args);
+  // A process of an interpreter.run_parallel grid: runs on the arguments' device buffers (one per
+  // argument) and copies its results into `results` (device buffers of the enclosing
+  // executable); returns once they are there.
+  Status runOnDevice(std::span<void* const> args, std::span<void* const> results);
+  size_t numResults() const { return plan_.outputs.size(); }
+  // The ops that run on the host (here and in the processes of grids), "name at location", once each.
+  void collectHostOps(std::set<std::string>& seen, std::vector<std::string>& out) const;
+  size_t deviceBytesInUse() const;
+  std::vector<std::pair<std::string, size_t>> deviceMemoryBreakdown() const;
+  std::string deviceName() const { return device_->describe(); }
+  // The plan's counts, with the launches of the runs so far.
+  ExecutableStats stats() const;
+  // Where host steps of `check.*` ops report; null makes them errors.
+  void setCheckSink(CheckSink* sink) { checks_ = sink; }
+
+ private:
+  Status runPrologue();
+  // Enqueues one device step: its buffers' addresses, its workspace, errors naming its op.
+  Status launchStep(const Step& step);
+  // Enqueues the device steps of `segment` (hoisted ones aside), for capture into a graph.
+  Status launchDeviceSteps(const GraphSegment& segment);
+  Status runHostStep(const Step& step);
+  // Reads the scalar a control step branches on (an i1 or an integer) from the device.
+  Expected<int64_t> readControlScalar(const Step& step);
+  Status runSteps();
+  // Captures the plan's one graph segment, the whole plan, into graphExec_.
+  Status captureGraph();
+  // The device address of buffer `buffer` (memory_).
+  void* address(int buffer) const { return memory_.address(static_cast<size_t>(buffer)); }
+  Status upload(int buffer, const Literal& value, const Type& expected, const std::string& what);
+  Expected<Literal> download(int buffer, const Type& type);
+
+  std::shared_ptr<Device> device_;
+  const Module& module_;
+  const Operation& entry_;
+  CompileOptions options_;
+  mutable std::mutex runMu_;
+  Stream stream_;
+  Plan plan_;
+  PlanMemory memory_;
+  std::vector<bool> bound_;  // by entry argument
+  bool prologueDirty_ = true;
+  CheckSink* checks_ = nullptr;
+  GraphExec graphExec_;
+  bool graphFailed_ = false;
+  bool usesGraph_ = false;  // ExecutableStats::usesGraph
+  int graphLaunches_ = 0;
+  Event runStart_, runEnd_;  // device time of each run (RunReport::deviceMillis)
+  // With CompileOptions::recordTimings: an event after each step run, and the step it ended.
+  std::vector<Event> stepEvents_;
+  std::vector<size_t> eventStep_;
+  size_t eventsRecorded_ = 0;
+};
+
+// Plans `entry` for process `process` (planner.h), lays out its memory (memory.h) and returns an
+// executor of the plan with its memory allocated, ready for binds and runs.
+Expected<std::unique_ptr<Executor>> compileExecutor(const std::shared_ptr<Device>& device, const Module& module,
+                                                    const Operation& entry, const CompileOptions& options,
+                                                    const ProcessContext& process = {});
+
+// interpreter.run_parallel: one executor per process (row-major over replicas and partitions),
+// each run on a host thread of its own, on its own stream, meeting in the grid's rendezvous. The
+// op's operands go to the processes in order, as many as each function takes, and their results
+// come back in the same order, as on the CPU.
+class GridKernel final : public OpKernel {
+ public:
+  struct Process {
+    std::unique_ptr<Executor> executable;
+    size_t firstInput = 0, numInputs = 0;
+    size_t firstOutput = 0, numOutputs = 0;
+  };
+  GridKernel(int64_t numReplicas, int64_t numPartitions)
+      : numPartitions_(numPartitions), rendezvous_(std::make_unique<DeviceRendezvous>(numReplicas, numPartitions)) {}
+
+  DeviceRendezvous* rendezvous() const { return rendezvous_.get(); }
+  void add(Process p) { processes_.push_back(std::move(p)); }
+  const std::vector<Process>& processes() const { return processes_; }
+
+  Status launch(const LaunchContext& ctx, std::span<void* const> in, std::span<void* const> out) override;
+  size_t deviceBytes() const override;
+
+ private:
+  int64_t numPartitions_;
+  std::unique_ptr<DeviceRendezvous> rendezvous_;
+  std::vector<Process> processes_;
+};
+
+}  // namespace wf::cuda

@@ -1,0 +1,837 @@
+// The planner (planner.h): one walk over the entry function that fills a Plan.
+#include "backends/cuda/planner.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+#include <functional>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "eval/interpreter.h"
+#include "backends/cuda/cuda_check.h"
+#include "backends/cuda/executor.h"
+#include "backends/cuda/fusion.h"
+#include "backends/cuda/kernel.h"
+#include "backends/cuda/nvrtc.h"
+
+namespace wf::cuda {
+namespace {
+
+size_t tensorBytes(const Type& t) {
+  return static_cast<size_t>(t.numElements()) * static_cast<size_t>(storageBytes(t.elementType()));
+}
+
+// A one-element tensor of an element type `kind` accepts (the predicate of while and if, the
+// index of case).
+bool isScalarOf(const Type& t, bool (*kind)(ElementType)) {
+  return t.isTensor() && t.hasStaticShape() && t.numElements() == 1 && kind(t.elementType());
+}
+
+// True if `v` is defined inside `op` (by an op nested in one of its regions, or as an argument
+// of one of its blocks).
+bool definedInside(const Value* v, const Operation* op) {
+  const Operation* p = v->definingOp();
+  if (!p) {
+    const Block* b = v->ownerBlock();
+    const Region* r = b ? b->parent() : nullptr;
+    p = r ? r->parent() : nullptr;
+    if (p == op) return true;
+  }
+  for (; p; p = p->parentOp())
+    if (p == op) return true;
+  return false;
+}
+
+// Values that the regions of `op` use but do not define (implicit captures of while/if bodies).
+void collectCaptures(const Operation& root, const Operation& op, std::vector<const Value*>& out) {
+  for (const auto& region : op.regions())
+    for (const auto& block : region->blocks())
+      for (const auto& inner : block->operations()) {
+        for (const Value* v : inner->operands())
+          if (!definedInside(v, &root) && std::find(out.begin(), out.end(), v) == out.end()) out.push_back(v);
+        collectCaptures(root, *inner, out);
+      }
+}
+
+// A generated fusion kernel (fusion.h): inputs..., output, one thread per output element in a
+// grid-stride loop. The kernel handle is filled in once the whole plan's kernels are compiled.
+class FusedKernel final : public OpKernel {
+ public:
+  FusedKernel(int64_t n, int threads, int64_t blocks) : n_(n), threads_(threads), blocks_(blocks) {}
+  void setKernel(cudaKernel_t k) { kernel_ = k; }
+  Status launch(const LaunchContext& ctx, std::span<void* const> in, std::span<void* const> out) override {
+    if (n_ == 0) return Status::ok();
+    if (!kernel_) return internalError("fused kernel launched before it was compiled");
+    // The kernel's parameters: the inputs' addresses, then the output's (no allocation here: this
+    // runs for every step of every run that is not a graph replay).
+    void* pointers[kMaxStepBuffers + 1];
+    void* args[kMaxStepBuffers + 1];
+    if (in.size() > kMaxStepBuffers) return internalError("fused kernel with too many inputs");
+    for (size_t i = 0; i < in.size(); ++i) pointers[i] = in[i];
+    pointers[in.size()] = out[0];
+    for (size_t i = 0; i <= in.size(); ++i) args[i] = &pointers[i];
+    WF_CUDA_CHECK(cudaLaunchKernel(reinterpret_cast<const void*>(kernel_), dim3(static_cast<unsigned>(blocks_)),
+                                   dim3(static_cast<unsigned>(threads_)), args, 0, ctx.stream));
+    return Status::ok();
+  }
+
+ private:
+  int64_t n_;
+  int threads_;
+  int64_t blocks_;
+  cudaKernel_t kernel_ = nullptr;
+};
+
+// True if every element of `group`'s result reads `input` at its own linear index only: the
+// paths from the input to the root pass only elementwise ops (reading it as a full-size
+// operand) and reshapes, and the input has the result's element count and element size.
+bool readsInPlace(const FusionGroup& group, const Value* input) {
+  const Type& out = group.root()->result(0)->type();
+  if (input->type().numElements() != out.numElements() ||
+      storageBytes(input->type().elementType()) != storageBytes(out.elementType()))
+    return false;
+  std::unordered_set<const Operation*> members(group.ops.begin(), group.ops.end());
+  std::vector<const Value*> frontier = {input};
+  std::unordered_set<const Value*> seen;
+  while (!frontier.empty()) {
+    const Value* v = frontier.back();
+    frontier.pop_back();
+    if (!seen.insert(v).second) continue;
+    for (const Operation* user : group.ops) {
+      bool uses = false;
+      for (const Value* operand : user->operands()) uses = uses || operand == v;
+      if (!uses) continue;
+      switch (user->code()) {
+        case OpCode::BroadcastInDim:
+        case OpCode::Broadcast:
+        case OpCode::Transpose:
+        case OpCode::Slice:
+        case OpCode::Gather:
+        case OpCode::Reduce:
+        case OpCode::Iota:
+        case OpCode::Constant:
+          return false;
+        default:
+          break;
+      }
+      if (user->numResults() != 1 || v->type().numElements() != user->result(0)->type().numElements()) return false;
+      frontier.push_back(user->result(0));
+    }
+  }
+  return true;
+}
+
+// Builds the Plan of one function: its methods add steps and buffers to plan_ as they walk the
+// ops (see planner.h).
+class Planner {
+ public:
+  Planner(const std::shared_ptr<Device>& device, const Module& module, const Operation& entry,
+          const CompileOptions& options, const ProcessContext& process)
+      : device_(device), module_(module), entry_(entry), options_(options), process_(process) {}
+
+  Expected<Plan> build();
+
+ private:
+  int newBuffer(size_t bytes) {
+    plan_.bufferBytes.push_back(bytes);
+    return static_cast<int>(plan_.bufferBytes.size()) - 1;
+  }
+  Status planOp(const Operation& op, LowerContext& lctx, int depth = 0);
+  // interpreter.run_parallel: an executor per process, run by one step (GridKernel).
+  Expected<std::unique_ptr<OpKernel>> planGrid(const Operation& op);
+  Status planFusedGroup(const FusionGroup& group);
+  // Picks the activations stored channels-last (Plan::channelsLast): see the comment inside.
+  void chooseChannelsLast(const Block& body, const FusionPlan& fusion, const std::unordered_set<const Value*>& keep);
+  Status compileFusedKernels();
+  Status inlineCall(const Operation& op, const Operation& callee, LowerContext& lctx, int depth);
+  // while/if/case as steps: their regions' ops planned in line, with control steps between.
+  Status planControlFlow(const Operation& op, LowerContext& lctx, int depth);
+  Status planWhile(const Operation& op, LowerContext& lctx, int depth);
+  Status planBranches(const Operation& op, LowerContext& lctx, int depth);
+  // Plans a region's ops up to its terminator; returns the terminator's operands.
+  Expected<std::vector<const Value*>> planRegion(const Operation& op, const Region& region, LowerContext& lctx,
+                                                 int depth);
+  // A step copying buffer `from` into `to` (a loop-carried value or a result of while/if/case).
+  void planCopy(const Operation& op, int from, int to);
+  // Runs `plan`; if it fails as unimplemented while the CPU fallback is allowed, undoes what it
+  // planned and returns true, so that the op runs whole on the host instead.
+  Expected<bool> planOrUndo(const std::function<Status()>& plan);
+  Expected<int> bufferFor(const Operation& op, const Value* v) const;
+  void planHoisting();
+  // The steps that may run as one CUDA graph (Plan::graphSegments).
+  void planGraphSegments();
+
+  std::shared_ptr<Device> device_;
+  const Module& module_;
+  const Operation& entry_;
+  const CompileOptions& options_;
+  ProcessContext process_;  // which process of which grid the plan is for
+  Plan plan_;
+  // Generated kernels waiting for compileFusedKernels(): source, and the steps that run it.
+  std::vector<RuntimeKernelSource> fusedSources_;
+  std::vector<std::vector<FusedKernel*>> fusedUsers_;
+  std::unordered_map<std::string, size_t> fusedIndex_;  // source -> index in fusedSources_
+  std::unordered_map<std::string, int> fusedValues_;    // source + input buffers -> output buffer
+};
+
+Status Planner::inlineCall(const Operation& op, const Operation& callee, LowerContext& lctx, int depth) {
+  constexpr int kMaxInlineDepth = 64;
+  if (depth >= kMaxInlineDepth) return unsupportedOnCuda(op, "calls nested deeper than 64 (recursion?)");
+  if (callee.numRegions() == 0 || callee.region(0).empty())
+    return invalidArgument(op.describe() + ": callee has no body");
+  const Block& body = callee.region(0).front();
+  if (body.numArguments() != op.numOperands())
+    return invalidArgument(op.describe() + ": callee takes " + std::to_string(body.numArguments()) + " arguments");
+  // Callee values are (re)bound for this call site; the steps keep the buffer ids.
+  for (size_t i = 0; i < body.numArguments(); ++i) plan_.bufferOf[body.argument(i)] = plan_.bufferOf.at(op.operand(i));
+  for (const auto& inner : body.operations()) {
+    if (inner->code() == OpCode::FuncReturn || inner->code() == OpCode::Return) {
+      if (inner->numOperands() != op.numResults())
+        return invalidArgument(op.describe() + ": callee returns " + std::to_string(inner->numOperands()) + " values");
+      for (size_t i = 0; i < op.numResults(); ++i) plan_.bufferOf[op.result(i)] = plan_.bufferOf.at(inner->operand(i));
+      ++plan_.stats.inlinedCalls;
+      return Status::ok();
+    }
+    WF_RETURN_IF_ERROR(planOp(*inner, lctx, depth + 1));
+  }
+  return invalidArgument(op.describe() + ": callee has no return");
+}
+
+Status Planner::planOp(const Operation& op, LowerContext& lctx, int depth) {
+  for (size_t i = 0; i < op.numResults(); ++i) {
+    const Type& t = op.result(i)->type();
+    if (!t.isTensor() || !t.hasStaticShape() || t.elementType() == ElementType::kQuantized)
+      return unsupportedOnCuda(op, "result of type " + t.toString() + " (the CUDA backend takes static-shape tensors)");
+  }
+  if (op.code() == OpCode::Constant) {
+    const Attribute* value = op.attr("value");
+    if (!value || !value->literal())
+      return invalidArgument(op.describe() + ": constant without a value (missing dense_resource blob?)");
+    const int id = newBuffer(tensorBytes(op.result(0)->type()));
+    plan_.constants.emplace_back(id, *value->literal());
+    plan_.bufferOf[op.result(0)] = id;
+    return Status::ok();
+  }
+  // Ops that only rename their operands' bytes share their buffers: reshape, the identity
+  // optimization_barrier, and bitcast_convert between types of one storage size.
+  if (op.code() == OpCode::Reshape || op.code() == OpCode::OptimizationBarrier ||
+      (op.code() == OpCode::BitcastConvert && op.operand(0)->type().isTensor() &&
+       storageBytes(op.operand(0)->type().elementType()) == storageBytes(op.result(0)->type().elementType()) &&
+       op.operand(0)->type().numElements() == op.result(0)->type().numElements() &&
+       isGpuComputeType(op.operand(0)->type().elementType()) && isGpuComputeType(op.result(0)->type().elementType()) &&
+       op.operand(0)->type().elementType() != ElementType::kI1 && op.result(0)->type().elementType() != ElementType::kI1)) {
+    if (op.numOperands() != op.numResults()) return invalidArgument(op.describe() + ": operand and result counts differ");
+    for (size_t i = 0; i < op.numResults(); ++i) plan_.bufferOf[op.result(i)] = plan_.bufferOf.at(op.operand(i));
+    ++plan_.stats.aliases;
+    return Status::ok();
+  }
+  // Calls (and composites, through their decomposition) are inlined into the plan.
+  if (op.code() == OpCode::FuncCall || op.code() == OpCode::Composite) {
+    const Attribute* sym = op.attr(op.code() == OpCode::FuncCall ? "callee" : "decomposition");
+    const Operation* callee = sym && sym->kind() == Attribute::Kind::kSymbolRef
+                                  ? module_.lookupFunction(sym->stringValue())
+                                  : nullptr;
+    if (!callee) return invalidArgument(op.describe() + ": callee not found in the module");
+    // With the fallback allowed, a callee that cannot be planned on the device (dynamic shapes,
+    // tuples) runs whole on the host instead.
+    WF_ASSIGN_OR_RETURN(bool undone, planOrUndo([&] { return inlineCall(op, *callee, lctx, depth); }));
+    if (!undone) return Status::ok();
+  }
+  // while/if/case: device steps for their regions, the host choosing the branch; with the
+  // fallback allowed, one whose regions cannot be planned on the device runs whole on the host.
+  if (op.code() == OpCode::While || op.code() == OpCode::If || op.code() == OpCode::Case) {
+    WF_ASSIGN_OR_RETURN(bool undone, planOrUndo([&] { return planControlFlow(op, lctx, depth); }));
+    if (!undone) return Status::ok();
+  }
+  Step step;
+  step.op = &op;
+  std::string why = "no CUDA kernel for this op";
+  const size_t workspaceBefore = lctx.workspaceBytes;
+  lctx.workspaceBytes = 0;
+  if (isCollectiveOp(op.code())) {
+    Expected<CollectiveKernel> collective = lowerCollective(op, process_, lctx);
+    // Inside a grid a collective cannot run on the host (the host kernel has no peers): the
+    // error reaches the enclosing run_parallel, which then runs whole on the host if allowed.
+    if (collective) {
+      step.kernel = std::move(collective->kernel);
+      step.meetsPeers = collective->meetsPeers;
+    } else if (collective.status().code() == StatusCode::kUnimplemented && !process_.rendezvous) {
+      why = collective.status().message();
+    } else {
+      return collective.status();
+    }
+  } else if (op.code() == OpCode::InterpreterRunParallel) {
+    Expected<std::unique_ptr<OpKernel>> grid = planGrid(op);
+    if (grid) {
+      step.kernel = std::move(*grid);
+      step.meetsPeers = true;
+    } else if (grid.status().code() == StatusCode::kUnimplemented) {
+      why = grid.status().message();
+    } else {
+      return grid.status();
+    }
+  } else if (const Lowering* lowering = CudaKernelRegistry::instance().find(op.code())) {
+    // Channels-last storage reaches the convolutions that take it (chooseChannelsLast).
+    lctx.operandStrides = lctx.resultStrides = nullptr;
+    if (op.code() == OpCode::Convolution) {
+      const ValueStrides& layouts = plan_.channelsLast;
+      if (auto it = layouts.find(op.operand(0)); it != layouts.end()) lctx.operandStrides = &it->second;
+      if (auto it = layouts.find(op.result(0)); it != layouts.end()) lctx.resultStrides = &it->second;
+    }
+    Expected<std::unique_ptr<OpKernel>> kernel = (*lowering)(op, lctx);
+    lctx.operandStrides = lctx.resultStrides = nullptr;
+    if (kernel) {
+      step.kernel = std::move(*kernel);
+    } else if (kernel.status().code() == StatusCode::kUnimplemented) {
+      why = kernel.status().message();
+    } else {
+      return kernel.status();
+    }
+  }
+  for (const Value* v : op.operands()) step.inputs.push_back(v);
+  if (!step.kernel) {
+    if (!options_.allowCpuFallback || !KernelRegistry::instance().find(op.code())) {
+      // `why` from a lowering already names the op.
+      std::string message = why.rfind(op.describe(), 0) == 0 ? why : op.describe() + ": " + why;
+      if (!options_.allowCpuFallback) message += "; CompileOptions::allowCpuFallback runs such ops on the host";
+      return unimplemented(message);
+    }
+    collectCaptures(op, op, step.inputs);
+    ++plan_.stats.hostSteps;
+  } else {
+    ++plan_.stats.deviceSteps;
+    if (step.meetsPeers) ++plan_.stats.collectiveOps;
+  }
+  for (const Value* v : step.inputs) {
+    auto it = plan_.bufferOf.find(v);
+    if (it == plan_.bufferOf.end()) return internalError(op.describe() + ": operand has no device buffer");
+    step.inputBuffers.push_back(it->second);
+  }
+  for (size_t i = 0; i < op.numResults(); ++i) {
+    const int id = newBuffer(tensorBytes(op.result(i)->type()));
+    plan_.bufferOf[op.result(i)] = id;
+    step.outputBuffers.push_back(id);
+  }
+  if (step.kernel && lctx.workspaceBytes > 0) {
+    step.workspaceBytes = lctx.workspaceBytes;
+    step.workspaceBuffer = newBuffer(lctx.workspaceBytes);
+  }
+  lctx.workspaceBytes = std::max(workspaceBefore, lctx.workspaceBytes);
+  plan_.steps.push_back(std::move(step));
+  return Status::ok();
+}
+
+Expected<bool> Planner::planOrUndo(const std::function<Status()>& plan) {
+  const size_t savedSteps = plan_.steps.size(), savedBuffers = plan_.bufferBytes.size(),
+               savedConstants = plan_.constants.size(), savedLoops = plan_.loops.size();
+  const ExecutableStats savedInfo = plan_.stats;
+  Status planned = plan();
+  if (planned.isOk()) return false;
+  if (!options_.allowCpuFallback || planned.code() != StatusCode::kUnimplemented) return planned;
+  plan_.steps.resize(savedSteps);
+  plan_.bufferBytes.resize(savedBuffers);
+  plan_.constants.resize(savedConstants);
+  plan_.loops.resize(savedLoops);
+  plan_.stats = savedInfo;
+  return true;
+}
+
+Expected<int> Planner::bufferFor(const Operation& op, const Value* v) const {
+  auto it = plan_.bufferOf.find(v);
+  if (it == plan_.bufferOf.end()) return internalError(op.describe() + ": a value it reads has no device buffer");
+  return it->second;
+}
+
+Status Planner::planControlFlow(const Operation& op, LowerContext& lctx, int depth) {
+  constexpr int kMaxNesting = 64;
+  if (depth >= kMaxNesting) return unsupportedOnCuda(op, "regions nested deeper than 64");
+  for (const auto& region : op.regions())
+    if (region->blocks().size() != 1) return invalidArgument(op.describe() + ": each region must hold one block");
+  WF_RETURN_IF_ERROR(op.code() == OpCode::While ? planWhile(op, lctx, depth) : planBranches(op, lctx, depth));
+  ++plan_.stats.controlFlowOps;
+  return Status::ok();
+}
+
+Expected<std::vector<const Value*>> Planner::planRegion(const Operation& op, const Region& region,
+                                                               LowerContext& lctx, int depth) {
+  for (const auto& inner : region.front().operations()) {
+    if (inner->code() == OpCode::Return || inner->code() == OpCode::FuncReturn) {
+      std::vector<const Value*> returned;
+      for (const Value* v : inner->operands()) returned.push_back(v);
+      return returned;
+    }
+    WF_RETURN_IF_ERROR(planOp(*inner, lctx, depth + 1));
+  }
+  return invalidArgument(op.describe() + ": a region without a terminator");
+}
+
+void Planner::planCopy(const Operation& op, int from, int to) {
+  const size_t bytes = plan_.bufferBytes[static_cast<size_t>(to)];
+  Step step;
+  step.op = &op;
+  step.rewrites = true;
+  step.kernel = makeKernel([bytes](const LaunchContext& ctx, std::span<void* const> in, std::span<void* const> out) {
+    if (bytes > 0) WF_CUDA_CHECK(cudaMemcpyAsync(out[0], in[0], bytes, cudaMemcpyDeviceToDevice, ctx.stream));
+    return Status::ok();
+  });
+  step.inputBuffers = {from};
+  step.outputBuffers = {to};
+  plan_.steps.push_back(std::move(step));
+  ++plan_.stats.deviceSteps;
+}
+
+// while: the loop-carried values live in the result buffers. Steps:
+//   copy operands -> carried
+//   start: cond's ops; branch-if-false(predicate) -> exit
+//          body's ops; copy the body's results -> carried; jump -> start
+//   exit:
+Status Planner::planWhile(const Operation& op, LowerContext& lctx, int depth) {
+  if (op.numRegions() != 2) return invalidArgument(op.describe() + ": expects cond and body regions");
+  const Block& cond = op.region(0).front();
+  const Block& body = op.region(1).front();
+  const size_t n = op.numOperands();
+  if (op.numResults() != n || cond.numArguments() != n || body.numArguments() != n)
+    return invalidArgument(op.describe() + ": operands, results and region arguments differ in number");
+  std::vector<int> carried;
+  for (size_t i = 0; i < n; ++i) {
+    if (op.operand(i)->type() != op.result(i)->type())
+      return invalidArgument(op.describe() + ": operand #" + std::to_string(i) + " and result differ in type");
+    WF_ASSIGN_OR_RETURN(int init, bufferFor(op, op.operand(i)));
+    const int id = newBuffer(tensorBytes(op.result(i)->type()));
+    carried.push_back(id);
+    planCopy(op, init, id);
+    plan_.bufferOf[cond.argument(i)] = id;
+    plan_.bufferOf[body.argument(i)] = id;
+  }
+  const size_t start = plan_.steps.size();
+  WF_ASSIGN_OR_RETURN(std::vector<const Value*> predicate, planRegion(op, op.region(0), lctx, depth));
+  if (predicate.size() != 1 || !isScalarOf(predicate[0]->type(), isBoolean))
+    return invalidArgument(op.describe() + ": the cond region must return one tensor<i1>");
+  const size_t exitBranch = plan_.steps.size();
+  {
+    Step branch;
+    branch.op = &op;
+    branch.control = Control::kBranchIfFalse;
+    WF_ASSIGN_OR_RETURN(int p, bufferFor(op, predicate[0]));
+    branch.inputBuffers = {p};
+    plan_.steps.push_back(std::move(branch));
+  }
+  WF_ASSIGN_OR_RETURN(std::vector<const Value*> next, planRegion(op, op.region(1), lctx, depth));
+  if (next.size() != n)
+    return invalidArgument(op.describe() + ": the body returns " + std::to_string(next.size()) + " values for " +
+                           std::to_string(n) + " loop-carried values");
+  // A returned value that is itself a carried value (the body swaps two) is staged through a
+  // buffer of its own first, so that no copy overwrites a value another copy still reads.
+  std::vector<std::pair<int, int>> direct, staged;  // (from, carried)
+  for (size_t i = 0; i < n; ++i) {
+    if (next[i]->type() != op.result(i)->type())
+      return invalidArgument(op.describe() + ": the body's result #" + std::to_string(i) + " has type " +
+                             next[i]->type().toString() + ", the loop carries " + op.result(i)->type().toString());
+    WF_ASSIGN_OR_RETURN(int from, bufferFor(op, next[i]));
+    if (from == carried[i]) continue;
+    if (std::find(carried.begin(), carried.end(), from) == carried.end()) {
+      direct.emplace_back(from, carried[i]);
+      continue;
+    }
+    const int temp = newBuffer(plan_.bufferBytes[static_cast<size_t>(from)]);
+    planCopy(op, from, temp);
+    staged.emplace_back(temp, carried[i]);
+  }
+  for (const auto& [from, to] : direct) planCopy(op, from, to);
+  for (const auto& [from, to] : staged) planCopy(op, from, to);
+  Step back;
+  back.op = &op;
+  back.control = Control::kJump;
+  back.targets = {start};
+  plan_.steps.push_back(std::move(back));
+  plan_.steps[exitBranch].targets = {plan_.steps.size()};
+  plan_.loops.emplace_back(start, plan_.steps.size() - 1);
+  for (size_t i = 0; i < n; ++i) plan_.bufferOf[op.result(i)] = carried[i];
+  return Status::ok();
+}
+
+// if and case: the results live in buffers each branch copies its results into. Steps:
+//   branch-if-false(pred) -> b1  |  switch(index) -> b0, b1, ...
+//   b0: branch 0's ops; copy results; jump -> end
+//   b1: branch 1's ops; copy results; ...
+//   end:
+Status Planner::planBranches(const Operation& op, LowerContext& lctx, int depth) {
+  const bool isIf = op.code() == OpCode::If;
+  const size_t numBranches = op.numRegions();
+  if (isIf ? numBranches != 2 : numBranches == 0)
+    return invalidArgument(op.describe() + (isIf ? ": expects true and false branches" : ": needs a branch"));
+  if (op.numOperands() != 1) return invalidArgument(op.describe() + ": expects one operand");
+  const Type& selector = op.operand(0)->type();
+  if (isIf ? !isScalarOf(selector, isBoolean) : !isScalarOf(selector, isInteger))
+    return invalidArgument(op.describe() + (isIf ? ": the predicate must be a tensor<i1>"
+                                                 : ": the index must be an integer scalar"));
+  std::vector<int> results;
+  for (size_t i = 0; i < op.numResults(); ++i) results.push_back(newBuffer(tensorBytes(op.result(i)->type())));
+  const size_t select = plan_.steps.size();
+  {
+    Step step;
+    step.op = &op;
+    step.control = isIf ? Control::kBranchIfFalse : Control::kSwitch;
+    step.controlType = selector.elementType();
+    WF_ASSIGN_OR_RETURN(int s, bufferFor(op, op.operand(0)));
+    step.inputBuffers = {s};
+    plan_.steps.push_back(std::move(step));
+  }
+  std::vector<size_t> starts, jumpsToEnd;
+  for (size_t k = 0; k < numBranches; ++k) {
+    starts.push_back(plan_.steps.size());
+    WF_ASSIGN_OR_RETURN(std::vector<const Value*> yields, planRegion(op, op.region(k), lctx, depth));
+    if (yields.size() != op.numResults())
+      return invalidArgument(op.describe() + ": branch #" + std::to_string(k) + " returns " +
+                             std::to_string(yields.size()) + " values for " + std::to_string(op.numResults()) +
+                             " results");
+    for (size_t i = 0; i < yields.size(); ++i) {
+      if (yields[i]->type() != op.result(i)->type())
+        return invalidArgument(op.describe() + ": branch #" + std::to_string(k) + " result #" + std::to_string(i) +
+                               " has type " + yields[i]->type().toString() + ", the op's is " +
+                               op.result(i)->type().toString());
+      WF_ASSIGN_OR_RETURN(int from, bufferFor(op, yields[i]));
+      planCopy(op, from, results[i]);
+    }
+    if (k + 1 < numBranches) {
+      jumpsToEnd.push_back(plan_.steps.size());
+      Step jump;
+      jump.op = &op;
+      jump.control = Control::kJump;
+      plan_.steps.push_back(std::move(jump));
+    }
+  }
+  for (size_t j : jumpsToEnd) plan_.steps[j].targets = {plan_.steps.size()};
+  plan_.steps[select].targets = isIf ? std::vector<size_t>{starts[1]} : starts;
+  for (size_t i = 0; i < op.numResults(); ++i) plan_.bufferOf[op.result(i)] = results[i];
+  return Status::ok();
+}
+
+// cuDNN's fast bf16/f16 convolutions read and write NHWC; given NCHW they transform both in a
+// workspace the size of input plus output. So the 4-d activations around such convolutions are
+// stored NHWC: a value is, if a convolution taking it (convolutionTakesChannelsLast) or a fused
+// group without reductions computes it, and only such convolutions (as their input) and such
+// groups read it. Fused groups index by logical coordinates, so a group may mix layouts; one
+// whose operands share its root's layout walks memory in order. Function results, taps, values
+// that regions read and anything else (aliases, reductions, other kernels) keep row-major.
+void Planner::chooseChannelsLast(const Block& body, const FusionPlan& fusion,
+                                        const std::unordered_set<const Value*>& keep) {
+  bool anyConvolution = false;
+  for (const auto& op : body.operations()) anyConvolution = anyConvolution || convolutionTakesChannelsLast(*op);
+  if (!anyConvolution) return;
+  std::unordered_set<const Value*> produced, barred;
+  std::unordered_map<const Value*, int> readers;
+  for (const FusionGroup& g : fusion.groups) {
+    const bool loop = !g.hasReduce();
+    for (const Value* in : g.inputs) {
+      ++readers[in];
+      if (!loop) barred.insert(in);
+    }
+    if (loop && g.root()->result(0)->type().rank() == 4) produced.insert(g.root()->result(0));
+  }
+  for (const auto& opPtr : body.operations()) {
+    const Operation& op = *opPtr;
+    if (fusion.absorbed.count(&op) || fusion.groupOfRoot.count(&op)) continue;
+    const bool conv = convolutionTakesChannelsLast(op);
+    if (conv) produced.insert(op.result(0));
+    for (size_t i = 0; i < op.numOperands(); ++i) {
+      ++readers[op.operand(i)];
+      if (!(conv && i == 0)) barred.insert(op.operand(i));
+    }
+    std::vector<const Value*> captured;
+    collectCaptures(op, op, captured);
+    barred.insert(captured.begin(), captured.end());
+  }
+  for (const Value* v : keep) barred.insert(v);
+  for (const Value* v : produced) {
+    if (barred.count(v) || readers[v] == 0) continue;
+    const std::vector<int64_t>& s = v->type().shape();  // [N, C, H, W] stored as [N, H, W, C]
+    plan_.channelsLast[v] = {s[1] * s[2] * s[3], 1, s[3] * s[1], s[1]};
+    ++plan_.stats.channelsLastValues;
+  }
+}
+
+Status Planner::planFusedGroup(const FusionGroup& group) {
+  const Operation& root = *group.root();
+  // The kernel's name comes from a hash of its body, so that identical groups (repeated layers)
+  // share one compiled kernel.
+  WF_ASSIGN_OR_RETURN(FusedKernelSource source, generateFusedKernel(group, "WF_FUSED_KERNEL", &plan_.channelsLast));
+  const std::string& code = source.code;
+  size_t index;
+  if (auto it = fusedIndex_.find(code); it != fusedIndex_.end()) {
+    index = it->second;
+  } else {
+    uint64_t h = 1469598103934665603ull;
+    for (unsigned char c : code) h = (h ^ c) * 1099511628211ull;
+    char name[40];
+    std::snprintf(name, sizeof name, "wf_fused_%016llx", static_cast<unsigned long long>(h));
+    std::string named = code;
+    named.replace(named.find("WF_FUSED_KERNEL"), std::strlen("WF_FUSED_KERNEL"), name);
+    index = fusedSources_.size();
+    fusedIndex_[code] = index;
+    fusedSources_.push_back({name, std::move(named)});
+    fusedUsers_.emplace_back();
+  }
+  // The same kernel on the same buffers computes the same value (the exporter converts one
+  // activation to bf16 once for each of the query, key and value projections): share it.
+  std::string valueKey = code;
+  for (const Value* v : group.inputs) {
+    auto it = plan_.bufferOf.find(v);
+    if (it == plan_.bufferOf.end()) return internalError(root.describe() + ": fused operand has no device buffer");
+    valueKey += "|" + std::to_string(it->second);
+  }
+  if (auto it = fusedValues_.find(valueKey); it != fusedValues_.end()) {
+    plan_.bufferOf[root.result(0)] = it->second;
+    ++plan_.stats.sharedFusedValues;
+    return Status::ok();
+  }
+  Step step;
+  step.op = &root;
+  auto kernel = std::make_unique<FusedKernel>(root.result(0)->type().numElements(), source.threads, source.blocks);
+  fusedUsers_[index].push_back(kernel.get());
+  step.kernel = std::move(kernel);
+  for (const Value* v : group.inputs) {
+    auto it = plan_.bufferOf.find(v);
+    if (it == plan_.bufferOf.end()) return internalError(root.describe() + ": fused operand has no device buffer");
+    step.inputs.push_back(v);
+    step.inputBuffers.push_back(it->second);
+  }
+  if (!group.hasReduce())
+    for (size_t i = 0; i < group.inputs.size(); ++i)
+      if (readsInPlace(group, group.inputs[i]) &&
+          plan_.channelsLast.count(group.inputs[i]) == plan_.channelsLast.count(root.result(0)))
+        step.inPlaceInputs.push_back(i);
+  const int id = newBuffer(tensorBytes(root.result(0)->type()));
+  plan_.bufferOf[root.result(0)] = id;
+  fusedValues_[valueKey] = id;
+  step.outputBuffers.push_back(id);
+  plan_.steps.push_back(std::move(step));
+  ++plan_.stats.deviceSteps;
+  ++plan_.stats.fusedKernels;
+  plan_.stats.fusedOps += static_cast<int>(group.ops.size());
+  return Status::ok();
+}
+
+Status Planner::compileFusedKernels() {
+  if (fusedSources_.empty()) return Status::ok();
+  WF_ASSIGN_OR_RETURN(std::vector<cudaKernel_t> kernels,
+                      compileRuntimeKernels(*device_, fusedKernelPrelude(), fusedSources_));
+  for (size_t i = 0; i < kernels.size(); ++i)
+    for (FusedKernel* k : fusedUsers_[i]) k->setKernel(kernels[i]);
+  plan_.stats.uniqueFusedKernels = static_cast<int>(kernels.size());
+  fusedSources_.clear();
+  fusedUsers_.clear();
+  fusedIndex_.clear();
+  return Status::ok();
+}
+
+void Planner::planHoisting() {
+  const size_t numBuffers = plan_.bufferBytes.size();
+  plan_.hoisted.assign(plan_.steps.size(), false);
+  plan_.prologueTemp.assign(numBuffers, false);
+  plan_.prologueOnlyArg.assign(numBuffers, false);
+  std::vector<bool> constant(numBuffers, false);
+  for (const auto& [id, lit] : plan_.constants) constant[static_cast<size_t>(id)] = true;
+  for (size_t i = 0; i < plan_.argBuffers.size(); ++i)
+    if (plan_.declaredBound[i]) constant[static_cast<size_t>(plan_.argBuffers[i])] = true;
+  std::vector<bool> readPerRun(numBuffers, false), readHoisted(numBuffers, false);
+  for (size_t s = 0; s < plan_.steps.size(); ++s) {
+    const Step& step = plan_.steps[s];
+    bool all = step.kernel != nullptr && !step.rewrites && !step.meetsPeers && !step.inputBuffers.empty();
+    for (int b : step.inputBuffers) all = all && constant[static_cast<size_t>(b)];
+    plan_.hoisted[s] = all;
+    if (all) {
+      for (int b : step.outputBuffers) constant[static_cast<size_t>(b)] = true;
+      ++plan_.stats.hoistedSteps;
+    }
+    for (int b : step.inputBuffers) (all ? readHoisted : readPerRun)[static_cast<size_t>(b)] = true;
+  }
+  for (const Value* v : plan_.outputs) readPerRun[static_cast<size_t>(plan_.bufferOf.at(v))] = true;
+  for (const Value* v : plan_.taps) readPerRun[static_cast<size_t>(plan_.bufferOf.at(v))] = true;
+  for (size_t s = 0; s < plan_.steps.size(); ++s)
+    if (plan_.hoisted[s]) {
+      for (int b : plan_.steps[s].outputBuffers)
+        plan_.prologueTemp[static_cast<size_t>(b)] = !readPerRun[static_cast<size_t>(b)];
+      if (plan_.steps[s].workspaceBuffer >= 0)
+        plan_.prologueTemp[static_cast<size_t>(plan_.steps[s].workspaceBuffer)] = true;
+    }
+  for (size_t i = 0; i < plan_.argBuffers.size(); ++i) {
+    const size_t b = static_cast<size_t>(plan_.argBuffers[i]);
+    plan_.prologueOnlyArg[b] = plan_.declaredBound[i] && readHoisted[b] && !readPerRun[b];
+  }
+}
+
+void Planner::planGraphSegments() {
+  const ExecutableStats& s = plan_.stats;
+  if (s.hostSteps == 0 && s.controlFlowOps == 0 && s.collectiveOps == 0 && !plan_.steps.empty())
+    plan_.graphSegments.push_back({0, plan_.steps.size()});
+}
+
+Expected<Plan> Planner::build() {
+  if (entry_.numRegions() == 0 || entry_.region(0).empty())
+    return invalidArgument("function @" + std::string(FuncOp(&entry_).symName()) + " has no body");
+  const Block& body = FuncOp(&entry_).body();
+  for (size_t i = 0; i < body.numArguments(); ++i) {
+    const Type& t = body.argument(i)->type();
+    if (!t.isTensor() || !t.hasStaticShape() || t.elementType() == ElementType::kQuantized)
+      return unimplemented("function @" + std::string(FuncOp(&entry_).symName()) + " argument #" + std::to_string(i) +
+                           " of type " + t.toString() + ": the CUDA backend takes static-shape tensors");
+    const int id = newBuffer(tensorBytes(t));
+    plan_.bufferOf[body.argument(i)] = id;
+    plan_.argBuffers.push_back(id);
+  }
+  plan_.declaredBound.assign(body.numArguments(), false);
+  for (size_t i : options_.boundArguments) {
+    if (i >= body.numArguments())
+      return invalidArgument("CompileOptions::boundArguments names argument #" + std::to_string(i) + " of @" +
+                             std::string(FuncOp(&entry_).symName()) + ", which has " +
+                             std::to_string(body.numArguments()));
+    plan_.declaredBound[i] = true;
+  }
+
+  // Taps keep buffers of their own, so they are found before fusion is planned.
+  std::unordered_set<const Value*> tapped;
+  std::vector<const Value*> tapValues;
+  for (const std::string& name : options_.tapValues) {
+    WF_ASSIGN_OR_RETURN(const Value* found, findEntryValue(entry_, name));
+    tapValues.push_back(found);
+    tapped.insert(found);
+  }
+  FusionPlan fusion;
+  if (options_.fuse) fusion = planFusion(body, tapped);
+  {
+    std::unordered_set<const Value*> keep = tapped;
+    for (const auto& op : body.operations())
+      if (op->code() == OpCode::FuncReturn || op->code() == OpCode::Return)
+        for (const Value* v : op->operands()) keep.insert(v);
+    chooseChannelsLast(body, fusion, keep);
+  }
+
+  LowerContext lctx{*device_, options_};
+  const Operation* terminator = nullptr;
+  for (const auto& opPtr : body.operations()) {
+    const Operation& op = *opPtr;
+    if (op.code() == OpCode::FuncReturn || op.code() == OpCode::Return) {
+      terminator = &op;
+      break;
+    }
+    if (fusion.absorbed.count(&op)) continue;
+    if (auto it = fusion.groupOfRoot.find(&op); it != fusion.groupOfRoot.end()) {
+      WF_RETURN_IF_ERROR(planFusedGroup(fusion.groups[static_cast<size_t>(it->second)]));
+      continue;
+    }
+    WF_RETURN_IF_ERROR(planOp(op, lctx));
+  }
+  if (!terminator) return invalidArgument("function @" + std::string(FuncOp(&entry_).symName()) + " has no return");
+  for (const Value* v : terminator->operands()) {
+    if (!plan_.bufferOf.count(v)) return internalError(terminator->describe() + ": returned value has no buffer");
+    plan_.outputs.push_back(v);
+  }
+  for (const Value* found : tapValues) {
+    if (!plan_.bufferOf.count(found))
+      return internalError("tap value '" + found->nameHint() + "' has no device buffer");
+    plan_.taps.push_back(found);
+  }
+  WF_RETURN_IF_ERROR(compileFusedKernels());
+  // Workspaces are per-step buffers in the slot plan (Step::workspaceBuffer); this is the
+  // largest one, for ExecutableStats.
+  plan_.stats.workspaceBytes = lctx.workspaceBytes;
+  planHoisting();
+  planGraphSegments();
+  return std::move(plan_);
+}
+
+Expected<std::unique_ptr<OpKernel>> Planner::planGrid(const Operation& op) {
+  const Attribute* programs = op.attr("programs");
+  if (!programs || programs->kind() != Attribute::Kind::kArray || programs->elements().empty())
+    return invalidArgument(op.describe() + ": 'programs' must be a non-empty array of arrays of functions");
+  if (const Attribute* infeed = op.attr("infeed"); infeed && infeed->kind() == Attribute::Kind::kArray &&
+                                                    !infeed->elements().empty())
+    return unsupportedOnCuda(op, "an infeed queue");
+  const auto numReplicas = static_cast<int64_t>(programs->elements().size());
+  int64_t numPartitions = -1;
+  std::vector<const Operation*> functions;
+  for (const Attribute& row : programs->elements()) {
+    if (row.kind() != Attribute::Kind::kArray || row.elements().empty())
+      return invalidArgument(op.describe() + ": each row of 'programs' must be a non-empty array of functions");
+    if (numPartitions >= 0 && static_cast<int64_t>(row.elements().size()) != numPartitions)
+      return invalidArgument(op.describe() + ": the rows of 'programs' differ in length");
+    numPartitions = static_cast<int64_t>(row.elements().size());
+    for (const Attribute& ref : row.elements()) {
+      if (ref.kind() != Attribute::Kind::kSymbolRef)
+        return invalidArgument(op.describe() + ": expected a function symbol, got another attribute");
+      const Operation* fn = module_.lookupFunction(ref.stringValue());
+      if (!fn) return notFound(op.describe() + ": function @" + ref.stringValue() + " not found");
+      functions.push_back(fn);
+    }
+  }
+  auto grid = std::make_unique<GridKernel>(numReplicas, numPartitions);
+  // Each process compiles as an executable of its own on this device; what the caller asked of
+  // this run (taps, bound weights, timings) is not theirs.
+  CompileOptions processOptions = options_;
+  processOptions.tapValues.clear();
+  processOptions.boundArguments.clear();
+  processOptions.recordTimings = false;
+  processOptions.cudaGraphs = false;  // its collectives meet the other processes step by step
+  size_t nextInput = 0, nextOutput = 0;
+  for (size_t i = 0; i < functions.size(); ++i) {
+    const Operation& fn = *functions[i];
+    if (fn.numRegions() == 0 || fn.region(0).empty())
+      return invalidArgument(op.describe() + ": function @" + std::string(FuncOp(&fn).symName()) + " has no body");
+    ProcessContext process;
+    process.self = {static_cast<int64_t>(i) / numPartitions, static_cast<int64_t>(i) % numPartitions};
+    process.numReplicas = numReplicas;
+    process.numPartitions = numPartitions;
+    process.rendezvous = grid->rendezvous();
+    Expected<std::unique_ptr<Executor>> executable = compileExecutor(device_, module_, fn, processOptions, process);
+    if (!executable) {
+      const Status& compiled = executable.status();
+      return Status(compiled.code(), op.describe() + ": process " + process.self.toString() + " (@" +
+                                         std::string(FuncOp(&fn).symName()) + "): " + compiled.message());
+    }
+    GridKernel::Process p;
+    p.numInputs = FuncOp(&fn).body().numArguments();
+    p.numOutputs = (*executable)->numResults();
+    p.firstInput = nextInput;
+    p.firstOutput = nextOutput;
+    nextInput += p.numInputs;
+    nextOutput += p.numOutputs;
+    if (nextInput > op.numOperands())
+      return invalidArgument(op.describe() + ": " + std::to_string(op.numOperands()) +
+                             " operands are too few for the programs' arguments");
+    if (nextOutput > op.numResults())
+      return invalidArgument(op.describe() + ": " + std::to_string(op.numResults()) +
+                             " results are too few for the programs' results");
+    const FunctionType type = FuncOp(&fn).functionType();
+    for (size_t k = 0; k < p.numInputs; ++k)
+      if (k < type.inputs.size() && op.operand(p.firstInput + k)->type() != type.inputs[k])
+        return invalidArgument(op.describe() + ": operand #" + std::to_string(p.firstInput + k) + " has type " +
+                               op.operand(p.firstInput + k)->type().toString() + ", process " +
+                               process.self.toString() + " takes " + type.inputs[k].toString());
+    for (size_t k = 0; k < p.numOutputs; ++k)
+      if (k < type.results.size() && op.result(p.firstOutput + k)->type() != type.results[k])
+        return invalidArgument(op.describe() + ": result #" + std::to_string(p.firstOutput + k) + " has type " +
+                               op.result(p.firstOutput + k)->type().toString() + ", process " +
+                               process.self.toString() + " returns " + type.results[k].toString());
+    p.executable = std::move(*executable);
+    grid->add(std::move(p));
+  }
+  if (nextInput != op.numOperands())
+    return invalidArgument(op.describe() + ": " + std::to_string(op.numOperands()) +
+                           " operands, but the programs take " + std::to_string(nextInput));
+  if (nextOutput != op.numResults())
+    return invalidArgument(op.describe() + ": " + std::to_string(op.numResults()) +
+                           " results, but the programs return " + std::to_string(nextOutput));
+  plan_.stats.gridProcesses += static_cast<int>(functions.size());
+  return std::unique_ptr<OpKernel>(std::move(grid));
+}
+
+}  // namespace
+
+Expected<Plan> planFunction(const std::shared_ptr<Device>& device, const Module& module, const Operation& entry,
+                            const CompileOptions& options, const ProcessContext& process) {
+  return Planner(device, module, entry, options, process).build();
+}
+
+}  // namespace wf::cuda
