@@ -25,7 +25,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "eval/interpreter.h"
+#include "backends/cpu/cpu_backend.h"
+#include "eval/interpreter.h"  // CheckSink
 #include "cli/cli.h"
 #include "ir/verifier.h"
 #include "runtime/file_io.h"
@@ -97,13 +98,17 @@ Result runFunction(const std::string& file, const Module& module, FuncOp fn) {
   r.function = std::string(fn.symName());
   r.line = fn.op()->location().line;
   FunctionChecks checks;
-  EvalContext ctx;
-  ctx.module = &module;
-  ctx.checks = &checks;
   std::optional<Status> error;
   try {
-    auto results = Interpreter::callFunction(*fn.op(), {}, ctx);
-    if (!results) error = results.status();
+    // Through the CPU backend, as `run` does: check.* ops report to `checks`.
+    auto executable = makeCpuBackend()->compile(module, *fn.op(), CompileOptions{});
+    if (!executable) {
+      error = executable.status();
+    } else {
+      (*executable)->setCheckSink(&checks);
+      auto results = (*executable)->run({});
+      if (!results) error = results.status();
+    }
   } catch (const std::exception& e) {
     error = internalError(std::string("uncaught exception: ") + e.what());
   }

@@ -8,7 +8,7 @@
 #include <iostream>
 #include <optional>
 
-#include "eval/interpreter.h"
+#include "eval/interpreter.h"  // CheckSink
 #include "cli/cli.h"
 #include "runtime/npy.h"
 #include "runtime/package.h"
@@ -361,15 +361,16 @@ int runPackage(const RunOptions& options, const DeviceSpec& device) {
   return emitResults(result->outputs, options);
 }
 
-// An MLIR file on a device other than the CPU interpreter: through the backend registry.
+// An MLIR file: compiled by the device's backend; check.* ops in it report to `checks`.
 // With --trace (on any device, the CPU included) the run and its ops go to the trace file.
 Expected<std::vector<Literal>> runOnBackend(const Module& module, const Operation& entry, std::vector<Literal> args,
                                             const DeviceSpec& device, const RunOptions& options,
-                                            serve::TraceWriter* trace) {
+                                            serve::TraceWriter* trace, CheckSink* checks) {
   WF_ASSIGN_OR_RETURN(std::unique_ptr<Backend> backend, createBackend(device));
   CompileOptions compile = options.compile;
   compile.recordTimings = trace != nullptr;
   WF_ASSIGN_OR_RETURN(std::unique_ptr<Executable> executable, backend->compile(module, entry, compile));
+  executable->setCheckSink(checks);
   auto start = serve::TraceWriter::Clock::now();
   WF_ASSIGN_OR_RETURN(RunResult result, executable->run(args));
   if (trace) {
@@ -407,15 +408,7 @@ int runRun(const RunOptions& options) {
     if (!opened) return reportStatus(opened.status());
     trace = std::move(*opened);
   }
-  if (device->kind == "cpu" && !trace) {
-    // The interpreter directly, so that check.* ops in the function report to stderr.
-    EvalContext ctx;
-    ctx.module = &*module;
-    ctx.checks = &checks;
-    results = Interpreter::callFunction(**entry, std::move(*args), ctx);
-  } else {
-    results = runOnBackend(*module, **entry, std::move(*args), *device, options, trace.get());
-  }
+  results = runOnBackend(*module, **entry, std::move(*args), *device, options, trace.get(), &checks);
   if (!results) {
     printError(results.status().message());
     return kExitFailure;

@@ -18,7 +18,11 @@ namespace {
 // True on pool workers and on a caller while it runs chunks: nested parallelFor runs inline.
 thread_local bool tInsideParallel = false;
 
+// requestNumThreads() before the pool starts; 0: none.
+std::atomic<int> gRequestedThreads{0};
+
 int configuredThreads() {
+  if (int requested = gRequestedThreads.load(); requested > 0) return requested;
   if (const char* env = std::getenv("WARPFORGE_NUM_THREADS")) {
     char* end = nullptr;
     long v = std::strtol(env, &end, 10);
@@ -125,6 +129,11 @@ ThreadPool& pool() {
 #endif
 
 }  // namespace
+
+int requestNumThreads(int threads) {
+  gRequestedThreads.store(std::clamp(threads, 1, 1024));
+  return numThreads();
+}
 
 #if defined(_OPENMP)
 

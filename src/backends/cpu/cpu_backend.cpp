@@ -4,7 +4,6 @@
 #include <cblas.h>
 
 #include <chrono>
-#include <cstdlib>
 #include <optional>
 #include <unordered_map>
 #include <unordered_set>
@@ -44,21 +43,13 @@ void collectUnsupported(const Module& module, const Operation& fn, std::unordere
 
 Status configureThreads(int requested) {
   if (requested <= 0) return Status::ok();
-  // The kernel pool reads WARPFORGE_NUM_THREADS when it starts; OpenBLAS can be told any time.
-  const char* previous = std::getenv("WARPFORGE_NUM_THREADS");
-  std::optional<std::string> saved = previous ? std::optional<std::string>(previous) : std::nullopt;
-  ::setenv("WARPFORGE_NUM_THREADS", std::to_string(requested).c_str(), 1);
-  int running = numThreads();
-  if (running == requested) {
-    openblas_set_num_threads(requested);
-    return Status::ok();
-  }
-  // Leave the process as it was.
-  if (saved) ::setenv("WARPFORGE_NUM_THREADS", saved->c_str(), 1);
-  else ::unsetenv("WARPFORGE_NUM_THREADS");
-  return invalidArgument("cpu: numThreads = " + std::to_string(requested) +
-                         ", but the host thread pool of this process already runs " + std::to_string(running) +
-                         " threads; it is sized once, before the first run (or by WARPFORGE_NUM_THREADS)");
+  int running = requestNumThreads(requested);
+  if (running != requested)
+    return invalidArgument("cpu: numThreads = " + std::to_string(requested) +
+                           ", but the host thread pool of this process already runs " + std::to_string(running) +
+                           " threads; it is sized once, before the first run (or by WARPFORGE_NUM_THREADS)");
+  openblas_set_num_threads(requested);  // OpenBLAS can be told any time
+  return Status::ok();
 }
 
 class CpuExecutable : public Executable {
