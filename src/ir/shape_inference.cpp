@@ -63,6 +63,20 @@ std::string typeListString(const std::vector<Type>& types) {
 
 namespace {
 
+// The operand count of an op ops.def marks X_ELEMENTWISE (operands and result of one type), else 0.
+int sameTypeElementwiseOperands(OpCode code) {
+  switch (code) {
+#define X(enumerator, name)
+#define X_ELEMENTWISE(enumerator, name, operands) \
+  case OpCode::enumerator:                        \
+    return operands;
+#include "ir/ops.def"
+#undef X
+    default:
+      return 0;
+  }
+}
+
 using Dims = std::vector<int64_t>;
 
 bool isUnique(const Dims& v) { return std::set<int64_t>(v.begin(), v.end()).size() == v.size(); }
@@ -1196,28 +1210,12 @@ Status Rule::inferCollective() {
 
 Expected<InferredTypes> Rule::run() {
   Status status = Status::ok();
+  if (int operands = sameTypeElementwiseOperands(op_.code()); operands > 0) {
+    WF_RETURN_IF_ERROR(elementwise(operands, "C1"));
+    return std::move(out_);
+  }
   switch (op_.code()) {
-    // Elementwise ops whose result type is the operand type.
-    case OpCode::Cbrt: case OpCode::Ceil: case OpCode::Cosine: case OpCode::CountLeadingZeros:
-    case OpCode::Exponential: case OpCode::ExponentialMinusOne: case OpCode::Floor: case OpCode::Log:
-    case OpCode::LogPlusOne: case OpCode::Logistic: case OpCode::Negate: case OpCode::Not:
-    case OpCode::Popcnt: case OpCode::RoundNearestAfz: case OpCode::RoundNearestEven: case OpCode::Rsqrt:
-    case OpCode::Sign: case OpCode::Sine: case OpCode::Sqrt: case OpCode::Tan: case OpCode::Tanh:
-    case OpCode::ReducePrecision: case OpCode::Cholesky:
-    case OpCode::ChloAcos: case OpCode::ChloAcosh: case OpCode::ChloAsin: case OpCode::ChloAsinh:
-    case OpCode::ChloAtan: case OpCode::ChloAtanh: case OpCode::ChloBesselI1e: case OpCode::ChloConj:
-    case OpCode::ChloCosh: case OpCode::ChloDigamma: case OpCode::ChloErf: case OpCode::ChloErfInv:
-    case OpCode::ChloErfc: case OpCode::ChloLgamma: case OpCode::ChloSinh: case OpCode::ChloSquare:
-    case OpCode::ChloTan:
-      status = elementwise(1, "C1");
-      break;
-    case OpCode::Add: case OpCode::Subtract: case OpCode::Multiply: case OpCode::Divide:
-    case OpCode::Remainder: case OpCode::Power: case OpCode::Maximum: case OpCode::Minimum:
-    case OpCode::And: case OpCode::Or: case OpCode::Xor: case OpCode::Atan2: case OpCode::ShiftLeft:
-    case OpCode::ShiftRightArithmetic: case OpCode::ShiftRightLogical:
-    case OpCode::ChloMulhi: case OpCode::ChloNextAfter: case OpCode::ChloPolygamma: case OpCode::ChloZeta:
-      status = elementwise(2, "C1");
-      break;
+    case OpCode::Cholesky: status = elementwise(1, "C1"); break;
     case OpCode::Abs: case OpCode::Real: case OpCode::Imag: status = inferAbsLike(); break;
     case OpCode::IsFinite: case OpCode::ChloIsInf: case OpCode::ChloIsNegInf: case OpCode::ChloIsPosInf:
       status = unaryShapeOnly(ElementType::kI1);
