@@ -13,7 +13,7 @@
 #include "stablehlo/parser.h"
 
 #ifdef WF_HAVE_CUDA
-#include "backends/cuda/fusion.h"
+#include "backends/cuda/codegen/fusion.h"
 #endif
 
 namespace wf::cli {
@@ -134,7 +134,7 @@ void printPackageSummary(const json& p) {
 }
 
 #ifdef WF_HAVE_CUDA
-// The fusion plan of a function's body (backends/cuda/fusion.h): its kernels and the ops that
+// The fusion plan of a function's body (backends/cuda/codegen/fusion.h): its kernels and the ops that
 // keep their own (matrix products, convolutions, gathers, ...).
 json fusionPlanJson(const Operation& fn) {
   const Block& body = FuncOp(&fn).body();

@@ -40,7 +40,7 @@ Expected<std::vector<ProcessGroup>> computeProcessGroups(GroupStrategy strategy,
                                                          int64_t numReplicas, int64_t numPartitions);
 
 // Attributes of the collective ops and the group each process meets in, shared by the CPU
-// kernels and the CUDA backend's collectives (backends/cuda/collectives.h).
+// kernels and the CUDA backend's collectives (backends/cuda/kernels/collectives.h).
 int64_t collectiveChannelId(const Operation& op);  // channel_handle's handle; 0 without one
 bool collectiveFlag(const Operation& op, std::string_view name);  // a unit or bool attribute
 Expected<int64_t> collectiveIntAttr(const Operation& op, std::string_view name);

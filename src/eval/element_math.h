@@ -693,6 +693,17 @@ WF_EM_FN void threeFry2x32(uint32_t k0, uint32_t k1, uint32_t& x0, uint32_t& x1)
   }
 }
 
+// ThreeFry's layout of a shaped u32 output (XLA's): one block's two words fill the two halves
+// of one dim, the first even-sized one, else the largest; the counter runs over the half shape.
+WF_EM_FN int threeFrySplitDim(const int64_t* shape, int rank) {
+  for (int i = 0; i < rank; ++i)
+    if (shape[i] % 2 == 0) return i;
+  int largest = 0;
+  for (int i = 1; i < rank; ++i)
+    if (shape[i] > shape[largest]) largest = i;
+  return largest;
+}
+
 // Philox4x32 with 10 rounds.
 WF_EM_FN void philox4x32(uint32_t key0, uint32_t key1, uint32_t x[4]) {
   constexpr uint32_t kW32A = 0x9E3779B9u, kW32B = 0xBB67AE85u;

@@ -190,14 +190,7 @@ std::vector<uint64_t> threeFry32(uint64_t key, uint64_t& counter, const std::vec
     counter += 1;
     return {x0};
   }
-  size_t split = shape.size();
-  for (size_t i = 0; i < shape.size() && split == shape.size(); ++i)
-    if (shape[i] % 2 == 0) split = i;
-  if (split == shape.size()) {
-    split = 0;
-    for (size_t i = 1; i < shape.size(); ++i)
-      if (shape[i] > shape[split]) split = i;
-  }
+  const size_t split = static_cast<size_t>(em::threeFrySplitDim(shape.data(), static_cast<int>(shape.size())));
   std::vector<int64_t> half = shape;
   half[split] = (shape[split] + 1) / 2;
   const int64_t halfCount = product(half);

@@ -7,8 +7,8 @@
 #include <cstdlib>
 #include <iostream>
 
-#include "backends/cuda/fusion.h"
-#include "backends/cuda/nvrtc.h"
+#include "backends/cuda/codegen/fusion.h"
+#include "backends/cuda/codegen/nvrtc.h"
 #include "cuda_test_util.h"
 #include "eval/element_math.h"
 #include "runtime/file_io.h"

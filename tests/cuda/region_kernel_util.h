@@ -7,9 +7,9 @@
 #include <initializer_list>
 #include <iostream>
 
-#include "backends/cuda/fusion.h"
-#include "backends/cuda/nvrtc.h"
-#include "backends/cuda/region_kernels.h"
+#include "backends/cuda/codegen/fusion.h"
+#include "backends/cuda/codegen/nvrtc.h"
+#include "backends/cuda/codegen/region_kernels.h"
 #include "cuda_test_util.h"
 
 namespace wf::cudatest {

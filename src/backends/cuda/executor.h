@@ -25,7 +25,7 @@
 #include <utility>
 #include <vector>
 
-#include "backends/cuda/collectives.h"
+#include "backends/cuda/kernels/collectives.h"
 #include "backends/cuda/device.h"
 #include "backends/cuda/kernel.h"
 #include "backends/cuda/memory.h"

@@ -20,7 +20,7 @@
 #include <utility>
 #include <vector>
 
-#include "backends/cuda/fusion.h"
+#include "backends/cuda/codegen/fusion.h"
 #include "backends/cuda/kernel.h"
 #include "ir/ir.h"
 #include "ir/literal.h"

@@ -11,9 +11,9 @@
 #include "eval/interpreter.h"
 #include "backends/cuda/cuda_check.h"
 #include "backends/cuda/executor.h"
-#include "backends/cuda/fusion.h"
+#include "backends/cuda/codegen/fusion.h"
 #include "backends/cuda/kernel.h"
-#include "backends/cuda/nvrtc.h"
+#include "backends/cuda/codegen/nvrtc.h"
 
 namespace wf::cuda {
 namespace {

@@ -36,7 +36,7 @@
 
 #include <memory>
 
-#include "backends/cuda/collectives.h"
+#include "backends/cuda/kernels/collectives.h"
 #include "backends/cuda/device.h"
 #include "backends/cuda/plan.h"
 #include "runtime/backend.h"

@@ -1,4 +1,4 @@
-#include "backends/cuda/fusion.h"
+#include "backends/cuda/codegen/fusion.h"
 
 #include <algorithm>
 #include <cctype>
@@ -10,7 +10,7 @@
 
 #include "eval/shape_util.h"
 #include "backends/cuda/kernel.h"
-#include "backends/cuda/nvrtc.h"
+#include "backends/cuda/codegen/nvrtc.h"
 #include "eval/element_math.h"
 
 namespace wf::cuda {

@@ -25,7 +25,7 @@
 
 #include "eval/reduce_util.h"
 #include "backends/cuda/cuda_check.h"
-#include "backends/cuda/device_util.cuh"
+#include "backends/cuda/kernels/device_util.cuh"
 
 namespace wf::cuda {
 namespace {

@@ -2,7 +2,7 @@
 // are in collectives.cu.
 #include <algorithm>
 
-#include "backends/cuda/collectives.h"
+#include "backends/cuda/kernels/collectives.h"
 
 namespace wf::cuda {
 

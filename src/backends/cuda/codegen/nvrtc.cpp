@@ -1,4 +1,4 @@
-#include "backends/cuda/nvrtc.h"
+#include "backends/cuda/codegen/nvrtc.h"
 
 #include <nvrtc.h>
 

@@ -1,15 +1,15 @@
 // Collectives on the GPU (collectives.h): the fold kernel of all_reduce / reduce_scatter /
 // collective_reduce, and the lowering of every collective op and of replica_id / partition_id.
 // The grid's DeviceRendezvous is in collectives.cpp.
-#include "backends/cuda/collectives.h"
+#include "backends/cuda/kernels/collectives.h"
 
 #include <algorithm>
 #include <cstring>
 #include <optional>
 
 #include "backends/cuda/cuda_check.h"
-#include "backends/cuda/device_util.cuh"
-#include "backends/cuda/reduce_body.cuh"
+#include "backends/cuda/kernels/device_util.cuh"
+#include "backends/cuda/kernels/reduce_body.cuh"
 
 namespace wf::cuda {
 

@@ -17,7 +17,7 @@
 #include <string>
 
 #include "backends/cuda/cuda_check.h"
-#include "backends/cuda/device_util.cuh"
+#include "backends/cuda/kernels/device_util.cuh"
 
 namespace wf::cuda {
 namespace {

@@ -5,7 +5,7 @@
 
 #include <cstdint>
 
-#include "backends/cuda/device_util.cuh"
+#include "backends/cuda/kernels/device_util.cuh"
 #include "backends/cuda/kernel.h"
 #include "eval/element_math.h"
 

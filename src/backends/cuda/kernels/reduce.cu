@@ -11,9 +11,9 @@
 
 #include "eval/shape_util.h"
 #include "backends/cuda/cuda_check.h"
-#include "backends/cuda/device_util.cuh"
-#include "backends/cuda/reduce_body.cuh"
-#include "backends/cuda/region_kernels.h"
+#include "backends/cuda/kernels/device_util.cuh"
+#include "backends/cuda/kernels/reduce_body.cuh"
+#include "backends/cuda/codegen/region_kernels.h"
 
 namespace wf::cuda {
 

@@ -11,7 +11,7 @@
 // floats rounded after every body op. The spec leaves the order to the implementation; this one
 // is deterministic. A few large reductions are slow this way (one thread walks each); the one-op
 // bodies of sums and pooling keep reduce.cu's parallel kernels.
-#include "backends/cuda/region_kernels.h"
+#include "backends/cuda/codegen/region_kernels.h"
 
 #include <algorithm>
 #include <numeric>
@@ -19,8 +19,8 @@
 
 #include "eval/shape_util.h"
 #include "backends/cuda/cuda_check.h"
-#include "backends/cuda/fusion.h"
-#include "backends/cuda/nvrtc.h"
+#include "backends/cuda/codegen/fusion.h"
+#include "backends/cuda/codegen/nvrtc.h"
 
 namespace wf::cuda {
 namespace {

@@ -10,7 +10,7 @@
 #include <string>
 
 #include "backends/cuda/cuda_check.h"
-#include "backends/cuda/device_util.cuh"
+#include "backends/cuda/kernels/device_util.cuh"
 #include "eval/element_math.h"
 
 namespace wf::cuda {
@@ -144,14 +144,7 @@ Results lowerRngBitGenerator(const Operation& op, LowerContext&) {
     } else if (shape.empty()) {
       p.blocks = 1;
     } else {
-      size_t split = shape.size();
-      for (size_t i = 0; i < shape.size() && split == shape.size(); ++i)
-        if (shape[i] % 2 == 0) split = i;
-      if (split == shape.size()) {
-        split = 0;
-        for (size_t i = 1; i < shape.size(); ++i)
-          if (shape[i] > shape[split]) split = i;
-      }
+      const size_t split = static_cast<size_t>(em::threeFrySplitDim(shape.data(), static_cast<int>(shape.size())));
       const std::vector<int64_t> strides = rowMajorStridesOf(shape);
       p.split = static_cast<int>(split);
       p.halfCount = 1;

@@ -11,7 +11,7 @@
 
 #include "eval/shape_util.h"
 #include "backends/cuda/cuda_check.h"
-#include "backends/cuda/device_util.cuh"
+#include "backends/cuda/kernels/device_util.cuh"
 #include "eval/element_math.h"
 #include "support/reduce_precision.h"
 

@@ -9,7 +9,7 @@
 
 #include "eval/shape_util.h"
 #include "backends/cuda/cuda_check.h"
-#include "backends/cuda/device_util.cuh"
+#include "backends/cuda/kernels/device_util.cuh"
 
 namespace wf::cuda {
 namespace {
