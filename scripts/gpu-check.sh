@@ -13,7 +13,8 @@
 #
 # WF_EXPORT_ZOO="resnet18 bert bert:bf16 ..." exports zoo models here (torch on this machine) and
 # validates them on cuda: "name" in fp32, "name:bf16" in bf16 against the fp32 model's outputs
-# (relative L2 1e-2). WF_GPU_TESTS=0 skips the unit tests.
+# (relative L2 1e-2). WF_GPU_TESTS=0 skips the unit tests. Rows of the summary are also written to
+# $LOGS/summary.txt as each step ends.
 # Logs go to $WF_GPU_LOGS (default $OUT when set, else /tmp/wf-gpu-check).
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -21,9 +22,14 @@ ROOT=$(pwd)
 BUILD=${WF_GPU_BUILD:-build-gpu}
 LOGS=${WF_GPU_LOGS:-${OUT:-/tmp/wf-gpu-check}}
 mkdir -p "$LOGS"
+: >"$LOGS/summary.txt"
 START=$(date +%s)
 declare -a ROWS=()
-row() { ROWS+=("$(printf '%-34s %-8s %s' "$1" "$2" "$3")"); }
+# Each row also goes to $LOGS/summary.txt as it is made, so a run cut short still shows its steps.
+row() {
+  ROWS+=("$(printf '%-34s %-8s %s' "$1" "$2" "$3")")
+  echo "${ROWS[-1]}" >>"$LOGS/summary.txt"
+}
 elapsed() { echo "$(( $(date +%s) - $1 ))s"; }
 
 # --- packing mode (on a build machine without a GPU) ---------------------------------------
