@@ -1,0 +1,162 @@
+"""Gradients of exported models: `warpforge autodiff` differentiates a package's model.mlir with
+respect to the model's parameters, `warpforge run` runs the value-and-grad function, and every
+gradient must match PyTorch autograd of the sum of the first output within the DESIGN.md
+gradient tolerance (rtol 1e-3, atol 1e-5). An element outside it still passes where WarpForge's
+gradient is no further from the float64 autograd gradient than PyTorch's float32 one (see
+helpers.compare): gradients are sums over the batch that can cancel."""
+
+from __future__ import annotations
+
+import copy
+import pathlib
+import subprocess
+
+import pytest
+import torch
+from safetensors.torch import load_file
+from torch import nn
+
+import warpforge
+from helpers import WARPFORGE, compare, manifest
+import zoo
+from zoo import ZOO
+
+GRAD_TOL = {"rtol": 1e-3, "atol": 1e-5}
+
+
+def mlp():
+    torch.manual_seed(0)
+    m = nn.Sequential(nn.Linear(12, 32), nn.Tanh(), nn.Linear(32, 32), nn.GELU(), nn.Linear(32, 5))
+    return m.eval(), (torch.randn(4, 12),)
+
+
+class PoolNet(nn.Module):
+    """Convolutions (padding, stride, groups), max-pool and avg-pool, a linear head."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv1 = nn.Conv2d(3, 8, 3, padding=1)
+        self.pool1 = nn.MaxPool2d(2)
+        self.conv2 = nn.Conv2d(8, 8, 3, stride=2, padding=1, groups=2)
+        self.pool2 = nn.MaxPool2d(3, stride=1, padding=1)
+        self.pool3 = nn.AvgPool2d(2)
+        self.fc = nn.Linear(8 * 2 * 2, 6)
+
+    def forward(self, x):
+        y = self.pool1(torch.relu(self.conv1(x)))   # [B, 8, 8, 8]
+        y = self.pool2(torch.sigmoid(self.conv2(y)))  # [B, 8, 4, 4]
+        y = self.pool3(y)                           # [B, 8, 2, 2]
+        return self.fc(y.flatten(1))
+
+
+def poolnet():
+    torch.manual_seed(0)
+    return PoolNet().eval(), (torch.randn(2, 3, 16, 16),)
+
+
+MODELS = {
+    "mlp": mlp,
+    "poolnet": poolnet,
+    "convnet": ZOO["convnet"],
+    "embednet": ZOO["embednet"],
+    "mha": ZOO["mha"],
+    "bert_small": zoo.bert_small,
+    "gpt2": ZOO["gpt2"],
+    "lstm": ZOO["lstm"],
+}
+
+
+def first_output(out):
+    return [t for t in torch.utils._pytree.tree_leaves(out) if isinstance(t, torch.Tensor)][0]
+
+
+def torch_grads(model, inputs, names, dtype):
+    """Autograd gradients of the sum of the first output, by parameter name (a parameter the
+    output does not use has a zero gradient; tied parameters share one gradient)."""
+    m = copy.deepcopy(model).to(dtype).eval()
+    params = dict(m.named_parameters(remove_duplicate=False))
+    xs = [x.to(dtype) if x.is_floating_point() else x for x in inputs]
+    m.zero_grad()
+    first_output(m(*xs)).sum().backward()
+    return {n: torch.zeros_like(params[n]) if params[n].grad is None else params[n].grad.detach().clone()
+            for n in names}
+
+
+def tied_groups(model, names):
+    """Names that refer to one tensor (GPT-2's lm_head.weight and transformer.wte.weight): the
+    package has one argument per name, autograd one gradient for the tensor."""
+    params = dict(model.named_parameters(remove_duplicate=False))
+    groups = {}
+    for n in names:
+        groups.setdefault(id(params[n]), []).append(n)
+    return list(groups.values())
+
+
+def warpforge_grads(pkg, workdir):
+    """Runs `warpforge autodiff` on the package w.r.t. its parameters, then the new function;
+    returns {parameter name: gradient} and the first output."""
+    man = manifest(pkg)
+    params = [w for w in man["weights"] if w.get("kind", "parameter") == "parameter"]
+    wrt = ",".join(str(w["argument"]) for w in params)
+    grad_mlir = workdir / "grad.mlir"
+    cmd = [WARPFORGE, "autodiff", str(pkg / "model.mlir"), "--function", man["entry"], "--wrt", wrt,
+           "--name", "value_and_grad", "-o", str(grad_mlir)]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
+    assert proc.returncode == 0, f"{' '.join(cmd)} failed:\n{proc.stderr[-4000:]}"
+    out_dir = workdir / "out"
+    cmd = [WARPFORGE, "run", str(grad_mlir), "--entry", "value_and_grad", "--input", str(pkg / "weights.safetensors"),
+           "--input", str(pkg / man["golden"]["inputs"]), "--output-dir", str(out_dir), "--output-format",
+           "safetensors"]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
+    assert proc.returncode == 0, f"{' '.join(cmd)} failed:\n{proc.stderr[-4000:]}"
+    res = load_file(str(out_dir / "outputs.safetensors"))
+    n_out = len(res) - len(params)
+    grads = {w["name"]: res[f"out{n_out + i}"] for i, w in enumerate(params)}
+    return grads, res["out0"]
+
+
+@pytest.mark.parametrize("name", list(MODELS))
+def test_model_gradients_match_torch(name, tmp_path):
+    model, inputs = MODELS[name]()
+    model = model.eval()  # the exporter traces inference mode (BatchNorm with running statistics)
+    pkg = tmp_path / name
+    man = warpforge.export(model, inputs, pkg, name=name)
+    grads, value = warpforge_grads(pkg, tmp_path)
+
+    # the value part is the model's first output
+    with torch.no_grad():
+        expected = first_output(model(*inputs))
+    compare(value, expected, man["tolerances"], f"{name}: first output")
+
+    names = list(grads)
+    g32 = torch_grads(model, inputs, names, torch.float32)
+    g64 = torch_grads(model, inputs, names, torch.float64)
+    worst = 0.0
+    for group in tied_groups(model, names):
+        ours = sum(grads[n] for n in group)
+        assert all(grads[n].dtype == torch.float32 for n in group), group
+        stats = compare(ours, g32[group[0]], GRAD_TOL, f"{name}: gradient of {'+'.join(group)}",
+                        reference=g64[group[0]])
+        worst = max(worst, stats["max_abs"])
+    print(f"{name}: {len(names)} parameter gradients, max abs difference from PyTorch {worst:.3g}")
+
+
+def test_autodiff_cli_errors(tmp_path):
+    src = tmp_path / "m.mlir"
+    src.write_text("""func.func @main(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %0 = "stablehlo.sort"(%x) ({
+  ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+    %c = "stablehlo.compare"(%a, %b) {comparison_direction = #stablehlo<comparison_direction LT>} : (tensor<f32>, tensor<f32>) -> tensor<i1>
+    "stablehlo.return"(%c) : (tensor<i1>) -> ()
+  }) {dimension = 0 : i64} : (tensor<4xf32>) -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+""")
+    out = tmp_path / "out.mlir"
+    proc = subprocess.run([WARPFORGE, "autodiff", str(src), "-o", str(out)], capture_output=True, text=True)
+    assert proc.returncode == 1
+    assert "stablehlo.sort" in proc.stderr and f"{src}:2:" in proc.stderr, proc.stderr
+    assert not out.exists() and not list(tmp_path.glob("out.mlir*"))
+    proc = subprocess.run([WARPFORGE, "autodiff", str(src), "--wrt", "1", "-o", str(out)], capture_output=True, text=True)
+    assert proc.returncode == 2 and "no argument 1" in proc.stderr, proc.stderr
+    assert not out.exists()
