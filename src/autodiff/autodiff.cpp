@@ -84,10 +84,14 @@ void Differentiator::accumulate(OpBuilder& b, const Value* v, Value* ct) {
 Status Differentiator::reverse(const Block& block, OpBuilder& b) {
   // The backward ops are appended to the block being walked: walk a snapshot of the forward ops.
   std::vector<const Operation*> forward;
-  for (const auto& op : block.operations()) forward.push_back(op.get());
+  for (const auto& op : block.operations())
+    if (op->code() != OpCode::FuncReturn && op->code() != OpCode::Return) forward.push_back(op.get());
+  return reverse(forward, b);
+}
+
+Status Differentiator::reverse(const std::vector<const Operation*>& forward, OpBuilder& b) {
   for (auto it = forward.rbegin(); it != forward.rend(); ++it) {
     const Operation& op = **it;
-    if (&op == block.terminator() && (op.code() == OpCode::FuncReturn || op.code() == OpCode::Return)) continue;
     bool anyCotangent = false;
     for (const auto& r : op.results()) anyCotangent = anyCotangent || cotangent(r.get()) != nullptr;
     if (!anyCotangent) continue;
@@ -122,20 +126,25 @@ const RuleTable& ruleTable() {
   return table;
 }
 
-Expected<std::vector<Value*>> emitBlockVjp(const Block& src, Block* dst, const std::vector<Value*>& resultCotangents,
-                                           const std::vector<Value*>& wrt, const Differentiator& outer,
-                                           const Location& loc) {
+Expected<std::vector<Value*>> emitBlockVjp(const Block& src, Block* dst, const std::vector<Value*>& argValues,
+                                           const std::vector<Value*>& resultCotangents, const std::vector<Value*>& wrt,
+                                           const Differentiator& outer, const Location& loc) {
   const Operation* term = src.terminator();
   if (!term) return internalError("'autodiff' at " + loc.toString() + ": region without a terminator");
-  // Recompute the branch: its intermediates are not visible outside it.
+  // Recompute the block: its intermediates are not visible outside it.
   std::unordered_map<const Value*, Value*> mapping;
+  Differentiator inner(outer.module());
+  for (size_t i = 0; i < src.numArguments() && i < argValues.size(); ++i) {
+    mapping[src.argument(i)] = argValues[i];
+    inner.markActive(argValues[i]);
+  }
+  std::vector<const Operation*> cloned;
   for (const auto& op : src.operations())
-    if (op.get() != term) dst->append(cloneOperation(*op, mapping));
+    if (op.get() != term) cloned.push_back(dst->append(cloneOperation(*op, mapping)));
   auto mapped = [&](Value* v) {
     auto it = mapping.find(v);
     return it == mapping.end() ? v : it->second;
   };
-  Differentiator inner(outer.module());
   for (Value* v : wrt)
     if (outer.isActive(v)) inner.markActive(v);
   inner.propagateActivity(*dst);
@@ -143,12 +152,13 @@ Expected<std::vector<Value*>> emitBlockVjp(const Block& src, Block* dst, const s
   for (size_t i = 0; i < term->numOperands() && i < resultCotangents.size(); ++i)
     inner.accumulate(b, mapped(term->operand(i)), resultCotangents[i]);
   WF_RETURN_IF_ERROR(b.status());
-  WF_RETURN_IF_ERROR(inner.reverse(*dst, b));
+  WF_RETURN_IF_ERROR(inner.reverse(cloned, b));  // not the ops `dst` held before
   std::vector<Value*> out;
   b.setLocation(loc);
   for (Value* v : wrt) {
-    Value* ct = inner.cotangent(v);
-    out.push_back(ct ? ct : b.zeros(v->type()));
+    Value* m = mapped(v);
+    Value* ct = inner.cotangent(m);
+    out.push_back(ct ? ct : b.zeros(m->type()));
   }
   WF_RETURN_IF_ERROR(b.status());
   return out;

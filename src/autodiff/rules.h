@@ -46,6 +46,8 @@ class Differentiator {
 
   // Runs every op of `block` but its terminator through its rule, last op first.
   Status reverse(const Block& block, OpBuilder& b);
+  // The same for the ops `forward` (in program order).
+  Status reverse(const std::vector<const Operation*>& forward, OpBuilder& b);
 
  private:
   const Module* module_;
@@ -107,13 +109,14 @@ void registerReduceRules(RuleTable& table);
 void registerIndexingRules(RuleTable& table);
 void registerControlFlowRules(RuleTable& table);
 
-// Emits into the empty block `dst` a recomputation of the ops of `src` (a branch body whose
-// terminator returns the branch results) followed by their VJP. `resultCotangents` (values
-// visible in `dst`, nullptr for zero) seed the terminator's operands; `wrt` are values of the
-// enclosing scope that `src` uses; their cotangents (zeros where none) are returned, as values
-// of `dst`. `outer` says which enclosing values are active.
-Expected<std::vector<Value*>> emitBlockVjp(const Block& src, Block* dst, const std::vector<Value*>& resultCotangents,
-                                           const std::vector<Value*>& wrt, const Differentiator& outer,
-                                           const Location& loc);
+// Emits into the empty block `dst` a recomputation of the ops of `src` (a branch or loop body
+// whose terminator returns its results) followed by their VJP. `src`'s block arguments stand for
+// `argValues` (values visible in `dst`; the differentiable ones are active). `resultCotangents`
+// (nullptr for zero) seed the terminator's operands. `wrt` lists `src`'s block arguments and
+// values of the enclosing scope that `src` uses; their cotangents (zeros where none) are
+// returned, as values of `dst`. `outer` says which enclosing values are active.
+Expected<std::vector<Value*>> emitBlockVjp(const Block& src, Block* dst, const std::vector<Value*>& argValues,
+                                           const std::vector<Value*>& resultCotangents, const std::vector<Value*>& wrt,
+                                           const Differentiator& outer, const Location& loc);
 
 }  // namespace wf::autodiff

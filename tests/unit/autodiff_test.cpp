@@ -415,6 +415,49 @@ std::vector<GradCase> otherCases() {
     "stablehlo.return"(%y) : (tensor<3xf64>) -> ()
   }) : (tensor<i32>) -> tensor<3xf64>)",
                                "tensor<3xf64>")});
+  // --- while loops with a known trip count: a recurrence capturing %v, and a scan that reads
+  // xs[i] and writes ys[i] (the pattern of JAX's scan)
+  c.push_back({"while_recurrence", program("%x: tensor<3xf64>, %v: tensor<3xf64>", R"(
+  %i0 = stablehlo.constant dense<0> : tensor<i64>
+  %res:2 = "stablehlo.while"(%i0, %x) ({
+  ^bb0(%i: tensor<i64>, %s: tensor<3xf64>):
+    %n = stablehlo.constant dense<4> : tensor<i64>
+    %p = "stablehlo.compare"(%i, %n) {comparison_direction = #stablehlo<comparison_direction LT>} : (tensor<i64>, tensor<i64>) -> tensor<i1>
+    "stablehlo.return"(%p) : (tensor<i1>) -> ()
+  }, {
+  ^bb0(%i: tensor<i64>, %s: tensor<3xf64>):
+    %one = stablehlo.constant dense<1> : tensor<i64>
+    %i1 = "stablehlo.add"(%i, %one) : (tensor<i64>, tensor<i64>) -> tensor<i64>
+    %m = "stablehlo.multiply"(%s, %v) : (tensor<3xf64>, tensor<3xf64>) -> tensor<3xf64>
+    %t = "stablehlo.tanh"(%m) : (tensor<3xf64>) -> tensor<3xf64>
+    %u = "stablehlo.add"(%t, %s) : (tensor<3xf64>, tensor<3xf64>) -> tensor<3xf64>
+    "stablehlo.return"(%i1, %u) : (tensor<i64>, tensor<3xf64>) -> ()
+  }) : (tensor<i64>, tensor<3xf64>) -> (tensor<i64>, tensor<3xf64>)
+  %r = "stablehlo.multiply"(%res#1, %res#1) : (tensor<3xf64>, tensor<3xf64>) -> tensor<3xf64>)",
+                                           "tensor<3xf64>")});
+  c.push_back({"while_scan", program("%xs: tensor<5x2xf64>, %h0: tensor<2xf64>", R"(
+  %i0 = stablehlo.constant dense<1> : tensor<i32>
+  %ys0 = stablehlo.constant dense<0.0> : tensor<5x2xf64>
+  %res:3 = "stablehlo.while"(%i0, %h0, %ys0) ({
+  ^bb0(%i: tensor<i32>, %h: tensor<2xf64>, %ys: tensor<5x2xf64>):
+    %n = stablehlo.constant dense<5> : tensor<i32>
+    %p = "stablehlo.compare"(%i, %n) {comparison_direction = #stablehlo<comparison_direction LT>} : (tensor<i32>, tensor<i32>) -> tensor<i1>
+    "stablehlo.return"(%p) : (tensor<i1>) -> ()
+  }, {
+  ^bb0(%i: tensor<i32>, %h: tensor<2xf64>, %ys: tensor<5x2xf64>):
+    %one = stablehlo.constant dense<1> : tensor<i32>
+    %z = stablehlo.constant dense<0> : tensor<i32>
+    %i1 = "stablehlo.add"(%one, %i) : (tensor<i32>, tensor<i32>) -> tensor<i32>
+    %row = "stablehlo.dynamic_slice"(%xs, %i, %z) {slice_sizes = array<i64: 1, 2>} : (tensor<5x2xf64>, tensor<i32>, tensor<i32>) -> tensor<1x2xf64>
+    %x = "stablehlo.reshape"(%row) : (tensor<1x2xf64>) -> tensor<2xf64>
+    %hx = "stablehlo.multiply"(%h, %x) : (tensor<2xf64>, tensor<2xf64>) -> tensor<2xf64>
+    %h1 = "stablehlo.sine"(%hx) : (tensor<2xf64>) -> tensor<2xf64>
+    %y = "stablehlo.reshape"(%h1) : (tensor<2xf64>) -> tensor<1x2xf64>
+    %ys1 = "stablehlo.dynamic_update_slice"(%ys, %y, %i, %z) : (tensor<5x2xf64>, tensor<1x2xf64>, tensor<i32>, tensor<i32>) -> tensor<5x2xf64>
+    "stablehlo.return"(%i1, %h1, %ys1) : (tensor<i32>, tensor<2xf64>, tensor<5x2xf64>) -> ()
+  }) : (tensor<i32>, tensor<2xf64>, tensor<5x2xf64>) -> (tensor<i32>, tensor<2xf64>, tensor<5x2xf64>)
+  %r = "stablehlo.add"(%res#2, %res#2) : (tensor<5x2xf64>, tensor<5x2xf64>) -> tensor<5x2xf64>)",
+                                     "tensor<5x2xf64>")});
   // --- structure: a value used many times accumulates its cotangents
   c.push_back({"fan_out_accumulates", program("%x: tensor<2x3xf64>", R"(
   %a = "stablehlo.multiply"(%x, %x) : (tensor<2x3xf64>, tensor<2x3xf64>) -> tensor<2x3xf64>
