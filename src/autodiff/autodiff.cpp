@@ -164,6 +164,53 @@ Expected<std::vector<Value*>> emitBlockVjp(const Block& src, Block* dst, const s
   return out;
 }
 
+namespace {
+
+// Copies the ops of `src` into `dst` with every func.call (at any depth of nesting) replaced by
+// the callee's body: the rules see one flat program, the way JAX's and PyTorch's exporters
+// usually emit it. `mapping` takes `src`'s values to their copies.
+Status inlineInto(const Block& src, Block* dst, std::unordered_map<const Value*, Value*>& mapping,
+                  const Module& module, int depth, bool calleeBody) {
+  auto mapped = [&](Value* v) {
+    auto it = mapping.find(v);
+    return it == mapping.end() ? v : it->second;
+  };
+  for (const auto& op : src.operations()) {
+    if (op->code() == OpCode::FuncCall) {
+      const Attribute* callee = op->attr("callee");
+      const Operation* fn = callee ? module.lookupFunction(callee->stringValue()) : nullptr;
+      if (!fn) return notFound(op->describe() + ": autodiff: the callee of this call is not in the module");
+      if (depth > 64) return unimplemented(op->describe() + ": autodiff: calls nest too deeply (recursion?)");
+      const Block& body = FuncOp(fn).body();
+      for (size_t i = 0; i < body.numArguments() && i < op->numOperands(); ++i)
+        mapping[body.argument(i)] = mapped(op->operand(i));
+      // The callee's return is not copied; its operands become the call's results.
+      WF_RETURN_IF_ERROR(inlineInto(body, dst, mapping, module, depth + 1, /*calleeBody=*/true));
+      const Operation* ret = body.terminator();
+      for (size_t i = 0; i < op->numResults() && ret && i < ret->numOperands(); ++i)
+        mapping[op->result(i)] = mapped(ret->operand(i));
+      continue;
+    }
+    if (op->code() == OpCode::FuncReturn && calleeBody) continue;  // an inlined callee's return
+    auto copy = std::make_unique<Operation>(op->name(), op->location());
+    for (Value* v : op->operands()) copy->addOperand(mapped(v));
+    for (const auto& [key, value] : op->attributes().entries()) copy->setAttr(key, value);
+    for (const auto& region : op->regions()) {
+      Region* nr = copy->addRegion();
+      for (const auto& block : region->blocks()) {
+        Block* nb = nr->addBlock();
+        for (const auto& arg : block->arguments()) mapping[arg.get()] = nb->addArgument(arg->type());
+        WF_RETURN_IF_ERROR(inlineInto(*block, nb, mapping, module, depth, false));
+      }
+    }
+    for (const auto& r : op->results()) mapping[r.get()] = copy->addResult(r->type());
+    dst->append(std::move(copy));
+  }
+  return Status::ok();
+}
+
+}  // namespace
+
 }  // namespace autodiff
 
 Expected<std::string> addValueAndGradFunction(Module& module, std::string_view function, std::span<const int> wrt,
@@ -198,11 +245,19 @@ Expected<std::string> addValueAndGradFunction(Module& module, std::string_view f
     return invalidArgument(ret->describe() + ": autodiff: the first result of @" + std::string(function) + " is " +
                            resultType.toString() + "; it must be a float tensor of static shape");
 
-  // The new function starts as a copy; the backward ops go between its body and its return.
+  // The new function starts as a copy with calls inlined; the backward ops go between its body
+  // and its return.
   std::unordered_map<const Value*, Value*> mapping;
-  std::unique_ptr<Operation> grad = cloneOperation(fn, mapping);
+  auto grad = std::make_unique<Operation>(fn.name(), fn.location());
+  for (const auto& [key, value] : fn.attributes().entries()) grad->setAttr(key, value);
   grad->setAttr("sym_name", Attribute::string(name));
-  Block& gbody = grad->region(0).front();
+  Block& gbody = *grad->addRegion()->addBlock();
+  for (const auto& arg : body.arguments()) {
+    Value* copy = gbody.addArgument(arg->type());
+    copy->setNameHint(arg->nameHint());
+    mapping[arg.get()] = copy;
+  }
+  WF_RETURN_IF_ERROR(autodiff::inlineInto(body, &gbody, mapping, module, 0, false));
   std::unique_ptr<Operation> oldReturn = std::move(gbody.mutableOperations().back());
   gbody.mutableOperations().pop_back();
 
