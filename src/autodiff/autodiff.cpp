@@ -166,8 +166,8 @@ Expected<std::vector<Value*>> emitBlockVjp(const Block& src, Block* dst, const s
 
 namespace {
 
-// Copies the ops of `src` into `dst` with every func.call (at any depth of nesting) replaced by
-// the callee's body: the rules see one flat program, the way JAX's and PyTorch's exporters
+// Copies the ops of `src` into `dst` with every func.call and stablehlo.composite (at any depth
+// of nesting) replaced by the callee's (decomposition's) body: the rules see one flat program, the way JAX's and PyTorch's exporters
 // usually emit it. `mapping` takes `src`'s values to their copies.
 Status inlineInto(const Block& src, Block* dst, std::unordered_map<const Value*, Value*>& mapping,
                   const Module& module, int depth, bool calleeBody) {
@@ -176,8 +176,9 @@ Status inlineInto(const Block& src, Block* dst, std::unordered_map<const Value*,
     return it == mapping.end() ? v : it->second;
   };
   for (const auto& op : src.operations()) {
-    if (op->code() == OpCode::FuncCall) {
-      const Attribute* callee = op->attr("callee");
+    if (op->code() == OpCode::FuncCall || op->code() == OpCode::Composite) {
+      // A composite means what its decomposition function computes.
+      const Attribute* callee = op->attr(op->code() == OpCode::FuncCall ? "callee" : "decomposition");
       const Operation* fn = callee ? module.lookupFunction(callee->stringValue()) : nullptr;
       if (!fn) return notFound(op->describe() + ": autodiff: the callee of this call is not in the module");
       if (depth > 64) return unimplemented(op->describe() + ": autodiff: calls nest too deeply (recursion?)");

@@ -458,15 +458,15 @@ std::vector<GradCase> otherCases() {
   }) : (tensor<i32>, tensor<2xf64>, tensor<5x2xf64>) -> (tensor<i32>, tensor<2xf64>, tensor<5x2xf64>)
   %r = "stablehlo.add"(%res#2, %res#2) : (tensor<5x2xf64>, tensor<5x2xf64>) -> tensor<5x2xf64>)",
                                      "tensor<5x2xf64>")});
-  // --- func.call is inlined (JAX emits calls, also inside loop bodies)
-  c.push_back({"func_call_inlined", R"(func.func private @helper(%a: tensor<3xf64>, %b: tensor<3xf64>) -> tensor<3xf64> {
+  // --- func.call and composite are inlined (JAX emits calls, also inside loop bodies)
+  c.push_back({"func_call_and_composite_inlined", R"(func.func private @helper(%a: tensor<3xf64>, %b: tensor<3xf64>) -> tensor<3xf64> {
   %0 = "stablehlo.multiply"(%a, %b) : (tensor<3xf64>, tensor<3xf64>) -> tensor<3xf64>
   %1 = "stablehlo.sine"(%0) : (tensor<3xf64>) -> tensor<3xf64>
   return %1 : tensor<3xf64>
 }
 func.func @main(%x: tensor<3xf64>, %y: tensor<3xf64>, %w: tensor<3xf64>) -> tensor<3xf64> {
   %0 = func.call @helper(%x, %y) : (tensor<3xf64>, tensor<3xf64>) -> tensor<3xf64>
-  %1 = func.call @helper(%0, %x) : (tensor<3xf64>, tensor<3xf64>) -> tensor<3xf64>
+  %1 = "stablehlo.composite"(%0, %x) {name = "test.helper", decomposition = @helper} : (tensor<3xf64>, tensor<3xf64>) -> tensor<3xf64>
   %2 = "stablehlo.multiply"(%1, %w) : (tensor<3xf64>, tensor<3xf64>) -> tensor<3xf64>
   return %2 : tensor<3xf64>
 })"});
