@@ -54,7 +54,32 @@ def poolnet():
     return PoolNet().eval(), (torch.randn(2, 3, 16, 16),)
 
 
+class Reductions(nn.Module):
+    """max over a dim, sort, topk, cumsum, prod, logsumexp, clamp: the ops with choosing or
+    permuting gradients."""
+
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(6, 6)
+
+    def forward(self, x):
+        y = self.lin(x)
+        v, _ = y.max(dim=1)
+        s, _ = torch.sort(y, dim=1)
+        t, _ = torch.topk(y, 2, dim=1)
+        c = torch.cumsum(y, 1)
+        p = torch.prod(y, 1)
+        return (v.sum() + (s[:, 0] * s[:, -1]).sum() + t.sum() + (c * c).sum() + p.sum()
+                + torch.logsumexp(y, 1).sum() + y.clamp(-0.3, 0.4).sum())
+
+
+def reductions():
+    torch.manual_seed(0)
+    return Reductions().eval(), (torch.randn(3, 6),)
+
+
 MODELS = {
+    "reductions": reductions,
     "mlp": mlp,
     "poolnet": poolnet,
     "convnet": ZOO["convnet"],
@@ -144,18 +169,18 @@ def test_model_gradients_match_torch(name, tmp_path):
 def test_autodiff_cli_errors(tmp_path):
     src = tmp_path / "m.mlir"
     src.write_text("""func.func @main(%x: tensor<4xf32>) -> tensor<4xf32> {
-  %0 = "stablehlo.sort"(%x) ({
-  ^bb0(%a: tensor<f32>, %b: tensor<f32>):
-    %c = "stablehlo.compare"(%a, %b) {comparison_direction = #stablehlo<comparison_direction LT>} : (tensor<f32>, tensor<f32>) -> tensor<i1>
-    "stablehlo.return"(%c) : (tensor<i1>) -> ()
-  }) {dimension = 0 : i64} : (tensor<4xf32>) -> tensor<4xf32>
+  %0 = "stablehlo.map"(%x) ({
+  ^bb0(%a: tensor<f32>):
+    %n = "stablehlo.negate"(%a) : (tensor<f32>) -> tensor<f32>
+    "stablehlo.return"(%n) : (tensor<f32>) -> ()
+  }) {dimensions = array<i64: 0>} : (tensor<4xf32>) -> tensor<4xf32>
   return %0 : tensor<4xf32>
 }
 """)
     out = tmp_path / "out.mlir"
     proc = subprocess.run([WARPFORGE, "autodiff", str(src), "-o", str(out)], capture_output=True, text=True)
     assert proc.returncode == 1
-    assert "stablehlo.sort" in proc.stderr and f"{src}:2:" in proc.stderr, proc.stderr
+    assert "stablehlo.map" in proc.stderr and f"{src}:2:" in proc.stderr, proc.stderr
     assert not out.exists() and not list(tmp_path.glob("out.mlir*"))
     proc = subprocess.run([WARPFORGE, "autodiff", str(src), "--wrt", "1", "-o", str(out)], capture_output=True, text=True)
     assert proc.returncode == 2 and "no argument 1" in proc.stderr, proc.stderr

@@ -121,6 +121,7 @@ const RuleTable& ruleTable() {
     registerReduceRules(t);
     registerIndexingRules(t);
     registerControlFlowRules(t);
+    registerSortRules(t);
     return t;
   }();
   return table;

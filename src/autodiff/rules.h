@@ -1,6 +1,6 @@
 // The VJP rules of the autodiff pass, one table keyed by OpCode, filled by one file per op
 // family (rules_elementwise.cpp, rules_data_movement.cpp, rules_dot_conv.cpp, rules_reduce.cpp,
-// rules_indexing.cpp, rules_control_flow.cpp).
+// rules_indexing.cpp, rules_control_flow.cpp, rules_sort.cpp).
 //
 // A rule runs once per op on the differentiated path, after every use of the op's results was
 // handled (the reverse walk), with the builder at the end of the function being built. It reads
@@ -108,6 +108,7 @@ void registerDotConvRules(RuleTable& table);
 void registerReduceRules(RuleTable& table);
 void registerIndexingRules(RuleTable& table);
 void registerControlFlowRules(RuleTable& table);
+void registerSortRules(RuleTable& table);
 
 // Emits into the empty block `dst` a recomputation of the ops of `src` (a branch or loop body
 // whose terminator returns its results) followed by their VJP. `src`'s block arguments stand for

@@ -1,4 +1,4 @@
-// VJP rules of reductions: reduce with an add, max or min body, and reduce_window as sum pooling
+// VJP rules of reductions: reduce with an add, multiply, max or min body, and reduce_window as sum pooling
 // (the body of an average pool) and max/min pooling. A body is recognised when it is one
 // binary op on its two arguments; any other body is an error naming the op.
 #include <numeric>
@@ -25,11 +25,50 @@ OpCode bodyKind(const Operation& op, size_t region = 0) {
   return args ? combine.code() : OpCode::kUnknown;
 }
 
+std::vector<NamedAttribute> windowAttrs(const Dims& size, const Dims& strides, const Dims& baseDilation,
+                                        const Dims& windowDilation, const Dims& padLow, const Dims& padHigh);
+
 Dims keptDims(int64_t rank, const Dims& reduced) {
   Dims kept;
   for (int64_t d = 0; d < rank; ++d)
     if (std::find(reduced.begin(), reduced.end(), d) == reduced.end()) kept.push_back(d);
   return kept;
+}
+
+// A product's derivative by x_i is the product of the other elements. It is formed from
+// exclusive prefix and suffix products (two multiply reduce_windows along the flattened reduced
+// dims), never by dividing the product by x_i, so zeros in the input are handled exactly.
+Status reduceProduct(VjpContext& c, const Dims& dims, const Dims& kept) {
+  if (c.active(1)) return c.unsupported("reduce with a multiply body: the init value is not differentiated");
+  if (!c.active(0)) return Status::ok();
+  OpBuilder& b = c.b;
+  const Type& operand = c.operandType(0);
+  ElementType e = operand.elementType();
+  Dims perm = kept;
+  perm.insert(perm.end(), dims.begin(), dims.end());
+  int64_t rows = 1, n = 1;
+  for (int64_t d : kept) rows *= operand.dim(d);
+  for (int64_t d : dims) n *= operand.dim(d);
+  Value* flat = b.reshape(b.transpose(c.operand(0), perm), {rows, n});
+  Location loc = b.location();
+  auto exclusiveProduct = [&](int64_t low, int64_t high) {
+    Dims size = {1, n}, ones = {1, 1};
+    return b
+        .create("stablehlo.reduce_window", {flat, b.scalar(e, 1.0)},
+                windowAttrs(size, ones, ones, ones, {0, low}, {0, high}), {}, 1,
+                [&](Operation* op) { OpBuilder::addBinaryBody(op, "stablehlo.multiply", e, loc); })
+        ->result(0);
+  };
+  Value* before = exclusiveProduct(n, -1);  // x_0 ... x_{i-1}
+  Value* after = exclusiveProduct(-1, n);   // x_{i+1} ... x_{n-1}
+  Value* ct = b.broadcastInDim(b.reshape(c.cotangent(), {rows}), Type::tensor({rows, n}, e), {0});
+  Value* grad = b.mul(ct, b.mul(before, after));
+  Dims permuted;
+  for (int64_t d : perm) permuted.push_back(operand.dim(d));
+  Dims inverse(perm.size());
+  for (size_t i = 0; i < perm.size(); ++i) inverse[static_cast<size_t>(perm[i])] = static_cast<int64_t>(i);
+  c.accumulate(0, b.transpose(b.reshape(grad, permuted), inverse));
+  return Status::ok();
 }
 
 Status reduceRule(VjpContext& c) {
@@ -59,7 +98,8 @@ Status reduceRule(VjpContext& c) {
     c.accumulate(0, b.mul(mask, share));
     return Status::ok();
   }
-  return c.unsupported("reduce with a body other than add, maximum or minimum has no VJP rule");
+  if (kind == OpCode::Multiply) return reduceProduct(c, dims, kept);
+  return c.unsupported("reduce with a body other than add, multiply, maximum or minimum has no VJP rule");
 }
 
 Expected<Window> windowOf(const Operation& op) { return readWindow(op, op.operand(0)->type().rank()); }

@@ -347,6 +347,10 @@ std::vector<GradCase> otherCases() {
   %r = "stablehlo.reduce"(%x, %c) )") + kMinBody + R"( {dimensions = array<i64: 1, 0>} : (tensor<3x4xf64>, tensor<f64>) -> tensor<f64>)",
                                      "tensor<f64>"),
                0.1, 2.0, true});
+  c.push_back({"reduce_multiply", program("%x: tensor<3x2x4xf64>", R"(
+  %c = stablehlo.constant dense<1.0> : tensor<f64>
+  %r = stablehlo.reduce(%x init: %c) applies stablehlo.multiply across dimensions = [2, 0] : (tensor<3x2x4xf64>, tensor<f64>) -> tensor<2xf64>)",
+                                        "tensor<2xf64>")});
   c.push_back({"reduce_window_avg_pool", program("%x: tensor<1x2x5x5xf64>", std::string(R"(
   %c = stablehlo.constant dense<0.0> : tensor<f64>
   %s = "stablehlo.reduce_window"(%x, %c) )") + kAddBody + R"( {window_dimensions = array<i64: 1, 1, 3, 3>, window_strides = array<i64: 1, 1, 2, 2>, padding = dense<[[0, 0], [0, 0], [1, 1], [1, 1]]> : tensor<4x2xi64>} : (tensor<1x2x5x5xf64>, tensor<f64>) -> tensor<1x2x3x3xf64>
@@ -366,6 +370,15 @@ std::vector<GradCase> otherCases() {
   %c = stablehlo.constant dense<0x7FF0000000000000> : tensor<f64>
   %r = "stablehlo.reduce_window"(%x, %c) )") + kMinBody + R"( {window_dimensions = array<i64: 2, 3>, window_strides = array<i64: 2, 1>} : (tensor<4x6xf64>, tensor<f64>) -> tensor<2x4xf64>)",
                                                  "tensor<2x4xf64>"),
+               0.1, 2.0, true});
+  c.push_back({"sort_two_float_operands", program("%x: tensor<3x5xf64>, %y: tensor<3x5xf64>", R"(
+  %s:2 = "stablehlo.sort"(%x, %y) ({
+  ^bb0(%a: tensor<f64>, %b: tensor<f64>, %c: tensor<f64>, %d: tensor<f64>):
+    %p = "stablehlo.compare"(%a, %b) {comparison_direction = #stablehlo<comparison_direction LT>} : (tensor<f64>, tensor<f64>) -> tensor<i1>
+    "stablehlo.return"(%p) : (tensor<i1>) -> ()
+  }) {dimension = 1 : i64, is_stable = false} : (tensor<3x5xf64>, tensor<3x5xf64>) -> (tensor<3x5xf64>, tensor<3x5xf64>)
+  %r = "stablehlo.multiply"(%s#0, %s#1) : (tensor<3x5xf64>, tensor<3x5xf64>) -> tensor<3x5xf64>)",
+                                                "tensor<3x5xf64>"),
                0.1, 2.0, true});
   // --- indexing
   c.push_back({"gather_embedding_duplicates", program("%x: tensor<5x3xf64>", R"(
@@ -507,14 +520,17 @@ INSTANTIATE_TEST_SUITE_P(Ops, AutodiffGradTest, ::testing::ValuesIn(otherCases()
 
 // --- structural tests
 
+// stablehlo.map has no VJP rule.
+const char* kMapBody = R"(({
+  ^bb0(%a: tensor<f64>):
+    %n = "stablehlo.negate"(%a) : (tensor<f64>) -> tensor<f64>
+    "stablehlo.return"(%n) : (tensor<f64>) -> ()
+  }) {dimensions = array<i64: 0>} : (tensor<4xf64>) -> tensor<4xf64>)";
+
 TEST(AutodiffTest, OpWithoutRuleIsAnErrorNamingItAndItsLocation) {
-  auto m = parseAndVerify(R"(func.func @main(%x: tensor<4xf64>) -> tensor<4xf64> {
+  auto m = parseAndVerify(std::string(R"(func.func @main(%x: tensor<4xf64>) -> tensor<4xf64> {
   %e = "stablehlo.exponential"(%x) : (tensor<4xf64>) -> tensor<4xf64>
-  %s = "stablehlo.sort"(%e) ({
-  ^bb0(%a: tensor<f64>, %b: tensor<f64>):
-    %c = "stablehlo.compare"(%a, %b) {comparison_direction = #stablehlo<comparison_direction LT>} : (tensor<f64>, tensor<f64>) -> tensor<i1>
-    "stablehlo.return"(%c) : (tensor<i1>) -> ()
-  }) {dimension = 0 : i64} : (tensor<4xf64>) -> tensor<4xf64>
+  %s = "stablehlo.map"(%e) )") + kMapBody + R"(
   return %s : tensor<4xf64>
 })");
   ASSERT_TRUE(m) << m.status().toString();
@@ -523,19 +539,15 @@ TEST(AutodiffTest, OpWithoutRuleIsAnErrorNamingItAndItsLocation) {
   auto r = addValueAndGradFunction(*m, "main", wrt);
   ASSERT_FALSE(r);
   EXPECT_EQ(r.status().code(), StatusCode::kUnimplemented);
-  EXPECT_NE(r.status().message().find("stablehlo.sort"), std::string::npos) << r.status().message();
+  EXPECT_NE(r.status().message().find("stablehlo.map"), std::string::npos) << r.status().message();
   EXPECT_NE(r.status().message().find("test.mlir:3:"), std::string::npos) << r.status().message();
   EXPECT_EQ(m->operations().size(), before);  // the module is unchanged
 }
 
 TEST(AutodiffTest, OpOffTheDifferentiatedPathNeedsNoRule) {
-  // The sort sees only the argument that is not differentiated.
-  auto m = parseAndVerify(R"(func.func @main(%x: tensor<4xf64>, %y: tensor<4xf64>) -> tensor<4xf64> {
-  %s = "stablehlo.sort"(%y) ({
-  ^bb0(%a: tensor<f64>, %b: tensor<f64>):
-    %c = "stablehlo.compare"(%a, %b) {comparison_direction = #stablehlo<comparison_direction LT>} : (tensor<f64>, tensor<f64>) -> tensor<i1>
-    "stablehlo.return"(%c) : (tensor<i1>) -> ()
-  }) {dimension = 0 : i64} : (tensor<4xf64>) -> tensor<4xf64>
+  // The map sees only the argument that is not differentiated.
+  auto m = parseAndVerify(std::string(R"(func.func @main(%x: tensor<4xf64>, %y: tensor<4xf64>) -> tensor<4xf64> {
+  %s = "stablehlo.map"(%y) )") + kMapBody + R"(
   %r = "stablehlo.multiply"(%x, %s) : (tensor<4xf64>, tensor<4xf64>) -> tensor<4xf64>
   return %r : tensor<4xf64>
 })");
@@ -551,7 +563,7 @@ TEST(AutodiffTest, OpOffTheDifferentiatedPathNeedsNoRule) {
   }
   auto out = run(*m, *r, args);
   ASSERT_TRUE(out) << out.status().toString();
-  for (int i = 0; i < 4; ++i) EXPECT_DOUBLE_EQ((*out)[1].getDouble(i), 1.0 + i);  // sorted y
+  for (int i = 0; i < 4; ++i) EXPECT_DOUBLE_EQ((*out)[1].getDouble(i), -(4.0 - i));  // -y
 }
 
 TEST(AutodiffTest, UnusedAndIndependentArgumentsGetZeroGradients) {
@@ -576,6 +588,57 @@ TEST(AutodiffTest, UnusedAndIndependentArgumentsGetZeroGradients) {
   EXPECT_EQ((*out)[2].type(), n.type());
   for (int i = 0; i < 3; ++i) EXPECT_EQ((*out)[2].getInt(i), 0);
   for (int i = 0; i < 3; ++i) EXPECT_DOUBLE_EQ((*out)[3].getDouble(i), 2 * (i + 1.5));
+}
+
+TEST(AutodiffTest, ProductGradientIsExactAtZeros) {
+  // d/dx prod(x) at x = (0, 2, 3) is (6, 0, 0): the product of the other elements, not prod / x.
+  auto m = parseAndVerify(R"(func.func @main(%x: tensor<3xf64>) -> tensor<f64> {
+  %c = stablehlo.constant dense<1.0> : tensor<f64>
+  %r = stablehlo.reduce(%x init: %c) applies stablehlo.multiply across dimensions = [0] : (tensor<3xf64>, tensor<f64>) -> tensor<f64>
+  return %r : tensor<f64>
+})");
+  ASSERT_TRUE(m) << m.status().toString();
+  std::vector<int> wrt = {0};
+  auto r = addValueAndGradFunction(*m, "main", wrt);
+  ASSERT_TRUE(r) << r.status().toString();
+  Literal x = Literal::zeros(Type::tensor({3}, ElementType::kF64));
+  x.setDouble(1, 2.0);
+  x.setDouble(2, 3.0);
+  auto out = run(*m, *r, {x});
+  ASSERT_TRUE(out) << out.status().toString();
+  EXPECT_EQ((*out)[1].getDouble(0), 6.0);
+  EXPECT_EQ((*out)[1].getDouble(1), 0.0);
+  EXPECT_EQ((*out)[1].getDouble(2), 0.0);
+}
+
+TEST(AutodiffTest, SortGradientFollowsThePermutation) {
+  // The cotangent of sorted position k goes to the element that landed there; the iota riding
+  // along (PyTorch's and JAX's argsort pattern) is an integer and gets none.
+  auto m = parseAndVerify(R"(func.func @main(%x: tensor<4xf64>, %w: tensor<4xf64>) -> tensor<4xf64> {
+  %i = "stablehlo.iota"() {iota_dimension = 0 : i64} : () -> tensor<4xi64>
+  %s:2 = "stablehlo.sort"(%x, %i) ({
+  ^bb0(%a: tensor<f64>, %b: tensor<f64>, %c: tensor<i64>, %d: tensor<i64>):
+    %p = "stablehlo.compare"(%a, %b) {comparison_direction = #stablehlo<comparison_direction GT>} : (tensor<f64>, tensor<f64>) -> tensor<i1>
+    "stablehlo.return"(%p) : (tensor<i1>) -> ()
+  }) {dimension = 0 : i64, is_stable = true} : (tensor<4xf64>, tensor<4xi64>) -> (tensor<4xf64>, tensor<4xi64>)
+  %r = "stablehlo.multiply"(%s#0, %w) : (tensor<4xf64>, tensor<4xf64>) -> tensor<4xf64>
+  return %r : tensor<4xf64>
+})");
+  ASSERT_TRUE(m) << m.status().toString();
+  std::vector<int> wrt = {0};
+  auto r = addValueAndGradFunction(*m, "main", wrt);
+  ASSERT_TRUE(r) << r.status().toString();
+  Literal x = Literal::zeros(Type::tensor({4}, ElementType::kF64));
+  Literal w = Literal::zeros(Type::tensor({4}, ElementType::kF64));
+  const double xs[] = {0.5, 3.0, -1.0, 2.0};  // descending order: 3.0, 2.0, 0.5, -1.0
+  for (int i = 0; i < 4; ++i) {
+    x.setDouble(i, xs[i]);
+    w.setDouble(i, 10.0 * (i + 1));
+  }
+  auto out = run(*m, *r, {x, w});
+  ASSERT_TRUE(out) << out.status().toString();
+  const double expected[] = {30.0, 10.0, 40.0, 20.0};
+  for (int i = 0; i < 4; ++i) EXPECT_EQ((*out)[1].getDouble(i), expected[i]) << i;
 }
 
 TEST(AutodiffTest, ManyUsesAccumulateByAdd) {
