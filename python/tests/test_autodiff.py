@@ -82,11 +82,13 @@ MODELS = {
     "reductions": reductions,
     "mlp": mlp,
     "poolnet": poolnet,
+    "resnet18": ZOO["resnet18"],
     "convnet": ZOO["convnet"],
     "embednet": ZOO["embednet"],
     "mha": ZOO["mha"],
     "bert_small": zoo.bert_small,
     "gpt2": ZOO["gpt2"],
+    "llama": ZOO["llama"],
     "lstm": ZOO["lstm"],
 }
 
