@@ -120,14 +120,13 @@ def tied_groups(model, names):
 
 
 def warpforge_grads(pkg, workdir):
-    """Runs `warpforge autodiff` on the package w.r.t. its parameters, then the new function;
-    returns {parameter name: gradient} and the first output."""
+    """Runs `warpforge autodiff` on the package (whose default --wrt is its parameters, in
+    manifest order), then the new function; returns {parameter name: gradient} and the first
+    output."""
     man = manifest(pkg)
     params = [w for w in man["weights"] if w.get("kind", "parameter") == "parameter"]
-    wrt = ",".join(str(w["argument"]) for w in params)
     grad_mlir = workdir / "grad.mlir"
-    cmd = [WARPFORGE, "autodiff", str(pkg / "model.mlir"), "--function", man["entry"], "--wrt", wrt,
-           "--name", "value_and_grad", "-o", str(grad_mlir)]
+    cmd = [WARPFORGE, "autodiff", str(pkg), "--name", "value_and_grad", "-o", str(grad_mlir)]
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
     assert proc.returncode == 0, f"{' '.join(cmd)} failed:\n{proc.stderr[-4000:]}"
     out_dir = workdir / "out"

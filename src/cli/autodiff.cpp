@@ -40,11 +40,17 @@ Expected<std::vector<int>> parseArgumentList(const std::string& text) {
 int runAutodiff(const AutodiffOptions& options) {
   std::string file = options.file;
   std::string function = options.function;
-  if (isPackageDirectory(file)) {
+  std::vector<int> parameters;  // a package's trainable weights: the default --wrt for its entry
+  bool isPackage = isPackageDirectory(file);
+  if (isPackage) {
     auto pkg = Package::open(file);
     if (!pkg) return reportStatus(pkg.status());
     file = pkg->path(Package::kModelFile);
     if (function.empty()) function = pkg->manifest().entry;
+    if (function == pkg->manifest().entry)
+      for (const TensorSpec& w : pkg->manifest().weights)
+        if (w.kind.empty() || w.kind == "parameter") parameters.push_back(static_cast<int>(w.index));
+    isPackage = function == pkg->manifest().entry;
   }
   if (function.empty()) function = "main";
   auto module = loadModule(file);
@@ -53,7 +59,9 @@ int runAutodiff(const AutodiffOptions& options) {
   if (!fn) return reportStatus(notFound(file + ": no function @" + function));
 
   std::vector<int> wrt;
-  if (options.wrt.empty()) {
+  if (options.wrt.empty() && isPackage) {
+    wrt = parameters;
+  } else if (options.wrt.empty()) {
     // Every float tensor argument.
     const Block& body = FuncOp(fn).body();
     for (size_t i = 0; i < body.numArguments(); ++i) {

@@ -113,7 +113,7 @@ int runPrint(const PrintCommandOptions& options);
 struct AutodiffOptions {
   std::string file;      // an MLIR file, or a model package directory (its model.mlir and entry)
   std::string function;  // --function (default: the package's entry, or main)
-  std::string wrt;       // --wrt "0,2" (default: every float tensor argument)
+  std::string wrt;       // --wrt "0,2" (default: a package's parameters, else every float tensor argument)
   std::string name;      // --name of the new function (default: <function>_value_and_grad)
   std::string output;    // -o (default: stdout)
 };

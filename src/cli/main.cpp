@@ -202,7 +202,8 @@ int main(int argc, char** argv) {
       "written only on success.");
   autodiffCmd->add_option("file", autodiff.file, "MLIR file, or a model package directory")->required();
   autodiffCmd->add_option("--function", autodiff.function, "Function to differentiate (default: the package's entry, or main)");
-  autodiffCmd->add_option("--wrt", autodiff.wrt, "Argument numbers, e.g. 0,2 (default: every float argument)");
+  autodiffCmd->add_option("--wrt", autodiff.wrt, "Argument numbers, e.g. 0,2 (default: for a package's entry its parameters (manifest weights of "
+                          "kind parameter), else every float argument)");
   autodiffCmd->add_option("--name", autodiff.name, "Name of the new function (default: <function>_value_and_grad)");
   autodiffCmd->add_option("-o,--output", autodiff.output, "Output MLIR file (default: stdout)");
 
