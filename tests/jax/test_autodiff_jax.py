@@ -1,6 +1,7 @@
 """WarpForge's reverse-mode autodiff against JAX's: a float64 loss (jax x64) is lowered to
 StableHLO text, `warpforge autodiff` adds its value-and-grad function, `warpforge run` runs it,
-and every gradient must match `jax.grad` of the same loss within 1e-5 relative."""
+and every gradient must match, within 1e-5 relative, both `jax.grad` of the same loss as JAX
+computes it and the program `jax.grad` exports, run on WarpForge."""
 
 import os
 import pathlib
@@ -102,12 +103,29 @@ PROGRAMS = {
 }
 
 
+def _run(mlir, entry, args, workdir, count):
+    cmd = [WARPFORGE, "run", str(mlir), "--entry", entry, "--output-dir", str(workdir)]
+    for i, a in enumerate(args):
+        np.save(workdir.parent / f"in{i}.npy", np.asarray(a))
+        cmd += ["--input", f"{i}={workdir.parent / f'in{i}.npy'}"]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, f"{' '.join(cmd)} failed:\n{proc.stderr}"
+    return [np.load(workdir / f"out{i}.npy") for i in range(count)]
+
+
+def _assert_close(ours, theirs, what):
+    assert ours.dtype == np.float64 and ours.shape == theirs.shape, what
+    scale = np.abs(theirs).max()
+    np.testing.assert_allclose(ours, theirs, rtol=1e-5, atol=1e-12 * max(scale, 1.0), err_msg=what)
+
+
 @pytest.mark.parametrize("name", list(PROGRAMS))
 def test_gradients_match_jax(name, tmp_path):
     loss, make_args, argnums = PROGRAMS[name]
     args = make_args(np.random.default_rng(7))
     with jax.enable_x64(True):
         text = jax.jit(loss).lower(*args).as_text()
+        grad_text = jax.jit(jax.grad(loss, argnums=argnums)).lower(*args).as_text()
         value = np.asarray(jax.jit(loss)(*args))
         grads = [np.asarray(g) for g in jax.jit(jax.grad(loss, argnums=argnums))(*args)]
     src = tmp_path / "loss.mlir"
@@ -116,18 +134,14 @@ def test_gradients_match_jax(name, tmp_path):
     cmd = [WARPFORGE, "autodiff", str(src), "--wrt", ",".join(map(str, argnums)), "-o", str(out)]
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, f"{' '.join(cmd)} failed:\n{proc.stderr}"
+    results = _run(out, "main_value_and_grad", args, tmp_path / "ours", 1 + len(argnums))
 
-    cmd = [WARPFORGE, "run", str(out), "--entry", "main_value_and_grad", "--output-dir", str(tmp_path / "out")]
-    for i, a in enumerate(args):
-        np.save(tmp_path / f"in{i}.npy", np.asarray(a))
-        cmd += ["--input", f"{i}={tmp_path / f'in{i}.npy'}"]
-    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
-    assert proc.returncode == 0, f"{' '.join(cmd)} failed:\n{proc.stderr}"
-    results = [np.load(tmp_path / "out" / f"out{i}.npy") for i in range(1 + len(argnums))]
+    # the program jax.grad exports, run on WarpForge
+    jax_src = tmp_path / "jax_grad.mlir"
+    jax_src.write_text(grad_text)
+    exported = _run(jax_src, "main", args, tmp_path / "theirs", len(argnums))
 
     np.testing.assert_allclose(results[0], value, rtol=1e-12, err_msg=f"{name}: loss")
-    for k, (ours, theirs) in enumerate(zip(results[1:], grads)):
-        assert ours.dtype == np.float64 and ours.shape == theirs.shape
-        scale = np.abs(theirs).max()
-        np.testing.assert_allclose(ours, theirs, rtol=1e-5, atol=1e-12 * max(scale, 1.0),
-                                   err_msg=f"{name}: gradient of argument {argnums[k]}")
+    for k, ours in enumerate(results[1:]):
+        _assert_close(ours, grads[k], f"{name}: gradient of argument {argnums[k]} vs jax.grad")
+        _assert_close(ours, exported[k], f"{name}: gradient of argument {argnums[k]} vs jax.grad's program")
