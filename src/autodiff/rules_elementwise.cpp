@@ -201,6 +201,9 @@ void registerElementwiseRules(RuleTable& t) {
   t.add(OpCode::ChloLgamma, unary([](OpBuilder& b, Value* ct, Value* x, Value*) {
           return b.mul(ct, b.unary("chlo.digamma", x));
         }));
+  t.add(OpCode::ChloDigamma, unary([](OpBuilder& b, Value* ct, Value* x, Value*) {
+          return b.mul(ct, b.binary("chlo.polygamma", k(b, x, 1.0), x));  // trigamma
+        }));
 }
 
 }  // namespace wf::autodiff

@@ -1,4 +1,4 @@
-// VJP rule of sort: a sort permutes along one dimension, so each sorted operand's cotangent goes
+// VJP rules of sort and chlo.top_k. A sort permutes along one dimension, so each sorted operand's cotangent goes
 // back through the inverse permutation. The permutation is recovered by sorting once more with
 // an iota carried along (the comparator ignores it, so the order is the forward one), and
 // inverted by sorting (permutation, cotangents...) on the permutation.
@@ -66,8 +66,32 @@ Status sortRule(VjpContext& c) {
   return Status::ok();
 }
 
+// chlo.top_k(x) -> (values, indices) along the last dimension: each value's cotangent goes to
+// the element its index names. Formed as a one-hot comparison of the indices with an iota over
+// the last dimension of x, summed over the k selected positions ([..., k, n] elements).
+Status topKRule(VjpContext& c) {
+  if (!c.active(0) || !c.cotangent(0)) return Status::ok();
+  OpBuilder& b = c.b;
+  const Type& x = c.operandType(0);
+  Value* indices = c.result(1);
+  int64_t r = x.rank();
+  std::vector<int64_t> shape = indices->type().shape();  // [..., k]
+  shape.push_back(x.dim(r - 1));                          // [..., k, n]
+  std::vector<int64_t> lead(static_cast<size_t>(r));
+  for (int64_t i = 0; i < r; ++i) lead[static_cast<size_t>(i)] = i;
+  Type wide = Type::tensor(shape, indices->type().elementType());
+  Value* hit = b.compare(b.broadcastInDim(indices, wide, lead), b.iota(wide, r), "EQ");
+  Value* ct = b.broadcastInDim(c.cotangent(0), wide.withElementType(x.elementType()), lead);
+  Value* spread = b.select(hit, ct, b.zeros(ct->type()));
+  c.accumulate(0, b.reduceSum(spread, {r - 1}));
+  return Status::ok();
+}
+
 }  // namespace
 
-void registerSortRules(RuleTable& t) { t.add(OpCode::Sort, sortRule); }
+void registerSortRules(RuleTable& t) {
+  t.add(OpCode::Sort, sortRule);
+  t.add(OpCode::ChloTopK, topKRule);
+}
 
 }  // namespace wf::autodiff

@@ -226,6 +226,7 @@ std::vector<GradCase> elementwiseCases() {
   unary("chlo_acosh", "chlo.acosh", 1.2, 2.5);
   unary("chlo_atanh", "chlo.atanh", 0.1, 0.8, true);
   unary("chlo_lgamma", "chlo.lgamma", 0.5, 3.0);
+  unary("chlo_digamma", "chlo.digamma", 0.5, 3.0);
   auto binary = [&](const std::string& name, const std::string& op, double lo = 0.5, double hi = 1.5, bool sign = false) {
     cases.push_back({name, binaryProgram(op), lo, hi, sign});
   };
@@ -380,6 +381,11 @@ std::vector<GradCase> otherCases() {
   %r = "stablehlo.multiply"(%s#0, %s#1) : (tensor<3x5xf64>, tensor<3x5xf64>) -> tensor<3x5xf64>)",
                                                 "tensor<3x5xf64>"),
                0.1, 2.0, true});
+  c.push_back({"chlo_top_k", program("%x: tensor<3x5xf64>", R"(
+  %v, %i = "chlo.top_k"(%x) {k = 2 : i64} : (tensor<3x5xf64>) -> (tensor<3x2xf64>, tensor<3x2xi32>)
+  %r = "stablehlo.multiply"(%v, %v) : (tensor<3x2xf64>, tensor<3x2xf64>) -> tensor<3x2xf64>)",
+                                     "tensor<3x2xf64>"),
+               0.1, 2.0, true});
   // --- indexing
   c.push_back({"gather_embedding_duplicates", program("%x: tensor<5x3xf64>", R"(
   %i = stablehlo.constant dense<[1, 0, 4, 1]> : tensor<4xi64>
@@ -515,8 +521,8 @@ TEST_P(AutodiffGradTest, MatchesFiniteDifferences) { checkGradients(GetParam());
 
 std::string caseName(const ::testing::TestParamInfo<GradCase>& info) { return info.param.name; }
 
-INSTANTIATE_TEST_SUITE_P(Elementwise, AutodiffGradTest, ::testing::ValuesIn(elementwiseCases()), caseName);
-INSTANTIATE_TEST_SUITE_P(Ops, AutodiffGradTest, ::testing::ValuesIn(otherCases()), caseName);
+INSTANTIATE_TEST_SUITE_P(AutodiffElementwise, AutodiffGradTest, ::testing::ValuesIn(elementwiseCases()), caseName);
+INSTANTIATE_TEST_SUITE_P(AutodiffOps, AutodiffGradTest, ::testing::ValuesIn(otherCases()), caseName);
 
 // --- structural tests
 
