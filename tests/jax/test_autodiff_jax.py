@@ -93,6 +93,19 @@ def embed_cond_args(rng):
     return [rng.normal(size=(10, 4)), rng.normal(size=(4, 3)), np.array([3, 1, 7, 3], dtype=np.int64)]
 
 
+def sorting_loss(w, x):
+    y = jnp.tanh(x @ w)
+    vals, _ = lax.top_k(y, 3)
+    s = jnp.sort(y, axis=0)
+    return (jnp.sum(vals ** 2) + jnp.sum(s[0] * s[-1]) + jnp.sum(jnp.cumsum(y, axis=1) ** 2)
+            + jnp.sum(jnp.prod(y, axis=1)) + jnp.sum(jnp.max(y, axis=0)) + jnp.sum(jnp.clip(y, -0.5, 0.5))
+            + jnp.sum(jax.nn.logsumexp(y, axis=1)))
+
+
+def sorting_args(rng):
+    return [rng.normal(size=(4, 6)), rng.normal(size=(5, 4))]
+
+
 # name: (loss, inputs, indices of the arguments to differentiate)
 PROGRAMS = {
     "mlp": (mlp_loss, mlp_args, (0, 1, 2, 3)),
@@ -100,6 +113,7 @@ PROGRAMS = {
     "attention": (attention_loss, attention_args, (0, 1, 2, 3, 4, 5, 6)),
     "rnn_scan": (rnn_loss, rnn_args, (0, 1, 2, 3)),
     "embedding_cond_scatter": (embed_cond_loss, embed_cond_args, (0, 1)),
+    "sort_top_k_cumsum_prod": (sorting_loss, sorting_args, (0, 1)),
 }
 
 
