@@ -1,5 +1,6 @@
 #include "ir/builder.h"
 
+#include <cmath>
 #include <numeric>
 #include <optional>
 
@@ -93,9 +94,13 @@ Value* OpBuilder::scalar(ElementType element, double v) {
 }
 
 Value* OpBuilder::splat(const Type& type, double v) {
+  auto key = std::make_pair(type.toString(), v);
+  if (auto it = splats_.find(key); it != splats_.end() && !std::signbit(v) == !std::signbit(it->first.second))
+    return it->second;
   Value* s = scalar(type.elementType(), v);
-  if (type.rank() == 0) return s;
-  return broadcastInDim(s, type, {});
+  if (type.rank() > 0) s = broadcastInDim(s, type, {});
+  if (ok()) splats_[key] = s;
+  return s;
 }
 
 Value* OpBuilder::iota(const Type& type, int64_t dimension) {

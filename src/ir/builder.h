@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -29,7 +30,10 @@ class OpBuilder {
       : block_(block), loc_(std::move(loc)), module_(module) {}
 
   Block* block() const { return block_; }
-  void setBlock(Block* block) { block_ = block; }
+  void setBlock(Block* block) {
+    block_ = block;
+    splats_.clear();
+  }
   const Location& location() const { return loc_; }
   void setLocation(Location loc) { loc_ = std::move(loc); }
 
@@ -67,7 +71,8 @@ class OpBuilder {
   }
   Value* convert(Value* x, ElementType element);
 
-  // Constants. splat() is a scalar constant broadcast to `type` (compact for any size).
+  // Constants. splat() is a scalar constant broadcast to `type` (compact for any size); a splat
+  // of a type and value this builder already made in its block is reused.
   Value* constant(Literal value);
   Value* scalar(ElementType element, double v);
   Value* splat(const Type& type, double v);
@@ -111,6 +116,7 @@ class OpBuilder {
   Location loc_;
   const Module* module_;
   Status status_;
+  std::map<std::pair<std::string, double>, Value*> splats_;  // (type, value) -> splat in block_
 };
 
 // Integer-list attributes in the canonical spellings.
