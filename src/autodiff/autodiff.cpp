@@ -266,6 +266,8 @@ Expected<std::string> addValueAndGradFunction(Module& module, std::string_view f
   Differentiator d(&module);
   for (int i : wrt) d.markActive(gbody.argument(static_cast<size_t>(i)));
   d.propagateActivity(gbody);
+  Operation* returnOp = oldReturn.get();
+  WF_RETURN_IF_ERROR(autodiff::storeLoopStates(gbody, d, std::span<Operation* const>(&returnOp, 1), &module));
   OpBuilder b(&gbody, oldReturn->location(), &module);
   Value* result = oldReturn->operand(0);
   if (d.isActive(result)) d.accumulate(b, result, b.ones(result->type()));

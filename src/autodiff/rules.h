@@ -10,6 +10,8 @@
 
 #include <array>
 #include <functional>
+#include <memory>
+#include <span>
 #include <string>
 #include <unordered_map>
 #include <unordered_set>
@@ -44,6 +46,20 @@ class Differentiator {
   // Adds `ct` to the cotangent of `v` (ignored unless `v` is active).
   void accumulate(OpBuilder& b, const Value* v, Value* ct);
 
+  // A top-level while loop replaced, before the reverse walk, by a loop that also stacks each
+  // iteration's input state (storeLoopStates); `original` is the loop as written.
+  struct StoredLoop {
+    std::unique_ptr<Operation> original;
+    int64_t trips = 0;
+  };
+  void addStoredLoop(const Operation* stacking, std::unique_ptr<Operation> original, int64_t trips) {
+    storedLoops_[stacking] = StoredLoop{std::move(original), trips};
+  }
+  const StoredLoop* storedLoop(const Operation* op) const {
+    auto it = storedLoops_.find(op);
+    return it == storedLoops_.end() ? nullptr : &it->second;
+  }
+
   // Runs every op of `block` but its terminator through its rule, last op first.
   Status reverse(const Block& block, OpBuilder& b);
   // The same for the ops `forward` (in program order).
@@ -53,6 +69,7 @@ class Differentiator {
   const Module* module_;
   std::unordered_set<const Value*> active_;
   std::unordered_map<const Value*, Value*> cotangents_;
+  std::unordered_map<const Operation*, StoredLoop> storedLoops_;
 };
 
 class VjpContext {
@@ -109,6 +126,15 @@ void registerReduceRules(RuleTable& table);
 void registerIndexingRules(RuleTable& table);
 void registerControlFlowRules(RuleTable& table);
 void registerSortRules(RuleTable& table);
+
+// Replaces each active while loop of `body` that has a compile-time trip count by one that also
+// stacks every iteration's input state, so that its VJP reads the stored states instead of
+// running the loop a second time; uses in later ops and in `alsoUsers` (ops held outside the
+// block) move to the new loop's results.
+Status storeLoopStates(Block& body, Differentiator& d, std::span<Operation* const> alsoUsers, const Module* module);
+// The loop `w` carrying also a [trips, ...] stack of each loop-carried value, filled with the
+// state each iteration starts from, and an iteration counter (results: w's, stacks, counter).
+Operation* buildStackingWhile(OpBuilder& b, const Operation& w, int64_t trips);
 
 // Emits into the empty block `dst` a recomputation of the ops of `src` (a branch or loop body
 // whose terminator returns its results) followed by their VJP. `src`'s block arguments stand for

@@ -5,10 +5,11 @@
 // branch's forward ops (its intermediates are not visible outside it) and runs their rules; it
 // returns a cotangent for each active value the branch captures.
 //
-// A while loop's VJP stores what each iteration started from: a second forward loop stacks the
-// loop-carried values of every iteration into [trips, ...] buffers, and a reverse loop walks
-// the iterations backwards, recomputing each body from its stored inputs and running the body's
-// rules (the "stored forward values" strategy; memory grows with the trip count).
+// A while loop's VJP stores what each iteration started from: the forward loop is replaced by
+// one that also stacks the loop-carried values of every iteration into [trips, ...] buffers
+// (storeLoopStates, before the reverse walk), and a reverse loop walks the iterations
+// backwards, recomputing each body from its stored inputs and running the body's rules (the
+// "stored forward values" strategy; memory grows with the trip count).
 #include <optional>
 
 #include "autodiff/rules.h"
@@ -149,41 +150,36 @@ std::vector<Value*> inlineBlock(const Block& src, Block* dst, const std::vector<
   return out;
 }
 
-Status whileRule(VjpContext& c) {
-  OpBuilder& b = c.b;
-  const Operation& w = c.op;
-  std::optional<int64_t> trips = tripCount(w);
-  if (!trips)
-    return c.unsupported("while loop without a trip count known at compile time (the VJP needs `i < N` with "
-                         "constant start, N and step) has no VJP rule");
+}  // namespace
+
+// The loop `w` again, carrying also one [trips, ...] stack per loop-carried value and a counter:
+// iteration i writes its input state to row i. Results: w's, then the stacks, then the counter.
+Operation* buildStackingWhile(OpBuilder& b, const Operation& w, int64_t trips) {
   const Block& body = w.region(1).front();
   const Block& cond = w.region(0).front();
   size_t n = w.numOperands();
   Location loc = b.location();
-  Type indexType = Type::scalar(ElementType::kSI64);
-
-  // 1. The forward loop again, stacking every iteration's input state.
-  std::vector<Value*> fwdInit(w.operands().begin(), w.operands().end());
-  std::vector<Type> fwdTypes;
-  for (Value* v : w.operands()) fwdTypes.push_back(v->type());
+  std::vector<Value*> init(w.operands().begin(), w.operands().end());
+  std::vector<Type> types;
+  for (Value* v : w.operands()) types.push_back(v->type());
   for (Value* v : w.operands()) {
-    std::vector<int64_t> shape = {*trips};
+    std::vector<int64_t> shape = {trips};
     for (int64_t d : v->type().shape()) shape.push_back(d);
     Type st = v->type().withShape(shape);
-    fwdInit.push_back(b.zeros(st));
-    fwdTypes.push_back(st);
+    init.push_back(b.zeros(st));
+    types.push_back(st);
   }
-  fwdInit.push_back(b.scalar(ElementType::kSI64, 0));
-  fwdTypes.push_back(indexType);
-  Operation* fwd = b.create("stablehlo.while", fwdInit, {}, fwdTypes, fwdTypes.size(), [&](Operation* op) {
+  init.push_back(b.scalar(ElementType::kSI64, 0));
+  types.push_back(Type::scalar(ElementType::kSI64));
+  return b.create("stablehlo.while", init, {}, types, types.size(), [&](Operation* op) {
     Block* cb = op->addRegion()->addBlock();
     std::vector<Value*> cargs;
-    for (const Type& t : fwdTypes) cargs.push_back(cb->addArgument(t));
+    for (const Type& t : types) cargs.push_back(cb->addArgument(t));
     std::vector<Value*> pred = inlineBlock(cond, cb, cargs);
     OpBuilder(cb, loc).create("stablehlo.return", pred, {}, {}, 0);
     Block* bb = op->addRegion()->addBlock();
     std::vector<Value*> bargs;
-    for (const Type& t : fwdTypes) bargs.push_back(bb->addArgument(t));
+    for (const Type& t : types) bargs.push_back(bb->addArgument(t));
     OpBuilder ib(bb, loc);
     Value* index = bargs[2 * n];
     Value* zero = ib.scalar(ElementType::kSI64, 0);
@@ -193,6 +189,70 @@ Status whileRule(VjpContext& c) {
     ib.create("stablehlo.return", next, {}, {}, 0);
     b.fail(ib.status());
   });
+}
+
+namespace {
+
+void replaceUses(Operation& op, const std::unordered_map<const Value*, Value*>& replacements) {
+  for (size_t i = 0; i < op.numOperands(); ++i)
+    if (auto it = replacements.find(op.operand(i)); it != replacements.end()) op.setOperand(i, it->second);
+  for (const auto& region : op.regions())
+    for (const auto& block : region->blocks())
+      for (const auto& inner : block->operations()) replaceUses(*inner, replacements);
+}
+
+}  // namespace
+
+Status storeLoopStates(Block& body, Differentiator& d, std::span<Operation* const> alsoUsers, const Module* module) {
+  auto& ops = body.mutableOperations();
+  for (size_t i = 0; i < ops.size(); ++i) {
+    Operation& w = *ops[i];
+    if (w.code() != OpCode::While) continue;
+    bool active = false;
+    for (const auto& r : w.results()) active = active || d.isActive(r.get());
+    std::optional<int64_t> trips = tripCount(w);
+    if (!active || !trips) continue;  // the rule reports a loop it cannot differentiate
+    // Build the stacking loop aside, then put it where `w` was.
+    Block scratch;
+    OpBuilder b(&scratch, w.location(), module);
+    Operation* stacking = buildStackingWhile(b, w, *trips);
+    WF_RETURN_IF_ERROR(b.status());
+    std::unique_ptr<Operation> original = std::move(ops[i]);
+    ops.erase(ops.begin() + static_cast<std::ptrdiff_t>(i));
+    auto& built = scratch.mutableOperations();
+    for (auto& op : built) op->setParentBlock(&body);
+    size_t count = built.size();
+    ops.insert(ops.begin() + static_cast<std::ptrdiff_t>(i), std::make_move_iterator(built.begin()),
+               std::make_move_iterator(built.end()));
+    std::unordered_map<const Value*, Value*> replacements;
+    for (size_t k = 0; k < original->numResults(); ++k) {
+      replacements[original->result(k)] = stacking->result(k);
+      if (d.isActive(original->result(k))) d.markActive(stacking->result(k));
+    }
+    for (size_t j = i + count; j < ops.size(); ++j) replaceUses(*ops[j], replacements);
+    for (Operation* user : alsoUsers) replaceUses(*user, replacements);
+    d.addStoredLoop(stacking, std::move(original), *trips);
+    i += count - 1;
+  }
+  return Status::ok();
+}
+
+namespace {
+
+Status whileRule(VjpContext& c) {
+  OpBuilder& b = c.b;
+  // A top-level loop was replaced by its stacking form before the reverse walk
+  // (storeLoopStates); a loop nested in a recomputed block is stacked here, recomputing it.
+  const Differentiator::StoredLoop* stored = c.differentiator().storedLoop(&c.op);
+  const Operation& w = stored ? *stored->original : c.op;
+  std::optional<int64_t> trips = stored ? std::optional<int64_t>(stored->trips) : tripCount(w);
+  if (!trips)
+    return c.unsupported("while loop without a trip count known at compile time (the VJP needs `i < N` with "
+                         "constant start, N and step) has no VJP rule");
+  const Block& body = w.region(1).front();
+  size_t n = w.numOperands();
+  Location loc = b.location();
+  Operation* fwd = stored ? const_cast<Operation*>(&c.op) : buildStackingWhile(b, w, *trips);
   WF_RETURN_IF_ERROR(b.status());
 
   // 2. The reverse loop: (j, cotangents of the float carried values, accumulated cotangents of
