@@ -252,10 +252,10 @@ Status whileRule(VjpContext& c) {
   const Block& body = w.region(1).front();
   size_t n = w.numOperands();
   Location loc = b.location();
-  Operation* fwd = stored ? const_cast<Operation*>(&c.op) : buildStackingWhile(b, w, *trips);
+  const Operation* fwd = stored ? &c.op : buildStackingWhile(b, w, *trips);  // its results n.. are the stacks
   WF_RETURN_IF_ERROR(b.status());
 
-  // 2. The reverse loop: (j, cotangents of the float carried values, accumulated cotangents of
+  // The reverse loop: (j, cotangents of the float carried values, accumulated cotangents of
   // the active values the body captures), j from trips - 1 down to 0.
   std::vector<size_t> floats;
   for (size_t k = 0; k < n; ++k)
