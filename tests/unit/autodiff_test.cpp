@@ -477,6 +477,62 @@ std::vector<GradCase> otherCases() {
   }) : (tensor<i32>, tensor<2xf64>, tensor<5x2xf64>) -> (tensor<i32>, tensor<2xf64>, tensor<5x2xf64>)
   %r = "stablehlo.add"(%res#2, %res#2) : (tensor<5x2xf64>, tensor<5x2xf64>) -> tensor<5x2xf64>)",
                                      "tensor<5x2xf64>")});
+  // A loop inside a loop body: the inner one is differentiated inside the reverse loop (it is
+  // recomputed there, from the stored state of the outer iteration).
+  c.push_back({"while_nested", program("%x: tensor<2xf64>, %v: tensor<2xf64>", R"(
+  %i0 = stablehlo.constant dense<0> : tensor<i64>
+  %res:2 = "stablehlo.while"(%i0, %x) ({
+  ^bb0(%i: tensor<i64>, %s: tensor<2xf64>):
+    %n = stablehlo.constant dense<3> : tensor<i64>
+    %p = "stablehlo.compare"(%i, %n) {comparison_direction = #stablehlo<comparison_direction LT>} : (tensor<i64>, tensor<i64>) -> tensor<i1>
+    "stablehlo.return"(%p) : (tensor<i1>) -> ()
+  }, {
+  ^bb0(%i: tensor<i64>, %s: tensor<2xf64>):
+    %one = stablehlo.constant dense<1> : tensor<i64>
+    %i1 = "stablehlo.add"(%i, %one) : (tensor<i64>, tensor<i64>) -> tensor<i64>
+    %j0 = stablehlo.constant dense<0> : tensor<i64>
+    %in:2 = "stablehlo.while"(%j0, %s) ({
+    ^bb0(%j: tensor<i64>, %t: tensor<2xf64>):
+      %m = stablehlo.constant dense<2> : tensor<i64>
+      %q = "stablehlo.compare"(%j, %m) {comparison_direction = #stablehlo<comparison_direction LT>} : (tensor<i64>, tensor<i64>) -> tensor<i1>
+      "stablehlo.return"(%q) : (tensor<i1>) -> ()
+    }, {
+    ^bb0(%j: tensor<i64>, %t: tensor<2xf64>):
+      %one2 = stablehlo.constant dense<1> : tensor<i64>
+      %j1 = "stablehlo.add"(%j, %one2) : (tensor<i64>, tensor<i64>) -> tensor<i64>
+      %a = "stablehlo.multiply"(%t, %v) : (tensor<2xf64>, tensor<2xf64>) -> tensor<2xf64>
+      %b = "stablehlo.sine"(%a) : (tensor<2xf64>) -> tensor<2xf64>
+      %c = "stablehlo.add"(%b, %t) : (tensor<2xf64>, tensor<2xf64>) -> tensor<2xf64>
+      "stablehlo.return"(%j1, %c) : (tensor<i64>, tensor<2xf64>) -> ()
+    }) : (tensor<i64>, tensor<2xf64>) -> (tensor<i64>, tensor<2xf64>)
+    %u = "stablehlo.tanh"(%in#1) : (tensor<2xf64>) -> tensor<2xf64>
+    "stablehlo.return"(%i1, %u) : (tensor<i64>, tensor<2xf64>) -> ()
+  }) : (tensor<i64>, tensor<2xf64>) -> (tensor<i64>, tensor<2xf64>)
+  %r = "stablehlo.multiply"(%res#1, %res#1) : (tensor<2xf64>, tensor<2xf64>) -> tensor<2xf64>)",
+                                       "tensor<2xf64>")});
+  // A loop inside a branch.
+  c.push_back({"while_in_if", program("%x: tensor<2xf64>, %v: tensor<2xf64>", R"(
+  %t = stablehlo.constant dense<true> : tensor<i1>
+  %r = "stablehlo.if"(%t) ({
+    %i0 = stablehlo.constant dense<0> : tensor<i64>
+    %res:2 = "stablehlo.while"(%i0, %x) ({
+    ^bb0(%i: tensor<i64>, %s: tensor<2xf64>):
+      %n = stablehlo.constant dense<3> : tensor<i64>
+      %p = "stablehlo.compare"(%i, %n) {comparison_direction = #stablehlo<comparison_direction LT>} : (tensor<i64>, tensor<i64>) -> tensor<i1>
+      "stablehlo.return"(%p) : (tensor<i1>) -> ()
+    }, {
+    ^bb0(%i: tensor<i64>, %s: tensor<2xf64>):
+      %one = stablehlo.constant dense<1> : tensor<i64>
+      %i1 = "stablehlo.add"(%i, %one) : (tensor<i64>, tensor<i64>) -> tensor<i64>
+      %a = "stablehlo.multiply"(%s, %v) : (tensor<2xf64>, tensor<2xf64>) -> tensor<2xf64>
+      %b = "stablehlo.logistic"(%a) : (tensor<2xf64>) -> tensor<2xf64>
+      "stablehlo.return"(%i1, %b) : (tensor<i64>, tensor<2xf64>) -> ()
+    }) : (tensor<i64>, tensor<2xf64>) -> (tensor<i64>, tensor<2xf64>)
+    "stablehlo.return"(%res#1) : (tensor<2xf64>) -> ()
+  }, {
+    "stablehlo.return"(%x) : (tensor<2xf64>) -> ()
+  }) : (tensor<i1>) -> tensor<2xf64>)",
+                                      "tensor<2xf64>")});
   // --- func.call and composite are inlined (JAX emits calls, also inside loop bodies)
   c.push_back({"func_call_and_composite_inlined", R"(func.func private @helper(%a: tensor<3xf64>, %b: tensor<3xf64>) -> tensor<3xf64> {
   %0 = "stablehlo.multiply"(%a, %b) : (tensor<3xf64>, tensor<3xf64>) -> tensor<3xf64>
