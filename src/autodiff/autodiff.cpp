@@ -237,7 +237,7 @@ Expected<std::string> addValueAndGradFunction(Module& module, std::string_view f
     const Type& t = body.argument(static_cast<size_t>(i))->type();
     if (t.isTensor() && !t.hasStaticShape())
       return invalidArgument("autodiff: argument " + std::to_string(i) + " of @" + std::string(function) + " has type " +
-                             t.toString() + "; gradients need static shapes (refine the function first)");
+                             t.toString() + "; gradients need static shapes (specialize the function first: warpforge print --refine)");
   }
   const Operation* ret = body.terminator();
   if (!ret || ret->code() != OpCode::FuncReturn || ret->numOperands() == 0)
@@ -245,7 +245,10 @@ Expected<std::string> addValueAndGradFunction(Module& module, std::string_view f
   const Type& resultType = ret->operand(0)->type();
   if (!autodiff::isDifferentiableType(resultType) || !resultType.hasStaticShape())
     return invalidArgument(ret->describe() + ": autodiff: the first result of @" + std::string(function) + " is " +
-                           resultType.toString() + "; it must be a float tensor of static shape");
+                           resultType.toString() + "; it must be a float tensor of static shape" +
+                           (resultType.isTensor() && !resultType.hasStaticShape()
+                                ? " (specialize the function to static shapes first: warpforge print --refine)"
+                                : ""));
 
   // The new function starts as a copy with calls inlined; the backward ops go between its body
   // and its return.
