@@ -105,7 +105,11 @@ Status gatherRule(VjpContext& c) {
               AttrReader::fieldInt(*dn, "index_vector_dim").value_or(0)};
   const Type& operand = c.operandType(0);
   Value* indices = clampIndices(b, c.operand(1), operand, d, sliceSizes);
-  c.accumulate(0, scatter(b, b.zeros(operand), indices, c.cotangent(), d, /*assign=*/false));
+  // Narrow floats are summed in f32 (an embedding row gathered many times sums many terms).
+  ElementType acc = OpBuilder::accumulationType(operand.elementType());
+  Value* sum = scatter(b, b.zeros(operand.withElementType(acc)), indices, b.convert(c.cotangent(), acc), d,
+                       /*assign=*/false);
+  c.accumulate(0, b.convert(sum, operand.elementType()));
   return Status::ok();
 }
 

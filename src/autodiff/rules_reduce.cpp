@@ -137,14 +137,15 @@ Status reduceWindowSum(VjpContext& c, const Window& w) {
     high[i] = inDilated + winDilated - 1 - outDilated - low[i];
     interior[i] = w.strides[i] - 1;
   }
-  ElementType e = operand.elementType();
-  Value* padded = b.pad(ct, b.scalar(e, 0.0), low, high, interior);
+  // Narrow floats are summed in f32 (see OpBuilder::reduceSum).
+  ElementType e = OpBuilder::accumulationType(operand.elementType());
+  Value* padded = b.pad(b.convert(ct, e), b.scalar(e, 0.0), low, high, interior);
   Location loc = b.location();
   Value* summed = b.create("stablehlo.reduce_window", {padded, b.scalar(e, 0.0)},
                            windowAttrs(w.size, w.baseDilation, ones, w.windowDilation, zeros, zeros), {}, 1,
                            [&](Operation* op) { OpBuilder::addBinaryBody(op, "stablehlo.add", e, loc); })
                       ->result(0);
-  c.accumulate(0, summed);
+  c.accumulate(0, b.convert(summed, operand.elementType()));
   return Status::ok();
 }
 

@@ -196,9 +196,15 @@ Value* OpBuilder::reduce(Value* x, Value* init, const std::vector<int64_t>& dims
       ->result(0);
 }
 
+ElementType OpBuilder::accumulationType(ElementType e) {
+  return isFloat(e) && bitWidth(e) < 32 ? ElementType::kF32 : e;
+}
+
 Value* OpBuilder::reduceSum(Value* x, const std::vector<int64_t>& dims) {
   if (dims.empty() || !x) return x;
-  return reduce(x, scalar(x->type().elementType(), 0.0), dims, "stablehlo.add");
+  ElementType e = x->type().elementType(), acc = accumulationType(e);
+  Value* sum = reduce(convert(x, acc), scalar(acc, 0.0), dims, "stablehlo.add");
+  return convert(sum, e);
 }
 
 Value* OpBuilder::sumToScalarIfNeeded(Value* x, const Type& target) {

@@ -97,10 +97,15 @@ class OpBuilder {
   // Reductions. `body` names a binary elementwise op (stablehlo.add, maximum, ...) whose region
   // the reduce gets; `init` is a rank-0 value.
   Value* reduce(Value* x, Value* init, const std::vector<int64_t>& dims, std::string_view body);
-  // Sum over `dims` (the result drops them), starting from zero.
+  // Sum over `dims` (the result drops them), starting from zero. Narrow floats (bf16, f16, f8)
+  // are summed in f32 and rounded once, as XLA and PyTorch accumulate them: a long sum in bf16
+  // stops growing once the sum is 256 times larger than the terms.
   Value* reduceSum(Value* x, const std::vector<int64_t>& dims);
   // Sum of `x` down to `shape` for a scalar or same-shape target: a no-op where shapes agree.
   Value* sumToScalarIfNeeded(Value* x, const Type& target);
+
+  // The type narrow floats accumulate in (f32 for bf16, f16 and f8; the type itself otherwise).
+  static ElementType accumulationType(ElementType e);
 
   // dot_general with the given dimension numbers; `precision` is copied when given.
   Value* dotGeneral(Value* lhs, Value* rhs, const std::vector<int64_t>& lhsBatch, const std::vector<int64_t>& rhsBatch,
