@@ -62,6 +62,25 @@ TEST(OpBuilderTest, BuiltOpsAreTypedVerifyRoundTripAndCompute) {
   for (int i = 0; i < 6; ++i) EXPECT_EQ((*out)[0].getDouble(i), expected[i]) << i;
 }
 
+TEST(OpBuilderTest, ReduceSumAccumulatesNarrowFloatsInF32) {
+  // 1024 ones: summed in bf16 the sum stops at 256 (256 + 1 rounds back to 256).
+  Module m;
+  Type ones = Type::tensor({1024}, ElementType::kBF16);
+  Operation* fn = addFunction(m, "main", {}, {Type::scalar(ElementType::kBF16)});
+  Block* body = &fn->region(0).front();
+  OpBuilder b(body, Location{"built.mlir", 2, 3, ""}, &m);
+  Value* s = b.reduceSum(b.ones(ones), {0});
+  b.create("func.return", {s}, {}, {}, 0);
+  ASSERT_TRUE(b.ok()) << b.status().toString();
+  EXPECT_EQ(s->type(), Type::scalar(ElementType::kBF16));
+  ASSERT_TRUE(verifyModule(m).isOk());
+  EvalContext ctx;
+  ctx.module = &m;
+  auto out = Interpreter::callFunction(*fn, {}, ctx);
+  ASSERT_TRUE(out) << out.status().toString();
+  EXPECT_EQ((*out)[0].getDouble(0), 1024.0);
+}
+
 TEST(OpBuilderTest, FailingTypeRuleIsStickyAndNamesOpAndLocation) {
   Module m;
   Operation* fn = addFunction(m, "main", {Type::tensor({2}, ElementType::kF32), Type::tensor({3}, ElementType::kF32)}, {});
