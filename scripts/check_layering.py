@@ -18,6 +18,7 @@ DEPENDS = {
     "ir": ["support"],
     "stablehlo": ["ir"],
     "eval": ["ir"],
+    "autodiff": ["ir"],
     "transforms": ["eval", "ir"],
     "runtime": ["transforms", "stablehlo", "ir"],
     "backends/cpu": ["runtime", "eval"],
@@ -25,7 +26,7 @@ DEPENDS = {
     "backends": ["backends/cpu", "backends/cuda"],
     "serve": ["runtime"],
     "capi": ["backends", "runtime"],
-    "cli": ["serve", "backends", "runtime", "stablehlo"],
+    "cli": ["serve", "backends", "runtime", "stablehlo", "autodiff"],
 }
 
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"')

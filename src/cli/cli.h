@@ -110,6 +110,17 @@ struct PrintCommandOptions {
 };
 int runPrint(const PrintCommandOptions& options);
 
+struct AutodiffOptions {
+  std::string file;      // an MLIR file, or a model package directory (its model.mlir and entry)
+  std::string function;  // --function (default: the package's entry, or main)
+  std::string wrt;       // --wrt "0,2" (default: a package's parameters, else every float tensor argument)
+  std::string name;      // --name of the new function (default: <function>_value_and_grad)
+  std::string output;    // -o (default: stdout)
+};
+// Writes the module with a new function returning @function's results, then the gradient of the
+// sum of its first result with respect to each --wrt argument (src/autodiff/autodiff.h).
+int runAutodiff(const AutodiffOptions& options);
+
 // `warpforge serve` (serve.cpp): adds the subcommand and its flags to `app`; runServe() runs it
 // once the subcommand was parsed.
 CLI::App* addServeCommand(CLI::App& app);

@@ -1,4 +1,4 @@
-// `warpforge`: subcommands check, run, validate, bench, inspect, print, serve. See cli.h for the exit codes.
+// `warpforge`: subcommands check, run, validate, bench, inspect, print, autodiff, serve. See cli.h for the exit codes.
 #include <algorithm>
 #include <filesystem>
 #include <iostream>
@@ -190,6 +190,23 @@ int main(int argc, char** argv) {
                        "(trailing arguments with static types, such as weights, may be left out)");
   printCmd->add_option("--entry", print.entry, "Function for --refine (default: the package's entry, or main)");
 
+  AutodiffOptions autodiff;
+  CLI::App* autodiffCmd = app.add_subcommand(
+      "autodiff",
+      "Add to a module a function that returns what --function returns, followed by the gradient of its "
+      "first result (of the sum of its elements when it is not a scalar) with respect to each --wrt argument, "
+      "and write the module (docs/autodiff.md).\n"
+      "Integer and boolean values are not differentiated (their gradients are zeros); an op on the "
+      "differentiated path that has no VJP rule is an error naming it and its source location.\n"
+      "Exit 0 on success, 1 if an op cannot be differentiated, 2 on input errors; the output file is "
+      "written only on success.");
+  autodiffCmd->add_option("file", autodiff.file, "MLIR file, or a model package directory")->required();
+  autodiffCmd->add_option("--function", autodiff.function, "Function to differentiate (default: the package's entry, or main)");
+  autodiffCmd->add_option("--wrt", autodiff.wrt, "Argument numbers, e.g. 0,2 (default: for a package's entry its parameters (manifest weights of "
+                          "kind parameter), else every float argument)");
+  autodiffCmd->add_option("--name", autodiff.name, "Name of the new function (default: <function>_value_and_grad)");
+  autodiffCmd->add_option("-o,--output", autodiff.output, "Output MLIR file (default: stdout)");
+
   CLI::App* serveCmd = addServeCommand(app);
 
   try {
@@ -213,6 +230,7 @@ int main(int argc, char** argv) {
   if (benchCmd->parsed()) return runBench(bench);
   if (inspectCmd->parsed()) return runInspect(inspect);
   if (printCmd->parsed()) return runPrint(print);
+  if (autodiffCmd->parsed()) return runAutodiff(autodiff);
   if (serveCmd->parsed()) return runServe();
   return kExitUsage;
 }
