@@ -441,7 +441,7 @@ def _alternative_answers(rng: random.Random, slot: str, text: str, start: int, c
 
 
 def _make_paragraph(rng: random.Random, dev: bool, persons_range, facts_range, fillers_range,
-                    max_questions: int):
+                    max_questions: int, shared_relations: float, templates: int):
     names = []
     n_persons = rng.randint(*persons_range)
     while len(names) < n_persons:
@@ -457,10 +457,22 @@ def _make_paragraph(rng: random.Random, dev: bool, persons_range, facts_range, f
         if first != last and _is_dev_name(first, last) == dev and name not in names:
             spouses.append(name)
 
+    def pick(options):
+        return rng.choice(options[:templates] if templates else options)
+
     fact_types = sorted(FACTS)
-    sentences = []  # (template, values, slots to ask about: {slot: question values})
+    used: set[str] = set()
+    sentences = []  # (template, values, fact kind or None for a distractor)
     for person in names:
-        for kind in rng.sample(fact_types, rng.randint(*facts_range)):
+        mine: list[str] = []
+        for _ in range(rng.randint(*facts_range)):
+            # A fact type is held by one person of the paragraph, unless shared_relations lets
+            # another person hold it too (then the question's name decides).
+            pool = [t for t in fact_types if t not in mine and (t not in used or rng.random() < shared_relations)]
+            if not pool:
+                break
+            kind = rng.choice(pool)
+            mine.append(kind)
             fact = FACTS[kind]
             values = {"P": person}
             for slot in _SLOT_RE.findall(" ".join(fact["sentences"])):
@@ -468,7 +480,8 @@ def _make_paragraph(rng: random.Random, dev: bool, persons_range, facts_range, f
                     values[slot] = _slot_value(rng, slot, spouses)
             if "occupation" in values:
                 values["a"] = "an" if values["occupation"][0] in "aeiou" else "a"
-            sentences.append((rng.choice(fact["sentences"]), values, kind))
+            sentences.append((pick(fact["sentences"]), values, kind))
+        used.update(mine)
     for _ in range(rng.randint(*fillers_range)):
         template = rng.choice(FILLERS)
         values = {s: _slot_value(rng, s, spouses) for s in _SLOT_RE.findall(template)}
@@ -491,23 +504,14 @@ def _make_paragraph(rng: random.Random, dev: bool, persons_range, facts_range, f
 
     rng.shuffle(candidates)
     qas = []
-    asked = set()
-    for kind, slot, wordings, values, start, answer in candidates:
-        key = (values["P"], kind, slot)
-        if key in asked:
-            continue
-        question = rng.choice(wordings).format(**values)
-        # A person may hold the same fact twice only in different paragraphs, so the question
-        # has one answer in this context.
-        qas.append((question, slot, start, answer))
-        asked.add(key)
-        if len(qas) == max_questions:
-            break
+    for kind, slot, wordings, values, start, answer in candidates[:max_questions]:
+        qas.append((pick(wordings).format(**values), slot, start, answer))
     return context, qas, names
 
 
 def generate_squad(out_dir, n_train: int, n_dev: int, seed: int = 0, *, persons=(2, 3),
                    facts=(2, 3), fillers=(1, 3), questions_per_paragraph: int = 5,
+                   shared_relations: float = 0.0, templates: int = 0,
                    paragraphs_per_article: int = 20) -> dict:
     """Writes `train-v1.1.json` (`n_train` questions) and `dev-v1.1.json` (`n_dev` questions) of a
     synthetic SQuAD v1.1 set into `out_dir` and returns their paths.
@@ -531,7 +535,7 @@ def generate_squad(out_dir, n_train: int, n_dev: int, seed: int = 0, *, persons=
         articles, paragraphs, count = [], [], 0
         while count < n:
             context, qas, names = _make_paragraph(rng, dev, persons, facts, fillers,
-                                                  questions_per_paragraph)
+                                                  questions_per_paragraph, shared_relations, templates)
             qas = qas[: n - count]
             if not qas:
                 continue

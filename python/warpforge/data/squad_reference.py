@@ -76,15 +76,15 @@ def linear_schedule(optimizer, warmup_steps: int, total_steps: int):
     return torch.optim.lr_scheduler.LambdaLR(optimizer, factor)
 
 
-def evaluate(model, dev_examples, dev_features, batch: int = 64) -> dict:
+def evaluate(model, dev_examples, dev_features, batch: int = 64, device="cpu") -> dict:
     model.eval()
     starts, ends = [], []
     with torch.no_grad():
         for i in range(0, len(dev_features["input_ids"]), batch):
-            out = model(**{k: torch.from_numpy(dev_features[k][i:i + batch])
+            out = model(**{k: torch.from_numpy(dev_features[k][i:i + batch]).to(device)
                            for k in ("input_ids", "token_type_ids", "attention_mask")})
-            starts.append(out.start_logits.numpy())
-            ends.append(out.end_logits.numpy())
+            starts.append(out.start_logits.float().cpu().numpy())
+            ends.append(out.end_logits.float().cpu().numpy())
     model.train()
     preds = squad.postprocess_predictions(dev_examples, dev_features, np.concatenate(starts),
                                           np.concatenate(ends))
@@ -92,7 +92,7 @@ def evaluate(model, dev_examples, dev_features, batch: int = 64) -> dict:
 
 
 def run(data_dir, *, max_seq=192, doc_stride=128, batch=8, epochs=2, lr=1e-3, warmup=0.1,
-        seed=0, threads=2, eval_every=0, log=print) -> dict:
+        seed=0, threads=2, eval_every=0, device="cpu", log=print) -> dict:
     torch.set_num_threads(threads)
     data_dir = Path(data_dir)
     tok = squad.load_tokenizer(data_dir / squad.VOCAB_FILE)
@@ -108,11 +108,11 @@ def run(data_dir, *, max_seq=192, doc_stride=128, batch=8, epochs=2, lr=1e-3, wa
     log(f"train: {len(train_examples)} questions -> {n} features; dev: {len(dev_examples)} questions "
         f"-> {len(dev['input_ids'])} features; {total} steps; vocab {len(tok)}; prep {prep_s:.1f}s")
 
-    model = build_model(len(tok), max_seq, seed)
+    model = build_model(len(tok), max_seq, seed).to(device)
     opt = make_optimizer(model, lr)
     sched = linear_schedule(opt, int(warmup * total), total)
     gen = torch.Generator().manual_seed(seed)
-    tensors = {k: torch.from_numpy(v) for k, v in train.items()}
+    tensors = {k: torch.from_numpy(v).to(device) for k, v in train.items()}
     model.train()
     step, t_train, history = 0, 0.0, []
     for epoch in range(epochs):
@@ -120,7 +120,7 @@ def run(data_dir, *, max_seq=192, doc_stride=128, batch=8, epochs=2, lr=1e-3, wa
         t_epoch = time.time()
         running = 0.0
         for b in range(steps_per_epoch):
-            idx = order[b * batch:(b + 1) * batch]
+            idx = order[b * batch:(b + 1) * batch].to(device)
             loss = model(**{k: v[idx] for k, v in tensors.items()}).loss
             opt.zero_grad(set_to_none=True)
             loss.backward()
@@ -134,13 +134,13 @@ def run(data_dir, *, max_seq=192, doc_stride=128, batch=8, epochs=2, lr=1e-3, wa
                 running = 0.0
             if eval_every and step % eval_every == 0:
                 t_train += time.time() - t_epoch
-                m = evaluate(model, dev_examples, dev)
+                m = evaluate(model, dev_examples, dev, device=device)
                 history.append({"step": step, **m})
                 log(f"step {step}: dev EM {m['exact_match']:.2f} F1 {m['f1']:.2f}")
                 t_epoch = time.time()
         t_train += time.time() - t_epoch
     t0 = time.time()
-    metrics = evaluate(model, dev_examples, dev)
+    metrics = evaluate(model, dev_examples, dev, device=device)
     eval_s = time.time() - t0
     result = {
         "train_questions": len(train_examples), "train_features": n,
@@ -172,6 +172,7 @@ def main(argv=None) -> int:
     p.add_argument("--warmup", type=float, default=0.1)
     p.add_argument("--threads", type=int, default=2)
     p.add_argument("--eval-every", type=int, default=0)
+    p.add_argument("--device", default="cpu", help="cpu (the reference) or cuda")
     p.add_argument("--json", help="write the result here")
     args = p.parse_args(argv)
 
@@ -181,7 +182,7 @@ def main(argv=None) -> int:
         squad.train_wordpiece([paths["train"], paths["dev"]], args.vocab_size, out / squad.VOCAB_FILE)
     result = run(out, max_seq=args.max_seq, doc_stride=args.doc_stride, batch=args.batch,
                  epochs=args.epochs, lr=args.lr, warmup=args.warmup, seed=args.seed,
-                 threads=args.threads, eval_every=args.eval_every,
+                 threads=args.threads, eval_every=args.eval_every, device=args.device,
                  log=lambda s: print(s, flush=True))
     if args.json:
         Path(args.json).write_text(json.dumps(result, indent=1) + "\n")
