@@ -299,12 +299,11 @@ FACTS: dict[str, dict] = {
     },
     "work": {
         "sentences": [
-            "{P} worked as {a} {occupation} in {city}.",
-            "In {city}, {P} worked as {a} {occupation}.",
+            "{P} worked as {a} {occupation}.",
+            "For many years {P} worked as {a} {occupation}.",
         ],
         "questions": {
             "occupation": ["What did {P} work as?", "What was the job of {P}?"],
-            "city": ["Where did {P} work?", "In which city did {P} work?"],
         },
     },
     "colour": {
@@ -350,7 +349,6 @@ FACTS: dict[str, dict] = {
             "In {year}, {P} married {spouse}.",
         ],
         "questions": {
-            "spouse": ["Who did {P} marry?", "Whom did {P} marry?"],
             "year": ["When did {P} marry {spouse}?", "In what year did {P} marry {spouse}?"],
         },
     },
@@ -376,7 +374,22 @@ FILLERS = [
     "Many families in {city} played the {instrument}.",
     "The old {occupation} guild of {city} had {number} members.",
     "Trams painted {colour} crossed {city} every morning.",
+    "The harbour was busy every summer.",
+    "Most streets of the old town were paved with stone.",
+    "Few travellers came there in winter.",
+    "The {colour} doors of the town hall were repainted each spring.",
+    "The local choir had {number} singers.",
 ]
+
+# The answer type of each slot: a paragraph holds one span of each type unless `confusable` lets
+# a distractor add another (a date holds a year).
+SLOT_TYPES = {"city": "city", "date": "year", "year": "year", "occupation": "occupation",
+              "colour": "colour", "number": "number", "instrument": "instrument",
+              "company": "company", "spouse": "person"}
+
+
+def _types(template: str) -> set[str]:
+    return {SLOT_TYPES[s] for s in _SLOT_RE.findall(template) if s in SLOT_TYPES} - {"person"}
 
 
 def _is_dev_name(first: str, last: str) -> bool:
@@ -396,7 +409,7 @@ def _slot_value(rng: random.Random, slot: str, names: list[str]) -> str:
     if slot == "colour":
         return rng.choice(COLOURS)
     if slot == "number":
-        return rng.choice(NUMBER_WORDS) if rng.random() < 0.5 else str(rng.randint(2, 12))
+        return rng.choice(NUMBER_WORDS)
     if slot == "instrument":
         return rng.choice(INSTRUMENTS)
     if slot == "company":
@@ -441,7 +454,7 @@ def _alternative_answers(rng: random.Random, slot: str, text: str, start: int, c
 
 
 def _make_paragraph(rng: random.Random, dev: bool, persons_range, facts_range, fillers_range,
-                    max_questions: int, shared_relations: float, templates: int):
+                    max_questions: int, confusable: float, templates: int):
     names = []
     n_persons = rng.randint(*persons_range)
     while len(names) < n_persons:
@@ -461,19 +474,21 @@ def _make_paragraph(rng: random.Random, dev: bool, persons_range, facts_range, f
         return rng.choice(options[:templates] if templates else options)
 
     fact_types = sorted(FACTS)
-    used: set[str] = set()
+    used: set[str] = set()  # answer types present in the paragraph
     sentences = []  # (template, values, fact kind or None for a distractor)
     for person in names:
         mine: list[str] = []
         for _ in range(rng.randint(*facts_range)):
-            # A fact type is held by one person of the paragraph, unless shared_relations lets
-            # another person hold it too (then the question's name decides).
-            pool = [t for t in fact_types if t not in mine and (t not in used or rng.random() < shared_relations)]
+            # A fact whose answer types are already in the paragraph is a same-type distractor
+            # (another city, another year...): allowed with probability `confusable`.
+            pool = [t for t in fact_types if t not in mine
+                    and (not (_types(" ".join(FACTS[t]["sentences"])) & used) or rng.random() < confusable)]
             if not pool:
                 break
             kind = rng.choice(pool)
             mine.append(kind)
             fact = FACTS[kind]
+            used |= _types(" ".join(fact["sentences"]))
             values = {"P": person}
             for slot in _SLOT_RE.findall(" ".join(fact["sentences"])):
                 if slot not in ("P", "a") and slot not in values:
@@ -481,9 +496,14 @@ def _make_paragraph(rng: random.Random, dev: bool, persons_range, facts_range, f
             if "occupation" in values:
                 values["a"] = "an" if values["occupation"][0] in "aeiou" else "a"
             sentences.append((pick(fact["sentences"]), values, kind))
-        used.update(mine)
+    fillers_used: list[str] = []
     for _ in range(rng.randint(*fillers_range)):
-        template = rng.choice(FILLERS)
+        pool = [t for t in FILLERS if t not in fillers_used
+                and (not (_types(t) & used) or rng.random() < confusable)]
+        if not pool:
+            break
+        template = rng.choice(pool)
+        fillers_used.append(template)
         values = {s: _slot_value(rng, s, spouses) for s in _SLOT_RE.findall(template)}
         sentences.append((template, values, None))
     rng.shuffle(sentences)
@@ -509,9 +529,9 @@ def _make_paragraph(rng: random.Random, dev: bool, persons_range, facts_range, f
     return context, qas, names
 
 
-def generate_squad(out_dir, n_train: int, n_dev: int, seed: int = 0, *, persons=(2, 3),
-                   facts=(2, 3), fillers=(1, 3), questions_per_paragraph: int = 5,
-                   shared_relations: float = 0.0, templates: int = 0,
+def generate_squad(out_dir, n_train: int, n_dev: int, seed: int = 0, *, persons=(1, 2),
+                   facts=(2, 4), fillers=(1, 3), questions_per_paragraph: int = 5,
+                   confusable: float = 0.0, templates: int = 0,
                    paragraphs_per_article: int = 20) -> dict:
     """Writes `train-v1.1.json` (`n_train` questions) and `dev-v1.1.json` (`n_dev` questions) of a
     synthetic SQuAD v1.1 set into `out_dir` and returns their paths.
@@ -535,7 +555,7 @@ def generate_squad(out_dir, n_train: int, n_dev: int, seed: int = 0, *, persons=
         articles, paragraphs, count = [], [], 0
         while count < n:
             context, qas, names = _make_paragraph(rng, dev, persons, facts, fillers,
-                                                  questions_per_paragraph, shared_relations, templates)
+                                                  questions_per_paragraph, confusable, templates)
             qas = qas[: n - count]
             if not qas:
                 continue
