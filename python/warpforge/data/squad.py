@@ -531,7 +531,7 @@ def _make_paragraph(rng: random.Random, dev: bool, persons_range, facts_range, f
 
 def generate_squad(out_dir, n_train: int, n_dev: int, seed: int = 0, *, persons=(1, 2),
                    facts=(2, 4), fillers=(1, 3), questions_per_paragraph: int = 5,
-                   confusable: float = 0.0, templates: int = 0,
+                   confusable: float = 0.05, templates: int = 0,
                    paragraphs_per_article: int = 20) -> dict:
     """Writes `train-v1.1.json` (`n_train` questions) and `dev-v1.1.json` (`n_dev` questions) of a
     synthetic SQuAD v1.1 set into `out_dir` and returns their paths.

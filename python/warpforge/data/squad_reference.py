@@ -1,6 +1,6 @@
 """PyTorch reference run of the BERT QA fine-tuning benchmark on (synthetic) SQuAD v1.1.
 
-    python -m warpforge.data.squad_reference --out /tmp/squad --train 6000 --dev 1000 --seed 0
+    python -m warpforge.data.squad_reference --out /tmp/squad --train 8000 --dev 1000 --seed 0
 
 generates the set (unless DIR already holds it), trains `BertForQuestionAnswering` from random
 weights on CPU and prints dev EM/F1 with the official v1.1 metric. The configuration is the one
@@ -15,12 +15,12 @@ WarpForge's training benchmark must match:
   `warmup` fraction of steps then linear decay to 0; batch 8, 2 epochs, shuffled each epoch with
   a seeded generator; `torch.set_num_threads(2)`.
 
-max_seq defaults to 192 rather than run_qa's 384. The generated paragraphs are 60-150 tokens long
-with their question (SQuAD's are about 150), so at 384 more than two thirds of every feature would
-be padding that the model computes and masks; 192 keeps every generated question whole in one
-span, keeps room for doc_stride 128 (the context window is 192 - question - 3 > 128 tokens), and
-nearly halves the time per step on the 2-core CPU. Real SQuAD files go through the same code with
-`--max-seq 384`.
+max_seq defaults to 192 rather than run_qa's 384. A generated question with its paragraph is 40-105
+tokens long (SQuAD's average about 160), so at 384 three quarters of every feature would be padding
+that the model computes and masks; 192 keeps every generated example whole in one span with room to
+spare, keeps doc_stride 128 valid (the context window, 192 - question - 3 tokens, stays above 128),
+and takes about half the time per step of 384 on the 2-core CPU. Real SQuAD files go through the
+same code with `--max-seq 384`.
 """
 
 from __future__ import annotations
@@ -160,7 +160,7 @@ def main(argv=None) -> int:
     p = argparse.ArgumentParser(prog="python -m warpforge.data.squad_reference", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--out", required=True, help="data directory (generated there unless it holds the set)")
-    p.add_argument("--train", type=int, default=6000)
+    p.add_argument("--train", type=int, default=8000)
     p.add_argument("--dev", type=int, default=1000)
     p.add_argument("--seed", type=int, default=0, help="data and model seed")
     p.add_argument("--vocab-size", type=int, default=1000)
