@@ -623,6 +623,8 @@ def train_wordpiece(files, vocab_size: int, out_path, lowercase: bool = True):
     contexts and questions of SQuAD JSON `files`, writes it to `out_path` (a `vocab.txt` file, or a
     directory to hold one) and returns a `BertTokenizerFast` over it."""
     from tokenizers.implementations import BertWordPieceTokenizer
+    from tokenizers.normalizers import BertNormalizer
+    from tokenizers.pre_tokenizers import BertPreTokenizer
 
     if isinstance(files, (str, os.PathLike)):
         files = [files]
@@ -630,10 +632,21 @@ def train_wordpiece(files, vocab_size: int, out_path, lowercase: bool = True):
     if out_path.is_dir() or out_path.suffix != ".txt":
         out_path = out_path / VOCAB_FILE
     out_path.parent.mkdir(parents=True, exist_ok=True)
+    texts = list(_texts(files))
+    # The trainer assigns ids to continuing-subword tokens ("##x") in hash-map order, and breaks
+    # ties between equally frequent merges by id, so the same corpus can give another vocabulary
+    # on every run (huggingface/tokenizers#1794). Declaring every "##x" of the corpus up front, in
+    # sorted order, fixes their ids and makes the vocabulary a function of the corpus.
+    normalizer = BertNormalizer(clean_text=True, handle_chinese_chars=True, strip_accents=None,
+                                lowercase=lowercase)
+    pre = BertPreTokenizer()
+    continuing = sorted({"##" + ch for text in texts
+                         for word, _ in pre.pre_tokenize_str(normalizer.normalize_str(text))
+                         for ch in word[1:]})
     wp = BertWordPieceTokenizer(lowercase=lowercase, clean_text=True, handle_chinese_chars=True,
                                 strip_accents=None)
-    wp.train_from_iterator(list(_texts(files)), vocab_size=vocab_size, min_frequency=1,
-                           special_tokens=SPECIAL_TOKENS, show_progress=False)
+    wp.train_from_iterator(texts, vocab_size=vocab_size, min_frequency=1,
+                           special_tokens=SPECIAL_TOKENS + continuing, show_progress=False)
     vocab = wp.get_vocab()
     # Written in id order, ids 0..n-1 (what BertTokenizer expects from vocab.txt).
     with open(out_path, "w", encoding="utf-8") as f:
