@@ -8,7 +8,7 @@ SQuAD v1.1 evaluation script's.
 
 Command line:
 
-    python -m warpforge.data.squad generate --out DIR --train N --dev N --seed S [--vocab-size V]
+    python -m warpforge.data.squad generate --out DIR --train N --dev N --seed S [--vocab-size V] [--confusable P]
 
 writes DIR/train-v1.1.json, DIR/dev-v1.1.json and DIR/vocab.txt.
 """
@@ -282,8 +282,8 @@ MONTHS = ["January", "February", "March", "April", "May", "June", "July", "Augus
 NUMBER_WORDS = ["two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven",
                 "twelve"]
 
-# Each fact is one sentence about a person {P}; its other slots are filled from SLOT_VALUES. Every
-# fact has several surface forms and each slot several question wordings: the question names the
+# Each fact is one sentence about a person {P}, its other slots filled by _slot_value. Every fact
+# has several wordings and each asked slot several question wordings: the question names the
 # person and the relation, never the answer.
 FACTS: dict[str, dict] = {
     "birth": {
@@ -364,8 +364,9 @@ FACTS: dict[str, dict] = {
     },
 }
 
-# Sentences about no person: they hold answers of every type (places, numbers, years, colours,
-# companies...) that no question asks for, so finding the answer takes reading the question.
+# Distractor sentences about no one. Those with slots hold spans of the answer types (cities,
+# colours, numbers, years, companies...) that no question asks for; one of a type the paragraph
+# already answers with is only used with probability `confusable`.
 FILLERS = [
     "{city} is known for its {colour} bridges.",
     "The market in {city} sold {number} kinds of bread.",
@@ -536,16 +537,21 @@ def generate_squad(out_dir, n_train: int, n_dev: int, seed: int = 0, *, persons=
     """Writes `train-v1.1.json` (`n_train` questions) and `dev-v1.1.json` (`n_dev` questions) of a
     synthetic SQuAD v1.1 set into `out_dir` and returns their paths.
 
-    Each paragraph holds sentences about 2-3 synthetic people (birth place and date, occupation
-    and work place, favourite colour, children, a company founded and when, instrument, spouse and
-    wedding year, a move and its year: 2-3 of these per person, each in one of several wordings)
-    and 1-3 distractor sentences about no one, shuffled together. Each question names a person and
-    a relation ("Where was Clara Novak born?", "In what year did Hugo Falk found the Iron Mill
-    Works?"); its answer is the span of the one sentence that matches both, while the other people
-    of the paragraph and the distractors hold spans of the same type. Dev paragraphs are about
-    people whose full names never occur in the training set (each first and last name does), and
-    carry 1-3 answers per question (the gold span repeated, or a variant such as "the violin" or a
-    date's year) like the real dev set. The output is a function of the arguments alone.
+    Each paragraph holds sentences about `persons` synthetic people, `facts` facts each (birth
+    city and date, occupation, favourite colour, children, a company founded and its year,
+    instrument, wedding year, a move and its year), each in one of several wordings, and `fillers`
+    distractor sentences about no one, shuffled together. Up to `questions_per_paragraph` questions
+    name a person and a relation ("Where was Clara Novak born?", "In what year did Hugo Falk found
+    the Iron Mill Works?"); the answer is the span of the sentence about both. Each answer type
+    (city, year or date, occupation, colour, number, instrument, company) occurs once per
+    paragraph, except that with probability `confusable` a fact or distractor may add a second
+    span of a type already present, which only the words around it tell apart; `confusable` sets
+    how hard the set is (docs/data.md has the figures). `templates=k` keeps the first k wordings.
+
+    Dev paragraphs are about people whose full names never occur in the training set (each first
+    and last name does), and carry 1-3 answers per question (the gold span repeated, or a variant
+    such as "the violin", "in 1850" or a date's year) like the real dev set. The files are a
+    function of the arguments alone.
     """
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -837,12 +843,14 @@ def main(argv=None) -> int:
     gen.add_argument("--dev", type=int, required=True, help="dev questions")
     gen.add_argument("--seed", type=int, default=0)
     gen.add_argument("--vocab-size", type=int, default=1000)
+    gen.add_argument("--confusable", type=float, default=0.05,
+                     help="probability of a second span of an answer type in a paragraph (harder)")
     chk = sub.add_parser("check", help="validate SQuAD v1.1 files (real or generated)")
     chk.add_argument("files", nargs="+")
     args = parser.parse_args(argv)
 
     if args.command == "generate":
-        paths = generate_squad(args.out, args.train, args.dev, args.seed)
+        paths = generate_squad(args.out, args.train, args.dev, args.seed, confusable=args.confusable)
         tok = train_wordpiece([paths["train"], paths["dev"]], args.vocab_size, Path(args.out) / VOCAB_FILE)
         for split in ("train", "dev"):
             n = len(load_squad(paths[split]))
