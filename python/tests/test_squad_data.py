@@ -260,11 +260,12 @@ def test_real_vocab_file_loads_the_same_way(tmp_path):
 # ------------------------------------------------------------------------------------------
 
 
-def _long_example(tok):
-    """One context of many sentences, long enough for several 64-token spans with stride 24;
-    three questions whose answers lie in the first span, only in later spans, and at the end."""
-    sentences = [f"The market in Lyon sold {w} kinds of bread." for w in squad.NUMBER_WORDS] * 3
-    sentences[13] = "Clara Novak was born in Porto on 5 May 1901."
+def _long_example(tok, reps=3):
+    """One context of many sentences, long enough for several spans (11 * reps sentences of about
+    ten tokens); three questions whose answers lie in the first span only, in a middle span, and
+    at the end."""
+    sentences = [f"The market in Lyon sold {w} kinds of bread." for w in squad.NUMBER_WORDS] * reps
+    sentences[len(sentences) // 2] = "Clara Novak was born in Porto on 5 May 1901."
     sentences[1] = "Hugo Falk played the violin."
     sentences[-1] = "Vera Vogel founded the Iron Mill Works in 1850."
     context = " ".join(sentences)
@@ -274,10 +275,10 @@ def _long_example(tok):
              "answers": {"text": [a], "answer_start": [context.index(a)]}} for i, (q, a) in enumerate(qs)]
 
 
-def test_train_features_match_transformers_with_overflow(small_set):
+@pytest.mark.parametrize("max_seq, stride, reps", [(64, 24, 3), (384, 128, 10)])
+def test_train_features_match_transformers_with_overflow(small_set, max_seq, stride, reps):
     _, _, tok = small_set
-    examples = _long_example(tok)
-    max_seq, stride = 64, 24
+    examples = _long_example(tok, reps)
     feats = prepare_train_features(examples, tok, max_seq=max_seq, doc_stride=stride)
     # transformers' own tokenisation of the same call (question stripped on the left, as run_qa does)
     ref = tok([e["question"].lstrip() for e in examples], [e["context"] for e in examples],
