@@ -218,3 +218,25 @@ def test_unsupported_optimizer_is_named(tmp_path):
 def test_report_worst_errors():
     for k, v in sorted(WORST.items()):
         print(f"{k}: max abs {v:.3g}")
+
+
+def test_frozen_and_gradless_parameters(tmp_path):
+    model, _, _, batch = _mlp_setup()
+    model.fc1.weight.requires_grad_(False)
+    opt = torch.optim.Adam([p for p in model.parameters() if p.requires_grad], lr=1e-3, weight_decay=0.1,
+                           amsgrad=True)
+    man = warpforge.export_training(model, batch, ce_loss, tmp_path / "f", opt, golden_steps=2)
+    t = man["training"]
+    assert t["frozen"] == ["fc1.weight"] and "fc1.weight" not in t["params"]
+    assert t["optimizer"]["kind"] == "adam" and t["optimizer"]["param_groups"][0]["decoupled_weight_decay"] is False
+    assert t["optimizer"]["state_slots"] == ["exp_avg", "exp_avg_sq", "max_exp_avg_sq"]
+    p2, s2 = _replay_optimizer(tmp_path / "f", tmp_path, 2)
+    w2 = load_file(str(tmp_path / "f" / "golden" / "weights_final.safetensors"))
+    for n in p2:
+        _close(p2[n], w2[n], 1e-6, 1e-7, n)
+    # a parameter in the optimizer that the loss does not reach
+    model.extra = nn.Linear(2, 2)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    msg = r"no gradient from the loss: \['fc1.weight', 'extra.weight', 'extra.bias'\]; torch.optim skips"
+    with pytest.raises(warpforge.TrainingExportError, match=msg):
+        warpforge.export_training(model, batch, ce_loss, tmp_path / "g", opt, golden_steps=1)

@@ -240,8 +240,8 @@ def _golden_run(model, optimizer, scheduler, loss_fn, batch, batch_names, spec, 
         if step == 1:
             none = [p.name for p in spec.params if params[p.name].grad is None]
             if none:
-                raise TrainingExportError(f"optimized parameters get no gradient from the loss: {none}; freeze them "
-                                          "(requires_grad=False) or leave them out of the optimizer")
+                raise TrainingExportError(f"optimized parameters get no gradient from the loss: {none}; torch.optim "
+                                          "skips them, the update program would not: leave them out of the optimizer")
             files["golden/grads_step1.safetensors"] = {p.name: params[p.name].grad.detach().clone()
                                                        for p in spec.params}
         if spec.grad_clip is not None:
