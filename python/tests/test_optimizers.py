@@ -24,7 +24,8 @@ def _params():
 def _close(actual, expected, what):
     diff = (actual.double() - expected.double()).abs()
     bound = ATOL + RTOL * expected.double().abs()
-    assert (diff <= bound).all(), f"{what}: max abs {float(diff.max()):.3g}, max excess {float((diff - bound).max()):.3g}"
+    excess = float((diff - bound).max())
+    assert (diff <= bound).all(), f"{what}: max abs {float(diff.max()):.3g}, max excess {excess:.3g}"
     return float(diff.max()), float((diff / expected.double().abs().clamp_min(1e-30)).max())
 
 
