@@ -160,3 +160,21 @@ def validate(pkg, activations=True):
 
 
 __all__ = ["run_package", "check_package", "compare", "manifest", "validate", "float64_reference"]
+
+
+def run_mlir(mlir_path, inputs: dict, workdir, entry: str | None = None) -> list:
+    """Runs a function of an MLIR file with `warpforge run`, every argument bound by name from
+    `inputs` (written as one safetensors file); returns the results as torch tensors."""
+    workdir = pathlib.Path(workdir)
+    workdir.mkdir(parents=True, exist_ok=True)
+    in_path = workdir / "inputs.safetensors"
+    save_file({k: v.detach().contiguous().clone() for k, v in inputs.items()}, str(in_path))
+    out_dir = workdir / "out"
+    cmd = [WARPFORGE, "run", str(mlir_path), "--input", str(in_path), "--output-dir", str(out_dir),
+           "--output-format", "safetensors"]
+    if entry:
+        cmd += ["--entry", entry]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
+    assert proc.returncode == 0, f"{' '.join(cmd)} failed:\n{proc.stderr[-4000:]}"
+    res = load_file(str(out_dir / "outputs.safetensors"))
+    return [res[f"out{i}"] for i in range(len(res))]

@@ -81,19 +81,14 @@ def export(module: torch.nn.Module, example_inputs, out_dir, *, dynamic_batch: b
         ep = ep.run_decompositions(decomposition_table())
 
         act_nodes = output_nodes(ep.graph, recorder.values)
-        module_sym = re.sub(r"[^A-Za-z0-9_]", "_", name) or "model"
-        if module_sym[0].isdigit():
-            module_sym = "_" + module_sym
+        module_sym = module_symbol(name)
         low = element_type(dtype) if dtype in (torch.bfloat16, torch.float16) else None
         lowered = lower_program(ep, input_names, act_nodes, module_sym, low=low)
         if len(lowered.outputs) != len(out_tensors):
             raise RuntimeError(f"the exported program has {len(lowered.outputs)} outputs, the model returns "
                                f"{len(out_tensors)} tensors")
 
-        weights = {}
-        for w in lowered.weights:
-            t = ep.state_dict[w.target] if w.target in ep.state_dict else ep.constants[w.target]
-            weights[w.name] = t.detach()
+        weights = {w.name: t for w, t in zip(lowered.weights, weight_tensors(ep, lowered))}
         batch_sym = _batch_symbol(lowered) if dynamic_batch else None
 
         def shape_of(val_shape):
@@ -127,7 +122,7 @@ def export(module: torch.nn.Module, example_inputs, out_dir, *, dynamic_batch: b
                                else FP32_TOLERANCES),
             "golden": {"inputs": "golden/inputs.safetensors", "outputs": "golden/outputs.safetensors"},
         }
-        out_vals = [n for n in _output_vals(ep)]
+        out_vals = output_vals(ep)
         _check_output_shapes(out_names, out_vals, out_tensors,
                              static=all(t is x for t, x in zip(trace_inputs, inputs)))
         for i, (oname, v, val) in enumerate(zip(out_names, lowered.outputs, out_vals)):
@@ -232,7 +227,21 @@ def _check_output_shapes(names, vals, tensors, static: bool):
                                f"{list(t.shape)}")
 
 
-def _output_vals(ep):
+def module_symbol(name: str) -> str:
+    """`name` as an MLIR symbol for the module."""
+    sym = re.sub(r"[^A-Za-z0-9_]", "_", name) or "model"
+    return "_" + sym if sym[0].isdigit() else sym
+
+
+def weight_tensors(ep, lowered) -> list:
+    """The tensors of the lowered program's weight arguments (parameters, buffers, lifted
+    constants), in argument order."""
+    return [(ep.state_dict[w.target] if w.target in ep.state_dict else ep.constants[w.target]).detach()
+            for w in lowered.weights]
+
+
+def output_vals(ep):
+    """The fake tensors (shapes, dtypes) of the exported program's user outputs."""
     from torch.export.graph_signature import OutputKind
 
     out_node = next(n for n in ep.graph.nodes if n.op == "output")

@@ -44,6 +44,7 @@ class Lowered:
     outputs: list = field(default_factory=list)  # Value
     activations: dict = field(default_factory=dict)  # module path -> SSA name (with %)
     activation_types: dict = field(default_factory=dict)  # module path -> element type
+    mutated_buffers: list = field(default_factory=list)  # buffer names, for results after the user outputs
 
 
 _FRAME = re.compile(r'File "([^"]+)", line (\d+)')
@@ -102,10 +103,13 @@ def find_unsupported(graph) -> list:
     return bad
 
 
-def lower_program(ep, input_names: list, activation_nodes: dict, module_name: str = "main", low: str | None = None
-                  ) -> Lowered:
+def lower_program(ep, input_names: list, activation_nodes: dict, module_name: str = "main", low: str | None = None,
+                  *, buffer_mutations: bool = False, weight_name=None) -> Lowered:
     """`low` ("bf16"/"f16"): arguments and results keep that type, matmuls and convolutions take
-    operands of that type, and everything else computes in f32 (as torch.autocast does)."""
+    operands of that type, and everything else computes in f32 (as torch.autocast does).
+    buffer_mutations: the new values of the buffers the program mutates (BatchNorm's running
+    statistics in train mode) become results after the user outputs, named in `mutated_buffers`;
+    otherwise they are dropped. weight_name: maps a state_dict name to the argument's name."""
     graph = ep.graph
     unsupported = find_unsupported(graph)
     if unsupported:
@@ -135,7 +139,8 @@ def lower_program(ep, input_names: list, activation_nodes: dict, module_name: st
             continue
         if spec.kind not in kinds:
             raise LoweringError(f"unsupported exported-program input kind {spec.kind} ({spec.target})")
-        weights.append(Argument(spec.target, kinds[spec.kind], node=by_name[spec.arg.name], target=spec.target))
+        wname = weight_name(spec.target) if weight_name else spec.target
+        weights.append(Argument(wname, kinds[spec.kind], node=by_name[spec.arg.name], target=spec.target))
 
     for arg in inputs + weights:
         node = arg.node
@@ -183,19 +188,22 @@ def lower_program(ep, input_names: list, activation_nodes: dict, module_name: st
                 renamed.add(id(v))
 
     out_specs = ep.graph_signature.output_specs
-    outputs = []
-    for spec, arg in zip(out_specs, output_node.args[0]):
-        if spec.kind != OutputKind.USER_OUTPUT:
-            continue
+    outputs, mutated = [], []
+    pairs = [(s, a) for s, a in zip(out_specs, output_node.args[0]) if s.kind == OutputKind.USER_OUTPUT]
+    if buffer_mutations:
+        pairs += [(s, a) for s, a in zip(out_specs, output_node.args[0]) if s.kind == OutputKind.BUFFER_MUTATION]
+    for spec, arg in pairs:
         v = ctx.values.get(arg) if hasattr(arg, "op") else None
         if not isinstance(v, Value):
             raise LoweringError(f"output {getattr(arg, 'name', arg)!r} is not a tensor computed by the graph")
         outputs.append(ctx.convert(v, ctx.storage_dtype(arg)))
+        if spec.kind == OutputKind.BUFFER_MUTATION:
+            mutated.append(weight_name(spec.target) if weight_name else spec.target)
 
     text = _render(b, module_name, inputs + weights, outputs)
     acts = {p: "%" + n for p, n in activation_names.items() if p in activation_nodes}
     types = {p: ctx.values[activation_nodes[p]].type.dtype for p in acts}
-    return Lowered(text, inputs, weights, outputs, acts, types)
+    return Lowered(text, inputs, weights, outputs, acts, types, mutated)
 
 
 def _check_type(ctx, node, v: Value):

@@ -17,8 +17,10 @@ def _tensors(d: dict) -> dict:
     return {k: v.detach().to("cpu").contiguous().clone() for k, v in d.items()}
 
 
-def write_package(out_dir, manifest: dict, mlir_text: str, weights: dict, inputs: dict, outputs: dict,
-                  activations: dict | None, reference64: tuple | None = None):
+def write_dir_atomically(out_dir, fill) -> None:
+    """Calls fill(tmp) to write the package's files into a fresh temporary directory beside
+    `out_dir`, then renames it to `out_dir` (replacing what was there); nothing is left behind
+    when fill raises."""
     out_dir = os.path.abspath(os.fspath(out_dir))
     parent = os.path.dirname(out_dir)
     os.makedirs(parent, exist_ok=True)
@@ -27,6 +29,28 @@ def write_package(out_dir, manifest: dict, mlir_text: str, weights: dict, inputs
         umask = os.umask(0)
         os.umask(umask)
         os.chmod(tmp, 0o777 & ~umask)
+        fill(tmp)
+        old = None
+        if os.path.lexists(out_dir):
+            old = tempfile.mkdtemp(prefix="." + os.path.basename(out_dir) + ".old-", dir=parent)
+            os.rename(out_dir, os.path.join(old, "pkg"))
+        os.rename(tmp, out_dir)
+        if old:
+            shutil.rmtree(old, ignore_errors=True)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+
+
+def write_json(path, obj) -> None:
+    with open(path, "w") as f:
+        json.dump(obj, f, indent=2)
+        f.write("\n")
+
+
+def write_package(out_dir, manifest: dict, mlir_text: str, weights: dict, inputs: dict, outputs: dict,
+                  activations: dict | None, reference64: tuple | None = None):
+    def fill(tmp):
         with open(os.path.join(tmp, "model.mlir"), "w") as f:
             f.write(mlir_text)
         save_file(_tensors(weights), os.path.join(tmp, "weights.safetensors"))
@@ -40,19 +64,9 @@ def write_package(out_dir, manifest: dict, mlir_text: str, weights: dict, inputs
             save_file(_tensors(outputs64), os.path.join(tmp, "golden", "outputs64.safetensors"))
             if activations and activations64:
                 save_file(_tensors(activations64), os.path.join(tmp, "golden", "activations64.safetensors"))
-        with open(os.path.join(tmp, "manifest.json"), "w") as f:
-            json.dump(manifest, f, indent=2)
-            f.write("\n")
-        old = None
-        if os.path.lexists(out_dir):
-            old = tempfile.mkdtemp(prefix="." + os.path.basename(out_dir) + ".old-", dir=parent)
-            os.rename(out_dir, os.path.join(old, "pkg"))
-        os.rename(tmp, out_dir)
-        if old:
-            shutil.rmtree(old, ignore_errors=True)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
+        write_json(os.path.join(tmp, "manifest.json"), manifest)
+
+    write_dir_atomically(out_dir, fill)
 
 
 def read_manifest(pkg) -> dict:
@@ -60,4 +74,4 @@ def read_manifest(pkg) -> dict:
         return json.load(f)
 
 
-__all__ = ["write_package", "read_manifest", "torch"]
+__all__ = ["write_package", "write_dir_atomically", "write_json", "read_manifest", "torch"]

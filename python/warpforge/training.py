@@ -1,0 +1,309 @@
+"""`warpforge.export_training`: a PyTorch model, a loss function and a torch optimizer -> a
+WarpForge training package (docs/training.md): the loss program, the optimizer update program,
+initial weights and optimizer state, and a golden run of PyTorch itself."""
+
+from __future__ import annotations
+
+import copy
+import os
+import warnings
+
+import torch
+from safetensors.torch import save_file
+
+from . import __version__
+from .export import decomposition_table, module_symbol, output_vals, weight_tensors
+from .lower import lower_program
+from .optimizers import (UnsupportedOptimizerError, describe_optimizer, describe_schedule, initial_state, lr_at,
+                         optimizer_program, torch_state)
+from .package import _tensors, write_dir_atomically, write_json
+
+# DESIGN.md's tolerance table, the rows a training run is judged by
+TRAINING_TOLERANCES = {
+    "loss": {"rtol": 1e-4, "atol": 1e-6},
+    "gradients": {"rtol": 1e-3, "atol": 1e-5},
+    "weights": {"rtol": 1e-4, "atol": 1e-6},
+}
+
+# ops that draw random numbers: a training golden must be deterministic
+_RANDOM_OPS = ("dropout", "bernoulli", "rand", "normal", "uniform", "multinomial", "exponential")
+
+
+class TrainingExportError(ValueError):
+    """The model, loss function or optimizer cannot be exported for training; the message says why."""
+
+
+class _LossModule(torch.nn.Module):
+    """`loss_fn(model, *batch)` as a module, so that torch.export sees the model's parameters."""
+
+    def __init__(self, model, loss_fn):
+        super().__init__()
+        self.model = model
+        self.loss_fn = loss_fn
+
+    def forward(self, *batch):
+        return self.loss_fn(self.model, *batch)
+
+
+def _strip(name: str) -> str:
+    return name[len("model."):] if name.startswith("model.") else name
+
+
+def check_no_dropout(model: torch.nn.Module):
+    """Raises TrainingExportError naming every dropout module with p > 0 (goldens need a
+    deterministic loss)."""
+    bad = []
+    for path, m in model.named_modules():
+        p = None
+        if isinstance(m, torch.nn.modules.dropout._DropoutNd):
+            p = m.p
+        elif isinstance(m, torch.nn.MultiheadAttention):
+            p = m.dropout
+        if p:
+            bad.append(f"{path or '<root>'} ({type(m).__name__}, p={p})")
+    if bad:
+        raise TrainingExportError(
+            "dropout is active in train mode, which makes the loss random; set p=0 on: " + ", ".join(bad))
+
+
+def export_training(model: torch.nn.Module, example_batch, loss_fn, out_dir, optimizer, lr_schedule=None,
+                    golden_steps: int = 5, grad_clip=None, *, name: str | None = None, batch_names=None) -> dict:
+    """Writes the training package `out_dir` and returns its manifest.
+
+    example_batch: a tensor or a tuple of tensors, passed as `loss_fn(model, *batch)`, which must
+        return a scalar floating-point tensor.
+    optimizer: a torch.optim.SGD, Adam or AdamW over (some of) the model's parameters; its
+        param_groups give the hyper-parameters. lr_schedule: None (constant), or a not yet stepped
+        StepLR, MultiStepLR or LambdaLR of linear warmup + decay over that optimizer.
+    grad_clip: None, or a max norm for torch.nn.utils.clip_grad_norm_ (norm 2) applied to the
+        gradients of the optimized parameters before each update.
+    golden_steps: PyTorch runs this many steps on the example batch, from copies of the model,
+        optimizer and scheduler (the objects passed in are left as they are).
+    The model is traced in train mode. Dropout with p > 0 is refused; BatchNorm's running
+    statistics become extra results of the loss program."""
+    if isinstance(example_batch, torch.Tensor):
+        example_batch = (example_batch,)
+    batch = tuple(example_batch)
+    if not batch or not all(isinstance(x, torch.Tensor) for x in batch):
+        raise TypeError("example_batch must be a tensor or a tuple of tensors")
+    batch_names = list(batch_names) if batch_names else [f"batch{i}" for i in range(len(batch))]
+    if len(batch_names) != len(batch):
+        raise ValueError(f"{len(batch_names)} batch names for {len(batch)} batch tensors")
+    if golden_steps < 1:
+        raise ValueError("golden_steps must be at least 1")
+    name = name or type(model).__name__
+    check_no_dropout(model)
+
+    param_names = {}
+    for pname, p in model.named_parameters():
+        param_names.setdefault(id(p), pname)
+    spec = describe_optimizer(optimizer, param_names, grad_clip)
+    schedule = describe_schedule(lr_schedule, optimizer)
+
+    # the loss in train mode, on a copy (BatchNorm would update the user's running statistics)
+    probe = copy.deepcopy(model).train()
+    with torch.no_grad():
+        ref = loss_fn(probe, *batch)
+    if not isinstance(ref, torch.Tensor) or ref.dim() != 0 or not ref.is_floating_point():
+        what = (f"a tensor of shape {list(ref.shape)} and dtype {ref.dtype}" if isinstance(ref, torch.Tensor)
+                else type(ref).__name__)
+        raise TrainingExportError(f"loss_fn must return a scalar floating-point tensor, it returned {what}")
+
+    lowered, ep = _lower_loss(model, loss_fn, batch, batch_names, name)
+    weights = {w.name: t for w, t in zip(lowered.weights, weight_tensors(ep, lowered))}
+    trainable = {p.name for p in spec.params}
+    missing = [n for n in trainable if n not in weights]
+    if missing:
+        raise TrainingExportError(f"optimized parameters missing from the loss program: {missing}")
+
+    # manifest: the loss program
+    out_val = output_vals(ep)[0]
+    arguments = []
+    for i, a in enumerate(lowered.inputs):
+        arguments.append({"name": a.name, "argument": i, "kind": "batch", "dtype": a.value.type.dtype,
+                          "shape": list(a.value.type.shape)})
+    for j, w in enumerate(lowered.weights):
+        kind = w.kind
+        entry = {"name": w.name, "argument": len(lowered.inputs) + j, "kind": kind, "dtype": w.value.type.dtype,
+                 "shape": list(w.value.type.shape)}
+        if kind == "parameter":
+            entry["trainable"] = w.name in trainable
+        arguments.append(entry)
+    results = [{"name": "loss", "result": 0, "dtype": lowered.outputs[0].type.dtype, "shape": list(out_val.shape)}]
+    for k, bname in enumerate(lowered.mutated_buffers):
+        v = lowered.outputs[1 + k]
+        results.append({"name": bname, "result": 1 + k, "kind": "buffer_update", "buffer": bname,
+                        "dtype": v.type.dtype, "shape": list(v.type.shape)})
+
+    # optimizer program
+    opt_text = optimizer_program(spec)
+    state0 = initial_state(spec)
+    n = len(spec.params)
+    opt_args = ([{"name": p.name, "kind": "param", "argument": i} for i, p in enumerate(spec.params)]
+                + [{"name": f"grad.{p.name}", "kind": "grad", "param": p.name, "argument": n + i}
+                   for i, p in enumerate(spec.params)]
+                + [{"name": s, "kind": "state", "argument": 2 * n + i} for i, s in enumerate(spec.state_names)]
+                + [{"name": "step", "kind": "step", "argument": 2 * n + len(spec.state_names), "dtype": "i64",
+                    "shape": []},
+                   {"name": "lr", "kind": "lr", "argument": 2 * n + len(spec.state_names) + 1, "dtype": "f32",
+                    "shape": [len(spec.groups)]}])
+    opt_results = ([{"name": p.name, "kind": "param", "result": i} for i, p in enumerate(spec.params)]
+                   + [{"name": s, "kind": "state", "result": n + i} for i, s in enumerate(spec.state_names)])
+
+    golden, golden_files = _golden_run(model, optimizer, lr_schedule, loss_fn, batch, batch_names, spec, schedule,
+                                       golden_steps, weights)
+
+    manifest = {
+        "format": "warpforge.training-package",
+        "format_version": 1,
+        "name": name,
+        "producer": {"name": "warpforge.export_training", "version": __version__, "torch": torch.__version__},
+        "dtype": "f32",
+        "tolerances": TRAINING_TOLERANCES,
+        "training": {
+            "loss": {"file": "loss.mlir", "entry": "main", "arguments": arguments, "results": results},
+            "batch": [a["name"] for a in arguments if a["kind"] == "batch"],
+            "params": [p.name for p in spec.params],
+            "frozen": [a["name"] for a in arguments if a["kind"] == "parameter" and not a["trainable"]],
+            "buffers": [a["name"] for a in arguments if a["kind"] in ("buffer", "constant")],
+            "buffer_updates": list(lowered.mutated_buffers),
+            "weights": "weights.safetensors",
+            "optimizer": {"file": "optimizer.mlir", "entry": "optimizer_update", **spec.manifest(),
+                          "state_file": "optimizer_state.safetensors", "step_counter": "step",
+                          "arguments": opt_args, "results": opt_results},
+            "lr_schedule": schedule,
+            "grad_clip": spec.grad_clip,
+            "dropout": "none",
+            "mode": "train",
+            "golden": golden,
+        },
+    }
+    _write(out_dir, manifest, lowered.text, opt_text, weights, state0, golden_files)
+    return manifest
+
+
+def _lower_loss(model, loss_fn, batch, batch_names, name):
+    wrapper = _LossModule(copy.deepcopy(model), loss_fn).train()
+    ep = torch.export.export(wrapper, batch, strict=False)
+    ep = ep.run_decompositions(_training_decompositions())
+    random = sorted({str(n.target) for n in ep.graph.nodes if n.op == "call_function"
+                     and any(r in _op_name(n.target) for r in _RANDOM_OPS)})
+    if random:
+        raise TrainingExportError(f"the loss uses random ops {random} (functional dropout?): the training golden "
+                                  "must be deterministic; remove them or give them p=0")
+    lowered = lower_program(ep, batch_names, {}, module_symbol(name + "_loss"), buffer_mutations=True,
+                            weight_name=_strip)
+    if len(lowered.outputs) != 1 + len(lowered.mutated_buffers):
+        raise TrainingExportError(f"the loss program has {len(lowered.outputs) - len(lowered.mutated_buffers)} "
+                                  "outputs; loss_fn must return one scalar tensor")
+    return lowered, ep
+
+
+def _op_name(target) -> str:
+    """`native_dropout` for aten.native_dropout.default."""
+    parts = str(target).split(".")
+    return parts[1] if len(parts) > 2 else parts[-1]
+
+
+def _training_decompositions():
+    table = decomposition_table()
+    # BatchNorm in train mode: statistics of the batch and the running-statistics update
+    from torch._decomp import get_decompositions
+    table.update(get_decompositions([torch.ops.aten._native_batch_norm_legit_functional,
+                                     torch.ops.aten._native_batch_norm_legit.default,
+                                     torch.ops.aten.native_batch_norm]))
+    return table
+
+
+def _golden_run(model, optimizer, scheduler, loss_fn, batch, batch_names, spec, schedule, steps, weights0):
+    """PyTorch's own training steps on the example batch, from copies of the user's objects."""
+    g_model, g_opt, g_sched = copy.deepcopy((model, optimizer, scheduler))
+    g_model.train()
+    params = dict(g_model.named_parameters())
+    if spec.grad_clip is not None:
+        clip_params = [params[p.name] for p in spec.params]
+    losses, lrs, all_grads = [], [], {}
+    files = {"golden/batch.safetensors": dict(zip(batch_names, batch))}
+    for step in range(1, steps + 1):
+        group_lrs = [float(g["lr"]) for g in g_opt.param_groups]
+        expect = lr_at(schedule, step)
+        if any(abs(a - b) > 1e-12 * max(abs(b), 1e-30) for a, b in zip(group_lrs, expect)):
+            raise TrainingExportError(f"step {step}: the scheduler gives lr {group_lrs}, the manifest's schedule "
+                                      f"{expect}")
+        lrs.append(group_lrs)
+        g_opt.zero_grad(set_to_none=True)
+        loss = loss_fn(g_model, *batch)
+        loss.backward()
+        losses.append(loss.detach().clone())
+        all_grads.update({f"{step}.{p.name}": params[p.name].grad.detach().clone() for p in spec.params
+                          if params[p.name].grad is not None})
+        if step == 1:
+            none = [p.name for p in spec.params if params[p.name].grad is None]
+            if none:
+                raise TrainingExportError(f"optimized parameters get no gradient from the loss: {none}; torch.optim "
+                                          "skips them, the update program would not: leave them out of the optimizer")
+            files["golden/grads_step1.safetensors"] = {p.name: params[p.name].grad.detach().clone()
+                                                       for p in spec.params}
+        if spec.grad_clip is not None:
+            torch.nn.utils.clip_grad_norm_(clip_params, spec.grad_clip["max_norm"])
+        g_opt.step()
+        if g_sched is not None:
+            with warnings.catch_warnings():
+                # the copied optimizer's step() lost the scheduler's call-order marker, not its order
+                warnings.filterwarnings("ignore", message=".*optimizer.step\\(\\)` has been overridden")
+                g_sched.step()
+        if step == 1:
+            files["golden/weights_step1.safetensors"] = _state_by_arg(g_model, weights0)
+            files["golden/optimizer_state_step1.safetensors"] = torch_state(spec, g_opt, params)
+    files["golden/loss.safetensors"] = {"loss": torch.stack(losses)}
+    files["golden/grads.safetensors"] = all_grads
+    files["golden/weights_final.safetensors"] = _state_by_arg(g_model, weights0)
+    state = torch_state(spec, g_opt, params)
+    state["step"] = torch.tensor(steps, dtype=torch.int64)
+    files["golden/optimizer_state_final.safetensors"] = state
+    files["golden/lr.safetensors"] = {"lr": torch.tensor(lrs, dtype=torch.float64)}
+    summary = {"steps": steps, "loss": [float(x) for x in losses], "lr": lrs}
+    files["golden/summary.json"] = summary
+    golden = {
+        "steps": steps,
+        "batch": "golden/batch.safetensors",
+        "loss": "golden/loss.safetensors",
+        "lr": "golden/lr.safetensors",
+        "summary": "golden/summary.json",
+        "grads_step1": "golden/grads_step1.safetensors",
+        "grads": "golden/grads.safetensors",
+        "weights_step1": "golden/weights_step1.safetensors",
+        "optimizer_state_step1": "golden/optimizer_state_step1.safetensors",
+        "weights_final": "golden/weights_final.safetensors",
+        "optimizer_state_final": "golden/optimizer_state_final.safetensors",
+    }
+    return golden, files
+
+
+def _state_by_arg(model, weights0: dict) -> dict:
+    """The model's parameters and buffers under the loss program's argument names."""
+    sd = model.state_dict()
+    return {k: (sd[k].detach().clone() if k in sd else v) for k, v in weights0.items()}
+
+
+def _write(out_dir, manifest, loss_text, opt_text, weights, state0, golden_files):
+    def fill(tmp):
+        with open(os.path.join(tmp, "loss.mlir"), "w") as f:
+            f.write(loss_text)
+        with open(os.path.join(tmp, "optimizer.mlir"), "w") as f:
+            f.write(opt_text)
+        save_file(_tensors(weights), os.path.join(tmp, "weights.safetensors"))
+        save_file(_tensors(state0), os.path.join(tmp, "optimizer_state.safetensors"))
+        os.makedirs(os.path.join(tmp, "golden"))
+        for rel, content in golden_files.items():
+            if rel.endswith(".json"):
+                write_json(os.path.join(tmp, rel), content)
+            else:
+                save_file(_tensors(content), os.path.join(tmp, rel))
+        write_json(os.path.join(tmp, "manifest.json"), manifest)
+
+    write_dir_atomically(out_dir, fill)
+
+
+__all__ = ["export_training", "TrainingExportError", "UnsupportedOptimizerError", "check_no_dropout",
+           "TRAINING_TOLERANCES", "lr_at"]
