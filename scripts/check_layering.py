@@ -21,12 +21,13 @@ DEPENDS = {
     "autodiff": ["ir"],
     "transforms": ["eval", "ir"],
     "runtime": ["transforms", "stablehlo", "ir"],
+    "train": ["runtime", "autodiff", "ir"],
     "backends/cpu": ["runtime", "eval"],
     "backends/cuda": ["runtime", "transforms", "eval"],
     "backends": ["backends/cpu", "backends/cuda"],
     "serve": ["runtime"],
     "capi": ["backends", "runtime"],
-    "cli": ["serve", "backends", "runtime", "stablehlo", "autodiff"],
+    "cli": ["serve", "backends", "runtime", "stablehlo", "autodiff", "train"],
 }
 
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"')
