@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import copy
 import os
+import shutil
+import subprocess
 import warnings
 
 import torch
@@ -67,7 +69,9 @@ def check_no_dropout(model: torch.nn.Module):
 
 
 def export_training(model: torch.nn.Module, example_batch, loss_fn, out_dir, optimizer, lr_schedule=None,
-                    golden_steps: int = 5, grad_clip=None, *, name: str | None = None, batch_names=None) -> dict:
+                    golden_steps: int = 5, grad_clip=None, *, name: str | None = None, batch_names=None,
+                    eval_fn=None, eval_batch=None, eval_batch_names=None, eval_output_names=None,
+                    warpforge_binary: str | None = None) -> dict:
     """Writes the training package `out_dir` and returns its manifest.
 
     example_batch: a tensor or a tuple of tensors, passed as `loss_fn(model, *batch)`, which must
@@ -79,6 +83,12 @@ def export_training(model: torch.nn.Module, example_batch, loss_fn, out_dir, opt
         gradients of the optimized parameters before each update.
     golden_steps: PyTorch runs this many steps on the example batch, from copies of the model,
         optimizer and scheduler (the objects passed in are left as they are).
+    eval_fn, eval_batch: the eval program, `eval_fn(model, *eval_batch)` traced in eval mode,
+        returning a tensor or a tuple of tensors (e.g. a QA model's start and end logits); its
+        weights are the loss program's, by name. eval_batch_names / eval_output_names name them.
+    warpforge_binary: the `warpforge` executable that writes train_step.mlir (value and grad of
+        the loss, then the update, as one function); default: $WARPFORGE, then `warpforge` on
+        PATH. Without one the package has no train_step.mlir and the trainer derives it.
     The model is traced in train mode. Dropout with p > 0 is refused; BatchNorm's running
     statistics become extra results of the loss program."""
     if isinstance(example_batch, torch.Tensor):
@@ -153,6 +163,11 @@ def export_training(model: torch.nn.Module, example_batch, loss_fn, out_dir, opt
     golden, golden_files = _golden_run(model, optimizer, lr_schedule, loss_fn, batch, batch_names, spec, schedule,
                                        golden_steps, weights)
 
+    eval_section, eval_text, eval_constants = None, None, {}
+    if eval_fn is not None:
+        eval_section, eval_text, eval_constants = _export_eval(model, eval_fn, eval_batch, eval_batch_names,
+                                                               eval_output_names, name, arguments)
+
     manifest = {
         "format": "warpforge.training-package",
         "format_version": 1,
@@ -176,10 +191,75 @@ def export_training(model: torch.nn.Module, example_batch, loss_fn, out_dir, opt
             "dropout": "none",
             "mode": "train",
             "golden": golden,
+            "eval": eval_section,
+            "train_step": None,
         },
     }
-    _write(out_dir, manifest, lowered.text, opt_text, weights, state0, golden_files)
+    binary = _find_warpforge(warpforge_binary)
+    _write(out_dir, manifest, lowered.text, opt_text, weights, state0, golden_files, eval_text, eval_constants,
+           binary)
     return manifest
+
+
+def _find_warpforge(explicit):
+    if explicit:
+        if not os.access(explicit, os.X_OK):
+            raise FileNotFoundError(f"warpforge_binary {explicit!r} is not an executable")
+        return explicit
+    env = os.environ.get("WARPFORGE")
+    if env and os.access(env, os.X_OK):
+        return env
+    return shutil.which("warpforge")
+
+
+class _EvalModule(torch.nn.Module):
+    def __init__(self, model, eval_fn):
+        super().__init__()
+        self.model = model
+        self.eval_fn = eval_fn
+
+    def forward(self, *batch):
+        out = self.eval_fn(self.model, *batch)
+        return tuple(out) if isinstance(out, (tuple, list)) else (out,)
+
+
+def _export_eval(model, eval_fn, eval_batch, eval_batch_names, eval_output_names, name, loss_arguments):
+    """The eval program: eval_fn traced with the model in eval mode, weights named as in the loss
+    program; tensors it lifts that the loss program lacks go to eval_constants.safetensors."""
+    if eval_batch is None:
+        raise TypeError("eval_fn needs eval_batch, the example inputs of the eval program")
+    if isinstance(eval_batch, torch.Tensor):
+        eval_batch = (eval_batch,)
+    eval_batch = tuple(eval_batch)
+    names = list(eval_batch_names) if eval_batch_names else [f"eval{i}" for i in range(len(eval_batch))]
+    if len(names) != len(eval_batch):
+        raise ValueError(f"{len(names)} eval batch names for {len(eval_batch)} eval batch tensors")
+    wrapper = _EvalModule(copy.deepcopy(model), eval_fn).eval()
+    with torch.no_grad():
+        ep = torch.export.export(wrapper, eval_batch, strict=False)
+    ep = ep.run_decompositions(decomposition_table())
+    lowered = lower_program(ep, names, {}, module_symbol(name + "_eval"), weight_name=_strip)
+    outputs = list(eval_output_names) if eval_output_names else [f"output{i}" for i in range(len(lowered.outputs))]
+    if len(outputs) != len(lowered.outputs):
+        raise ValueError(f"{len(outputs)} eval output names for {len(lowered.outputs)} eval outputs")
+    loss_names = {a["name"]: a for a in loss_arguments if a["kind"] != "batch"}
+    values = {w.name: t for w, t in zip(lowered.weights, weight_tensors(ep, lowered))}
+    args, constants = [], {}
+    for i, a in enumerate(lowered.inputs):
+        args.append({"name": a.name, "argument": i, "kind": "batch", "dtype": a.value.type.dtype,
+                     "shape": list(a.value.type.shape)})
+    for j, w in enumerate(lowered.weights):
+        entry = {"name": w.name, "argument": len(lowered.inputs) + j, "dtype": w.value.type.dtype,
+                 "shape": list(w.value.type.shape)}
+        if w.name in loss_names and list(loss_names[w.name]["shape"]) == entry["shape"]:
+            entry["kind"] = "weight"
+        else:
+            entry["kind"] = "constant"  # a value of the eval trace only: never trained
+            constants[w.name] = values[w.name]
+        args.append(entry)
+    section = {"file": "eval.mlir", "entry": "main", "arguments": args, "outputs": outputs,
+               "constants": "eval_constants.safetensors" if constants else None}
+    return section, lowered.text, constants
 
 
 def _lower_loss(model, loss_fn, batch, batch_names, name):
@@ -286,7 +366,8 @@ def _state_by_arg(model, weights0: dict) -> dict:
     return {k: (sd[k].detach().clone() if k in sd else v) for k, v in weights0.items()}
 
 
-def _write(out_dir, manifest, loss_text, opt_text, weights, state0, golden_files):
+def _write(out_dir, manifest, loss_text, opt_text, weights, state0, golden_files, eval_text=None,
+           eval_constants=None, binary=None):
     def fill(tmp):
         with open(os.path.join(tmp, "loss.mlir"), "w") as f:
             f.write(loss_text)
@@ -300,7 +381,24 @@ def _write(out_dir, manifest, loss_text, opt_text, weights, state0, golden_files
                 write_json(os.path.join(tmp, rel), content)
             else:
                 save_file(_tensors(content), os.path.join(tmp, rel))
+        if eval_text is not None:
+            with open(os.path.join(tmp, "eval.mlir"), "w") as f:
+                f.write(eval_text)
+            if eval_constants:
+                save_file(_tensors(eval_constants), os.path.join(tmp, "eval_constants.safetensors"))
         write_json(os.path.join(tmp, "manifest.json"), manifest)
+        if binary:
+            # The train-step program as the trainer will run it: written by WarpForge's own
+            # autodiff from the two programs above, then named in the manifest.
+            out = os.path.join(tmp, "train_step.mlir")
+            proc = subprocess.run([binary, "autodiff", tmp, "-o", out], capture_output=True, text=True)
+            if proc.returncode != 0:
+                raise TrainingExportError(f"{binary} autodiff could not derive the train-step program: "
+                                          f"{proc.stderr.strip() or proc.stdout.strip()}")
+            manifest["training"]["train_step"] = {"file": "train_step.mlir", "entry": "train_step",
+                                                  "value_and_grad": "loss_value_and_grad",
+                                                  "producer": "warpforge autodiff"}
+            write_json(os.path.join(tmp, "manifest.json"), manifest)
 
     write_dir_atomically(out_dir, fill)
 

@@ -8,6 +8,7 @@
 #include "ir/printer.h"
 #include "runtime/file_io.h"
 #include "runtime/package.h"
+#include "train/training_package.h"
 
 namespace wf::cli {
 namespace {
@@ -38,6 +39,25 @@ Expected<std::vector<int>> parseArgumentList(const std::string& text) {
 }  // namespace
 
 int runAutodiff(const AutodiffOptions& options) {
+  if (isTrainingPackage(options.file)) {
+    // The train-step program of a training package (src/train/training_package.h).
+    if (!options.function.empty() || !options.wrt.empty() || !options.name.empty())
+      return reportStatus(invalidArgument(
+          "--function, --wrt and --name do not apply to a training package: its programs and parameters are in its manifest"));
+    auto pkg = train::TrainingPackage::open(options.file);
+    if (!pkg) return reportStatus(pkg.status());
+    auto module = pkg->deriveTrainModule();
+    if (!module) return reportStatus(module.status());
+    std::string text = printModule(*module);
+    if (options.output.empty() || options.output == "-") {
+      std::cout << text;
+    } else if (Status s = writeFileAtomically(options.output, text); !s.isOk()) {
+      return reportStatus(s);
+    }
+    std::cerr << "warpforge: wrote the train-step program of " << pkg->name()
+              << " (@train_step: value and grad of the loss, then the " << pkg->optimizerKind() << " update)\n";
+    return kExitOk;
+  }
   std::string file = options.file;
   std::string function = options.function;
   std::vector<int> parameters;  // a package's trainable weights: the default --wrt for its entry

@@ -42,6 +42,8 @@ Expected<DeviceSpec> resolveDevice(const std::string& flag);
 void printHostFallback(const RunReport& report);
 // True when `path` is a directory (a model package) rather than an MLIR file.
 bool isPackageDirectory(const std::string& path);
+// True when `path` is a training package (manifest format "warpforge.training-package").
+bool isTrainingPackage(const std::string& path);
 
 struct CheckOptions {
   std::vector<std::string> files;
@@ -73,11 +75,16 @@ struct ValidateOptions {
   bool activations = false;  // also compare every recorded activation
   bool json = false;
   CompileOptions compile;
+  bool training = false;  // --training: replay a training package's golden run (validate_training.cpp)
+  std::string golden;     // --golden DIR: a golden run other than the package's own golden/
 };
 // Runs a package on its golden inputs and compares outputs (and activations) under the
 // manifest's tolerances. Exit 0 if all pass, 1 on a mismatch (naming the first diverging
 // activation when the package records them), 2 on input errors.
 int runValidate(const ValidateOptions& options);
+// `validate --training`: replays a training package's golden steps on the Trainer and checks
+// loss, gradients, weights and optimizer state; exit 1 names the first step and tensor that diverge.
+int runValidateTraining(const ValidateOptions& options);
 
 struct BenchOptions {
   std::string package;
@@ -120,6 +127,29 @@ struct AutodiffOptions {
 // Writes the module with a new function returning @function's results, then the gradient of the
 // sum of its first result with respect to each --wrt argument (src/autodiff/autodiff.h).
 int runAutodiff(const AutodiffOptions& options);
+
+struct TrainOptions {
+  std::string package;
+  std::string data;            // --data: prepared features (safetensors, docs/data.md)
+  std::string evalData;        // --eval-data: features for the eval program
+  int64_t epochs = 0;          // --epochs (default 1 when --steps is not given)
+  int64_t steps = 0;           // --steps
+  int64_t batch = 0;           // --batch: checked against the package's batch size
+  std::string device = "cpu";
+  std::string checkpointDir;   // --checkpoint-dir: checkpoint.safetensors, loss_curve.json, metrics.json
+  bool resume = false;         // --resume from checkpoint-dir's checkpoint
+  int64_t evalEvery = 0;       // --eval-every N steps (and at the end, with --eval-data)
+  int64_t checkpointEvery = 0; // --checkpoint-every N steps (and at the end)
+  int64_t logEvery = 10;       // --log-every N steps: a progress line (every step on a terminal)
+  uint64_t seed = 0;           // --seed of the data order
+  bool shuffle = true;         // --no-shuffle: examples in file order
+  std::string metric = "none"; // --metric none | accuracy | squad
+  std::string labelName = "label";  // --label: the eval data's label tensor for --metric accuracy
+  CompileOptions compile;
+};
+// Trains a training package (src/train/trainer.h); exit 1 on a failed step (a non-finite loss
+// names the step and the first tensor that went non-finite), 2 on input errors.
+int runTrain(const TrainOptions& options);
 
 // `warpforge serve` (serve.cpp): adds the subcommand and its flags to `app`; runServe() runs it
 // once the subcommand was parsed.

@@ -1,9 +1,10 @@
-// `warpforge`: subcommands check, run, validate, bench, inspect, print, autodiff, serve. See cli.h for the exit codes.
+// `warpforge`: subcommands check, run, validate, bench, inspect, print, autodiff, train, serve. See cli.h for the exit codes.
 #include <algorithm>
 #include <filesystem>
 #include <iostream>
 
 #include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
 
 #include "backends/registry.h"
 #include "cli/cli.h"
@@ -59,6 +60,14 @@ void printHostFallback(const RunReport& report) {
 bool isPackageDirectory(const std::string& path) {
   std::error_code ec;
   return std::filesystem::is_directory(path, ec);
+}
+
+bool isTrainingPackage(const std::string& path) {
+  if (!isPackageDirectory(path)) return false;
+  auto text = readFileBytes((std::filesystem::path(path) / "manifest.json").string());
+  if (!text) return false;
+  auto j = nlohmann::json::parse(*text, nullptr, /*allow_exceptions=*/false);
+  return j.is_object() && j.contains("format") && j["format"] == "warpforge.training-package";
 }
 
 }  // namespace wf::cli
@@ -146,6 +155,11 @@ int main(int argc, char** argv) {
   validateCmd->add_option("--device", validate.device, "Device to run on: cpu (default), cuda, cuda:N");
   validateCmd->add_flag("--activations", validate.activations, "Also compare every recorded activation");
   validateCmd->add_flag("--json", validate.json, "Print one JSON object");
+  validateCmd->add_flag("--training", validate.training,
+                        "Replay a training package's golden run: loss of every step, gradients, weights and optimizer "
+                        "state (docs/training.md); implied by a training package");
+  validateCmd->add_option("--golden", validate.golden,
+                          "With --training: a golden run directory other than the package's golden/ (same file names)");
   addCompileFlags(validateCmd, validate.compile);
 
   BenchOptions bench;
@@ -207,6 +221,34 @@ int main(int argc, char** argv) {
   autodiffCmd->add_option("--name", autodiff.name, "Name of the new function (default: <function>_value_and_grad)");
   autodiffCmd->add_option("-o,--output", autodiff.output, "Output MLIR file (default: stdout)");
 
+  TrainOptions train;
+  CLI::App* trainCmd = app.add_subcommand(
+      "train",
+      "Train a training package (warpforge.export_training) on a prepared data file: one safetensors file whose "
+      "tensors are named after the loss program's batch arguments, examples along the first dimension "
+      "(docs/training.md). Batches follow the sampler's order for --seed (the same order the Python reference "
+      "uses); loss_curve.json, metrics.json and checkpoint.safetensors go to --checkpoint-dir (default: the "
+      "current directory, no checkpoint). --resume continues from the checkpoint and reproduces the "
+      "uninterrupted run exactly.");
+  trainCmd->add_option("package", train.package, "Training package directory")->required();
+  trainCmd->add_option("--data", train.data, "Training features (.safetensors)")->required();
+  trainCmd->add_option("--eval-data", train.evalData, "Features for the eval program (.safetensors)");
+  auto* epochsOpt = trainCmd->add_option("--epochs", train.epochs, "Epochs (default 1)");
+  trainCmd->add_option("--steps", train.steps, "Updates in all (instead of --epochs)")->excludes(epochsOpt);
+  trainCmd->add_option("--batch", train.batch, "Batch size; must be the one the package was exported with");
+  trainCmd->add_option("--device", train.device, "Device to run on: cpu (default), cuda, cuda:N");
+  trainCmd->add_option("--checkpoint-dir", train.checkpointDir, "Directory for the checkpoint, loss_curve.json and metrics.json");
+  trainCmd->add_flag("--resume", train.resume, "Continue from the checkpoint in --checkpoint-dir");
+  trainCmd->add_option("--eval-every", train.evalEvery, "Evaluate every N steps (and at the end) with --eval-data");
+  trainCmd->add_option("--checkpoint-every", train.checkpointEvery, "Save a checkpoint every N steps (and at the end)");
+  trainCmd->add_option("--log-every", train.logEvery, "A progress line every N steps when stderr is not a terminal");
+  trainCmd->add_option("--seed", train.seed, "Seed of the data order (default 0)");
+  trainCmd->add_flag("--no-shuffle{false}", train.shuffle, "Examples in file order");
+  trainCmd->add_option("--metric", train.metric, "Eval metric: none, accuracy (argmax of output 0 vs --label), squad (EM/F1)")
+      ->check(CLI::IsMember({"none", "accuracy", "squad"}));
+  trainCmd->add_option("--label", train.labelName, "The eval data's label tensor for --metric accuracy (default: label)");
+  addCompileFlags(trainCmd, train.compile);
+
   CLI::App* serveCmd = addServeCommand(app);
 
   try {
@@ -226,11 +268,15 @@ int main(int argc, char** argv) {
     return runCheck(check);
   }
   if (runCmd->parsed()) return runRun(run);
-  if (validateCmd->parsed()) return runValidate(validate);
+  if (validateCmd->parsed()) {
+    if (validate.training || isTrainingPackage(validate.package)) return runValidateTraining(validate);
+    return runValidate(validate);
+  }
   if (benchCmd->parsed()) return runBench(bench);
   if (inspectCmd->parsed()) return runInspect(inspect);
   if (printCmd->parsed()) return runPrint(print);
   if (autodiffCmd->parsed()) return runAutodiff(autodiff);
+  if (trainCmd->parsed()) return runTrain(train);
   if (serveCmd->parsed()) return runServe();
   return kExitUsage;
 }

@@ -1,5 +1,8 @@
 #include "runtime/file_io.h"
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -28,24 +31,43 @@ Status writeFileAtomically(const std::string& path, std::string_view bytes) {
   std::random_device rd;
   fs::path tmp = target;
   tmp += ".tmp" + std::to_string(rd() % 1000000);
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) return invalidArgument(path + ": cannot create file: " + std::strerror(errno));
-    out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-    out.flush();
-    if (!out) {
-      out.close();
-      std::error_code ec;
-      fs::remove(tmp, ec);
-      return invalidArgument(path + ": write error");
-    }
-  }
-  std::error_code ec;
-  fs::rename(tmp, target, ec);
-  if (ec) {
+  auto fail = [&](const std::string& what) {
     std::error_code ignored;
     fs::remove(tmp, ignored);
-    return invalidArgument(path + ": cannot rename temporary file: " + ec.message());
+    return invalidArgument(path + ": " + what);
+  };
+  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) return invalidArgument(path + ": cannot create file: " + std::strerror(errno));
+  const char* p = bytes.data();
+  size_t left = bytes.size();
+  while (left > 0) {
+    ssize_t n = ::write(fd, p, left);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      std::string why = std::strerror(errno);
+      ::close(fd);
+      return fail("write error: " + why);
+    }
+    p += n;
+    left -= static_cast<size_t>(n);
+  }
+  // The data reaches the disk before the rename publishes it: after a crash the file is either
+  // the old one or the whole new one (checkpoints depend on this).
+  if (::fsync(fd) != 0) {
+    std::string why = std::strerror(errno);
+    ::close(fd);
+    return fail("fsync failed: " + why);
+  }
+  if (::close(fd) != 0) return fail(std::string("close failed: ") + std::strerror(errno));
+  std::error_code ec;
+  fs::rename(tmp, target, ec);
+  if (ec) return fail("cannot rename temporary file: " + ec.message());
+  // And the rename itself reaches the disk.
+  fs::path dir = target.has_parent_path() ? target.parent_path() : fs::path(".");
+  int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dfd >= 0) {
+    ::fsync(dfd);
+    ::close(dfd);
   }
   return Status::ok();
 }

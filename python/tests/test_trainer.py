@@ -1,0 +1,176 @@
+"""The C++ trainer against PyTorch, step by step: `warpforge validate --training` replays each
+package's golden run (loss of every step, gradients of every step, weights and optimizer state
+after step 1 and after the last) under DESIGN.md's training tolerances; `warpforge train` runs,
+checkpoints and resumes; bad input fails cleanly."""
+
+import json
+import subprocess
+
+import pytest
+import torch
+import torch.nn.functional as F
+from safetensors.torch import load_file, save_file
+from torch import nn
+
+import warpforge
+from helpers import WARPFORGE
+
+torch.set_num_threads(2)
+
+
+def _validate(pkg, *extra):
+    proc = subprocess.run([WARPFORGE, "validate", str(pkg), "--training", "--json", *extra], capture_output=True,
+                          text=True)
+    assert proc.returncode in (0, 1), proc.stderr
+    return proc.returncode, json.loads(proc.stdout)
+
+
+class MLP(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc1 = nn.Linear(6, 16)
+        self.norm = nn.LayerNorm(16)
+        self.fc2 = nn.Linear(16, 4)
+
+    def forward(self, x):
+        return self.fc2(torch.relu(self.norm(self.fc1(x))))
+
+
+def ce_loss(model, x, y):
+    return F.cross_entropy(model(x), y)
+
+
+def _export_mlp(tmp_path, name="mlp", optimizer="adamw", steps=6, clip=None):
+    torch.manual_seed(0)
+    model = MLP()
+    if optimizer == "adamw":
+        decay = [p for n, p in model.named_parameters() if n.endswith("weight") and not n.startswith("norm")]
+        rest = [p for n, p in model.named_parameters() if not (n.endswith("weight") and not n.startswith("norm"))]
+        opt = torch.optim.AdamW([{"params": decay, "weight_decay": 0.01}, {"params": rest, "weight_decay": 0.0}],
+                                lr=1e-2)
+        sched = warpforge.linear_warmup_decay(opt, num_warmup_steps=2, num_training_steps=10)
+    else:
+        opt = torch.optim.SGD(model.parameters(), lr=0.05, momentum=0.9, nesterov=True, weight_decay=1e-4)
+        sched = torch.optim.lr_scheduler.StepLR(opt, step_size=2, gamma=0.5)
+    batch = (torch.randn(8, 6), torch.randint(0, 4, (8,)))
+    out = tmp_path / name
+    warpforge.export_training(model, batch, ce_loss, out, opt, lr_schedule=sched, golden_steps=steps, grad_clip=clip,
+                              batch_names=["x", "y"], eval_fn=lambda m, x: m(x), eval_batch=(batch[0],),
+                              eval_batch_names=["x"], eval_output_names=["logits"], warpforge_binary=WARPFORGE)
+    return out
+
+
+@pytest.mark.parametrize("optimizer,clip", [("adamw", None), ("adamw", 0.5), ("sgd", None)])
+def test_mlp_matches_pytorch_step_by_step(tmp_path, optimizer, clip):
+    pkg = _export_mlp(tmp_path, optimizer=optimizer, clip=clip)
+    assert (pkg / "train_step.mlir").exists()
+    rc, report = _validate(pkg)
+    assert rc == 0 and report["pass"], report.get("first_divergence")
+    kinds = {c["kind"] for c in report["checks"]}
+    assert kinds == {"loss", "gradient", "weight", "optimizer_state"}
+    assert sum(c["kind"] == "loss" for c in report["checks"]) == 6
+
+
+def test_validate_names_the_first_divergence(tmp_path):
+    pkg = _export_mlp(tmp_path, steps=3)
+    # A golden run whose step-2 loss is off: the report names step 2 and the loss.
+    golden = tmp_path / "golden"
+    golden.mkdir()
+    for f in (pkg / "golden").iterdir():
+        (golden / f.name).write_bytes(f.read_bytes())
+    loss = load_file(str(golden / "loss.safetensors"))["loss"].clone()
+    loss[1] *= 1.01
+    save_file({"loss": loss}, str(golden / "loss.safetensors"))
+    rc, report = _validate(pkg, "--golden", str(golden))
+    assert rc == 1 and not report["pass"]
+    assert report["first_divergence"].startswith("step 2: loss")
+
+
+class ConvBN(nn.Module):
+    """BatchNorm in train mode: running statistics are buffers the train step updates."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(3, 8, 3, padding=1, bias=False)
+        self.bn = nn.BatchNorm2d(8)
+        self.conv2 = nn.Conv2d(8, 8, 3, stride=2, padding=1)
+        self.bn2 = nn.BatchNorm2d(8)
+        self.fc = nn.Linear(8, 5)
+
+    def forward(self, x):
+        x = F.relu(self.bn(self.conv(x)))
+        x = F.relu(self.bn2(self.conv2(x)))
+        x = F.max_pool2d(x, 2)
+        return self.fc(x.mean(dim=(2, 3)))
+
+
+def test_batchnorm_train_mode_matches_pytorch(tmp_path):
+    torch.manual_seed(1)
+    model = ConvBN()
+    opt = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9, weight_decay=5e-4)
+    batch = (torch.randn(4, 3, 16, 16), torch.randint(0, 5, (4,)))
+    pkg = tmp_path / "convbn"
+    warpforge.export_training(model, batch, ce_loss, pkg, opt, golden_steps=5, warpforge_binary=WARPFORGE)
+    rc, report = _validate(pkg)
+    assert rc == 0, report.get("first_divergence")
+    weights = {c["name"] for c in report["checks"] if c["kind"] == "weight"}
+    assert "bn.running_mean" in weights and "bn2.running_var" in weights
+
+
+def _train(pkg, data, *extra):
+    return subprocess.run([WARPFORGE, "train", str(pkg), "--data", str(data), *extra], capture_output=True, text=True)
+
+
+def _mlp_data(tmp_path, n=64):
+    g = torch.Generator().manual_seed(3)
+    x = torch.randn(n, 6, generator=g)
+    y = (x[:, 0] > 0).long() + 2 * (x[:, 1] > 0).long()
+    path = tmp_path / "data.safetensors"
+    save_file({"x": x, "y": y}, str(path))
+    return path
+
+
+def test_train_resume_reproduces_the_loss_curve(tmp_path):
+    pkg = _export_mlp(tmp_path, steps=1)
+    data = _mlp_data(tmp_path)
+    full = tmp_path / "full"
+    proc = _train(pkg, data, "--steps", "12", "--checkpoint-dir", str(full), "--seed", "7")
+    assert proc.returncode == 0, proc.stderr
+    curve = json.loads((full / "loss_curve.json").read_text())
+    assert [p["step"] for p in curve["steps"]] == list(range(1, 13))
+    # Stop after 5 steps, then resume to 12: the same losses, bit for bit.
+    part = tmp_path / "part"
+    proc = _train(pkg, data, "--steps", "5", "--checkpoint-dir", str(part), "--seed", "7")
+    assert proc.returncode == 0, proc.stderr
+    proc = _train(pkg, data, "--steps", "12", "--checkpoint-dir", str(part), "--seed", "7", "--resume")
+    assert proc.returncode == 0, proc.stderr
+    resumed = json.loads((part / "loss_curve.json").read_text())
+    assert [p["loss"] for p in resumed["steps"]] == [p["loss"] for p in curve["steps"]]
+    a = load_file(str(full / "checkpoint.safetensors"))
+    b = load_file(str(part / "checkpoint.safetensors"))
+    assert a.keys() == b.keys()
+    for k in a:
+        assert torch.equal(a[k], b[k]), k
+
+
+def test_train_bad_input(tmp_path):
+    pkg = _export_mlp(tmp_path, steps=1)
+    data = _mlp_data(tmp_path)
+    # an inference package
+    torch.manual_seed(0)
+    inference = tmp_path / "inference"
+    warpforge.export(MLP().eval(), (torch.randn(2, 6),), inference)
+    proc = _train(inference, data, "--steps", "1")
+    assert proc.returncode == 2 and "no training program" in proc.stderr
+    # a data file whose tensor has the wrong per-example shape
+    bad = tmp_path / "bad.safetensors"
+    save_file({"x": torch.randn(16, 5), "y": torch.zeros(16, dtype=torch.int64)}, str(bad))
+    proc = _train(pkg, bad, "--steps", "1")
+    assert proc.returncode == 2 and "'x'" in proc.stderr and "bad.safetensors" in proc.stderr
+    # a batch size the program was not exported for
+    proc = _train(pkg, data, "--steps", "1", "--batch", "4")
+    assert proc.returncode == 2 and "batch" in proc.stderr
+    # resuming without a checkpoint
+    proc = _train(pkg, data, "--steps", "1", "--checkpoint-dir", str(tmp_path / "none"), "--resume")
+    assert proc.returncode == 2 and "checkpoint" in proc.stderr
+    assert not (tmp_path / "none" / "checkpoint.safetensors").exists()

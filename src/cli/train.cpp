@@ -1,0 +1,250 @@
+// `warpforge train PKG --data D`: trains a training package on a prepared data file with the
+// Trainer (src/train/trainer.h): batches in the sampler's order (src/train/sampler.h), a
+// progress line, loss_curve.json and metrics.json rewritten as the run goes, evaluation on
+// --eval-data every --eval-every steps, atomic checkpoints, and --resume from the last one
+// (which reproduces the uninterrupted run exactly: the data order is a function of the seed
+// and the step).
+#include <unistd.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <iostream>
+
+#include <nlohmann/json.hpp>
+
+#include "cli/cli.h"
+#include "runtime/file_io.h"
+#include "train/dataset.h"
+#include "train/sampler.h"
+#include "train/trainer.h"
+
+namespace wf::cli {
+namespace {
+
+using json = nlohmann::json;
+using Clock = std::chrono::steady_clock;
+
+std::string formatSeconds(double s) {
+  if (!std::isfinite(s) || s < 0) return "?";
+  char buf[32];
+  long t = std::lround(s);
+  if (t >= 3600) std::snprintf(buf, sizeof buf, "%ld:%02ld:%02ld", t / 3600, (t / 60) % 60, t % 60);
+  else std::snprintf(buf, sizeof buf, "%ld:%02ld", t / 60, t % 60);
+  return buf;
+}
+
+json number(double v) { return std::isfinite(v) ? json(v) : json(nullptr); }
+
+// The per-example shape of a batch argument: its program shape without the batch dimension.
+std::vector<int64_t> exampleShape(const std::vector<int64_t>& shape) {
+  return std::vector<int64_t>(shape.begin() + 1, shape.end());
+}
+
+Status writeJson(const std::string& path, const json& j) { return writeFileAtomically(path, j.dump(1) + "\n"); }
+
+// Runs the eval program over every example of `data` (the last partial batch padded by
+// repeating its last example, the padding's outputs dropped) and computes the metric.
+Expected<json> evaluate(train::Trainer& trainer, const train::Dataset& data, const TrainOptions& options) {
+  const train::TrainingPackage& pkg = trainer.package();
+  std::vector<std::string> names;
+  int64_t batch = 0;
+  for (const auto& a : pkg.evalArguments())
+    if (a.isBatch) {
+      names.push_back(a.name);
+      batch = a.shape.empty() ? 0 : a.shape[0];
+    }
+  if (batch <= 0) return invalidArgument("the eval program takes no batched input");
+  const int64_t n = data.size();
+  std::vector<std::vector<double>> outputs(pkg.evalOutputs().size());
+  std::vector<int64_t> outShape0;
+  for (int64_t start = 0; start < n; start += batch) {
+    std::vector<int64_t> idx;
+    for (int64_t i = 0; i < batch; ++i) idx.push_back(std::min(start + i, n - 1));
+    WF_ASSIGN_OR_RETURN(std::vector<Literal> inputs, data.batch(names, idx));
+    WF_ASSIGN_OR_RETURN(std::vector<Literal> out, trainer.evaluate(inputs));
+    const int64_t real = std::min(batch, n - start);
+    for (size_t o = 0; o < out.size() && o < outputs.size(); ++o) {
+      const int64_t per = out[o].numElements() / batch;
+      for (int64_t i = 0; i < real * per; ++i) outputs[o].push_back(out[o].getDouble(i));
+    }
+  }
+  json metrics = json::object();
+  metrics["examples"] = n;
+  if (options.metric == "accuracy") {
+    if (outputs.empty()) return invalidArgument("--metric accuracy: the eval program has no outputs");
+    WF_ASSIGN_OR_RETURN(Literal labels, data.column(options.labelName));
+    const int64_t classes = static_cast<int64_t>(outputs[0].size()) / n;
+    int64_t right = 0;
+    for (int64_t i = 0; i < n; ++i) {
+      int64_t best = 0;
+      for (int64_t c = 1; c < classes; ++c)
+        if (outputs[0][i * classes + c] > outputs[0][i * classes + best]) best = c;
+      right += best == labels.getInt(i);
+    }
+    metrics["accuracy"] = static_cast<double>(right) / static_cast<double>(n);
+  } else if (options.metric == "squad") {
+    if (outputs.size() < 2) return invalidArgument("--metric squad: the eval program must return start and end logits");
+    WF_ASSIGN_OR_RETURN(json squad, train::squadMetricsFromLogits(data, outputs[0], outputs[1]));
+    metrics.update(squad);
+  }
+  return metrics;
+}
+
+}  // namespace
+
+int runTrain(const TrainOptions& options) {
+  namespace fs = std::filesystem;
+  auto device = resolveDevice(options.device);
+  if (!device) return reportStatus(device.status());
+  if (options.steps > 0 && options.epochs > 0)
+    return reportStatus(invalidArgument("give --steps or --epochs, not both"));
+  if (options.resume && options.checkpointDir.empty())
+    return reportStatus(invalidArgument("--resume needs --checkpoint-dir, where the checkpoint is"));
+  const std::string ckptDir = options.checkpointDir;
+  const std::string ckptPath = ckptDir.empty() ? "" : (fs::path(ckptDir) / "checkpoint.safetensors").string();
+  if (options.resume && !fs::exists(ckptPath))
+    return reportStatus(notFound(ckptPath + ": no checkpoint to resume from"));
+
+  train::TrainerOptions topts;
+  topts.device = *device;
+  topts.compile = options.compile;
+  auto opened = train::Trainer::open(options.package, topts);
+  if (!opened) return reportStatus(opened.status());
+  train::Trainer& trainer = **opened;
+  const train::TrainingPackage& pkg = trainer.package();
+
+  // The data, checked against the program's batch arguments.
+  const int64_t batch = pkg.lossArguments()[0].shape.empty() ? 0 : pkg.lossArguments()[0].shape[0];
+  if (options.batch > 0 && options.batch != batch)
+    return reportStatus(invalidArgument("--batch " + std::to_string(options.batch) + ": the package's programs were exported for batch " +
+                                        std::to_string(batch) + " (export it again with that batch size)"));
+  auto data = train::Dataset::open(options.data);
+  if (!data) return reportStatus(data.status());
+  std::vector<std::string> batchNames;
+  for (size_t i = 0; i < pkg.numBatchArguments(); ++i) {
+    const train::LossArgument& a = pkg.lossArguments()[i];
+    if (a.shape.empty() || a.shape[0] != batch)
+      return reportStatus(invalidArgument(pkg.path(pkg.lossFile()) + ": batch argument '" + a.name +
+                                          "' does not have the batch size as its first dimension"));
+    if (Status s = data->require(a.name, a.dtype, exampleShape(a.shape)); !s.isOk()) return reportStatus(s);
+    batchNames.push_back(a.name);
+  }
+  const int64_t n = data->size();
+  const int64_t perEpoch = n / batch;  // drop_last, as the reference loops do
+  if (perEpoch == 0)
+    return reportStatus(invalidArgument(options.data + ": " + std::to_string(n) + " examples, fewer than one batch of " +
+                                        std::to_string(batch)));
+  const int64_t total = options.steps > 0 ? options.steps : perEpoch * std::max(options.epochs, 1);
+  std::optional<train::Dataset> evalData;
+  if (!options.evalData.empty()) {
+    if (!pkg.hasEval()) return reportStatus(invalidArgument("--eval-data: the package has no eval program (training.eval)"));
+    auto e = train::Dataset::open(options.evalData);
+    if (!e) return reportStatus(e.status());
+    for (const auto& a : pkg.evalArguments())
+      if (a.isBatch)
+        if (Status s = e->require(a.name, a.dtype, exampleShape(a.shape)); !s.isOk()) return reportStatus(s);
+    evalData = std::move(*e);
+  }
+
+  // Outputs, and the run so far when resuming.
+  const std::string outDir = ckptDir.empty() ? "." : ckptDir;
+  std::error_code ec;
+  fs::create_directories(outDir, ec);
+  if (ec) return reportStatus(invalidArgument(outDir + ": cannot create directory: " + ec.message()));
+  const std::string curvePath = (fs::path(outDir) / "loss_curve.json").string();
+  const std::string metricsPath = (fs::path(outDir) / "metrics.json").string();
+  json curve = {{"package", pkg.name()}, {"device", trainer.deviceName()}, {"batch", batch}, {"seed", options.seed},
+                {"steps", json::array()}};
+  json metrics = {{"package", pkg.name()}, {"metric", options.metric}, {"evaluations", json::array()}};
+  if (options.resume) {
+    auto extra = trainer.loadCheckpoint(ckptPath);
+    if (!extra) return reportStatus(extra.status());
+    if (extra->count("seed") && (*extra)["seed"] != options.seed)
+      return reportStatus(invalidArgument(ckptPath + ": the checkpoint was made with --seed " + std::to_string((*extra)["seed"]) +
+                                          "; resume with the same seed to keep the data order"));
+    // Keep what the earlier run recorded up to the checkpoint.
+    for (auto [path, doc] : {std::pair{curvePath, &curve}, std::pair{metricsPath, &metrics}}) {
+      auto text = readFileBytes(path);
+      if (!text) continue;
+      json old = json::parse(*text, nullptr, false);
+      const char* key = doc == &curve ? "steps" : "evaluations";
+      if (!old.is_object() || !old.contains(key)) continue;
+      for (const json& row : old[key])
+        if (row.contains("step") && row["step"].get<int64_t>() <= trainer.stepsDone()) (*doc)[key].push_back(row);
+    }
+    std::cerr << "warpforge: resumed " << pkg.name() << " from " << ckptPath << " at step " << trainer.stepsDone() << "\n";
+  }
+  if (trainer.stepsDone() >= total) {
+    std::cerr << "warpforge: " << trainer.stepsDone() << " steps already done (of " << total << ")\n";
+    return kExitOk;
+  }
+
+  auto save = [&]() -> Status {
+    if (ckptPath.empty()) return Status::ok();
+    return trainer.saveCheckpoint(ckptPath, {{"seed", options.seed}, {"examples", n}, {"batch", batch}});
+  };
+  auto runEval = [&](int64_t step) -> Status {
+    if (!evalData) return Status::ok();
+    auto t0 = Clock::now();
+    WF_ASSIGN_OR_RETURN(json m, evaluate(trainer, *evalData, options));
+    m["step"] = step;
+    m["seconds"] = std::chrono::duration<double>(Clock::now() - t0).count();
+    metrics["evaluations"].push_back(m);
+    std::cerr << (isatty(2) ? "\n" : "") << "warpforge: eval at step " << step << ": " << m.dump() << "\n";
+    return writeJson(metricsPath, metrics);
+  };
+
+  std::cerr << "warpforge: training " << pkg.name() << " on " << trainer.deviceName() << ": " << n << " examples, batch "
+            << batch << ", " << perEpoch << " steps per epoch, steps " << trainer.stepsDone() + 1 << ".." << total << "\n";
+  const bool tty = isatty(2);
+  const auto start = Clock::now();
+  const int64_t first = trainer.stepsDone() + 1;
+  std::vector<int64_t> order;
+  int64_t orderEpoch = -1;
+  for (int64_t s = first; s <= total; ++s) {
+    const int64_t epoch = (s - 1) / perEpoch, within = (s - 1) % perEpoch;
+    if (epoch != orderEpoch) {
+      order = options.shuffle ? train::epochPermutation(options.seed, epoch, n) : train::sequentialOrder(n);
+      orderEpoch = epoch;
+    }
+    std::vector<int64_t> idx(order.begin() + within * batch, order.begin() + (within + 1) * batch);
+    auto inputs = data->batch(batchNames, idx);
+    if (!inputs) return reportStatus(inputs.status());
+    auto t0 = Clock::now();
+    auto r = trainer.step(*inputs);
+    double ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+    if (!r) {
+      if (tty) std::cerr << "\n";
+      (void)writeJson(curvePath, curve);
+      printError(r.status().message());
+      return kExitFailure;
+    }
+    curve["steps"].push_back({{"step", s}, {"epoch", epoch}, {"loss", number(r->loss)}, {"lr", r->lrs}, {"ms", ms}});
+    const double elapsed = std::chrono::duration<double>(Clock::now() - start).count();
+    const double perStep = elapsed / static_cast<double>(s - first + 1);
+    const bool log = s == total || s == first || (options.logEvery > 0 && s % options.logEvery == 0);
+    if (tty || log) {
+      char line[256];
+      std::snprintf(line, sizeof line, "step %lld/%lld  epoch %lld  loss %.6f  lr %.3g  %.1f examples/s  ETA %s",
+                    static_cast<long long>(s), static_cast<long long>(total), static_cast<long long>(epoch + 1), r->loss,
+                    r->lrs.empty() ? 0.0 : r->lrs[0], static_cast<double>(batch) / perStep,
+                    formatSeconds(perStep * static_cast<double>(total - s)).c_str());
+      std::cerr << (tty ? "\r" : "") << line << (tty && !log ? "" : "\n") << std::flush;
+    }
+    if (log || s % 10 == 0)
+      if (Status st = writeJson(curvePath, curve); !st.isOk()) return reportStatus(st);
+    if (options.checkpointEvery > 0 && s % options.checkpointEvery == 0 && s != total)
+      if (Status st = save(); !st.isOk()) return reportStatus(st);
+    if (options.evalEvery > 0 && s % options.evalEvery == 0 && s != total)
+      if (Status st = runEval(s); !st.isOk()) return reportStatus(st);
+  }
+  if (Status st = writeJson(curvePath, curve); !st.isOk()) return reportStatus(st);
+  if (Status st = save(); !st.isOk()) return reportStatus(st);
+  if (Status st = runEval(total); !st.isOk()) return reportStatus(st);
+  std::cerr << "warpforge: done: " << total << " steps; " << curvePath << (ckptPath.empty() ? "" : ", " + ckptPath) << "\n";
+  return kExitOk;
+}
+
+}  // namespace wf::cli

@@ -1,0 +1,237 @@
+// `warpforge validate PKG --training`: replays a training package's golden run (PyTorch's own
+// steps, recorded by warpforge.export_training or a reference script) on the Trainer and checks
+// each step under DESIGN.md's training tolerances: the loss of every step, the gradients of
+// every step recorded, the weights and optimizer state after step 1 and after the last step. The
+// first step and tensor that diverge are named.
+#include <filesystem>
+#include <iostream>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "cli/cli.h"
+#include "runtime/compare.h"
+#include "runtime/safetensors.h"
+#include "train/trainer.h"
+
+namespace wf::cli {
+namespace {
+
+using json = nlohmann::json;
+
+struct Check {
+  int64_t step = 0;
+  std::string what;  // loss | gradient | weight | optimizer_state
+  std::string name;
+  Tolerances tol;
+  Comparison cmp;
+};
+
+json number(double v) {
+  if (std::isnan(v)) return nullptr;
+  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
+  return v;
+}
+
+class GoldenRun {
+ public:
+  static Expected<GoldenRun> open(const train::TrainingPackage& pkg, const std::string& goldenDir) {
+    GoldenRun g;
+    const json& m = pkg.manifest()["training"];
+    if (!m.contains("golden") || !m["golden"].is_object())
+      return notFound(pkg.path("manifest.json") + ": training.golden is missing: the package records no golden run");
+    g.spec_ = m["golden"];
+    g.pkg_ = &pkg;
+    g.dir_ = goldenDir;
+    if (!g.spec_.contains("steps") || !g.spec_["steps"].is_number_integer() || g.spec_["steps"].get<int64_t>() < 1)
+      return invalidArgument(pkg.path("manifest.json") + ": training.golden.steps must be a positive integer");
+    g.steps_ = g.spec_["steps"].get<int64_t>();
+    return g;
+  }
+  int64_t steps() const { return steps_; }
+  // The file of a golden entry ("loss", "grads", ...); "" when the run has none.
+  std::string file(const char* key) const {
+    if (!spec_.contains(key) || !spec_[key].is_string()) return "";
+    std::string rel = spec_[key].get<std::string>();
+    if (dir_.empty()) return pkg_->path(rel);
+    return (std::filesystem::path(dir_) / std::filesystem::path(rel).filename()).string();
+  }
+  Expected<SafetensorsFile> read(const char* key) const {
+    std::string f = file(key);
+    if (f.empty()) return notFound("the golden run has no '" + std::string(key) + "' file");
+    return readSafetensors(f);
+  }
+
+ private:
+  json spec_;
+  const train::TrainingPackage* pkg_ = nullptr;
+  std::string dir_;
+  int64_t steps_ = 0;
+};
+
+}  // namespace
+
+int runValidateTraining(const ValidateOptions& options) {
+  auto device = resolveDevice(options.device);
+  if (!device) return reportStatus(device.status());
+  train::TrainerOptions topts;
+  topts.device = *device;
+  topts.compile = options.compile;
+  topts.withEval = false;
+  auto trainer = train::Trainer::open(options.package, topts);
+  if (!trainer) return reportStatus(trainer.status());
+  train::Trainer& t = **trainer;
+  const train::TrainingPackage& pkg = t.package();
+  auto golden = GoldenRun::open(pkg, options.golden);
+  if (!golden) return reportStatus(golden.status());
+
+  // The golden inputs and expectations, all read before the first step.
+  auto batchFile = golden->read("batch");
+  if (!batchFile) return reportStatus(batchFile.status());
+  std::vector<Literal> batch;
+  for (size_t i = 0; i < pkg.numBatchArguments(); ++i) {
+    const std::string& name = pkg.lossArguments()[i].name;
+    const Literal* v = batchFile->find(name);
+    if (!v) return reportStatus(notFound(golden->file("batch") + ": no batch tensor '" + name + "'"));
+    batch.push_back(*v);
+  }
+  auto lossFile = golden->read("loss");
+  if (!lossFile) return reportStatus(lossFile.status());
+  const Literal* losses = lossFile->find("loss");
+  if (!losses || losses->numElements() < golden->steps())
+    return reportStatus(invalidArgument(golden->file("loss") + ": 'loss' must hold one value per golden step"));
+  std::optional<SafetensorsFile> grads;
+  if (!golden->file("grads").empty()) {
+    auto g = golden->read("grads");
+    if (!g) return reportStatus(g.status());
+    grads = std::move(*g);
+  } else if (!golden->file("grads_step1").empty()) {
+    auto g = golden->read("grads_step1");
+    if (!g) return reportStatus(g.status());
+    for (NamedLiteral& n : g->tensors) n.name = "1." + n.name;
+    grads = std::move(*g);
+  }
+  struct Snapshot {
+    int64_t step;
+    const char* weights;
+    const char* state;
+  };
+  std::vector<Snapshot> snapshots = {{1, "weights_step1", "optimizer_state_step1"},
+                                     {golden->steps(), "weights_final", "optimizer_state_final"}};
+
+  std::vector<Check> checks;
+  bool failed = false;
+  std::string firstFailure;
+  auto record = [&](Check c) {
+    if (!c.cmp.passed && !failed) {
+      failed = true;
+      firstFailure = "step " + std::to_string(c.step) + ": " + c.what + " '" + c.name + "' diverges: " +
+                     c.cmp.summary(c.tol);
+    }
+    checks.push_back(std::move(c));
+  };
+  const Tolerances lossTol = pkg.tolerance("loss"), gradTol = pkg.tolerance("gradients"),
+                   weightTol = pkg.tolerance("weights"), stateTol = pkg.tolerance("optimizer_state");
+  const size_t numBuffers = pkg.bufferUpdateArguments().size();
+
+  for (int64_t s = 1; s <= golden->steps() && !failed; ++s) {
+    // The gradients at this step's starting weights, where the golden run recorded them.
+    bool haveGrads = false;
+    if (grads)
+      for (size_t a : pkg.paramArguments())
+        if (grads->find(std::to_string(s) + "." + pkg.lossArguments()[a].name)) haveGrads = true;
+    if (haveGrads) {
+      auto vg = t.valueAndGrad(batch);
+      if (!vg) return reportStatus(vg.status().withContext("step " + std::to_string(s)));
+      for (size_t i = 0; i < pkg.paramArguments().size(); ++i) {
+        const std::string& name = pkg.lossArguments()[pkg.paramArguments()[i]].name;
+        const Literal* g = grads->find(std::to_string(s) + "." + name);
+        if (!g) continue;
+        const Literal& mine = (*vg)[1 + numBuffers + i];
+        record({s, "gradient", name, gradTol, compareTensors(mine, *g, gradTol)});
+      }
+      if (failed) break;
+    }
+    auto r = t.step(batch);
+    if (!r) return reportStatus(r.status());
+    Literal mine = Literal::scalarDouble(ElementType::kF64, r->loss);
+    Literal expected = Literal::scalarDouble(ElementType::kF64, losses->getDouble(s - 1));
+    record({s, "loss", "loss", lossTol, compareTensors(mine, expected, lossTol)});
+    for (const Snapshot& snap : snapshots) {
+      if (snap.step != s || failed) continue;
+      if (!golden->file(snap.weights).empty()) {
+        auto want = golden->read(snap.weights);
+        if (!want) return reportStatus(want.status());
+        auto have = t.weights();
+        if (!have) return reportStatus(have.status());
+        for (const NamedLiteral& w : *have)
+          if (const Literal* e = want->find(w.name)) record({s, "weight", w.name, weightTol, compareTensors(w.value, *e, weightTol)});
+      }
+      if (!golden->file(snap.state).empty()) {
+        auto want = golden->read(snap.state);
+        if (!want) return reportStatus(want.status());
+        auto have = t.optimizerState();
+        if (!have) return reportStatus(have.status());
+        for (const NamedLiteral& w : *have)
+          if (const Literal* e = want->find(w.name))
+            record({s, "optimizer_state", w.name, stateTol, compareTensors(w.value, *e, stateTol)});
+      }
+    }
+  }
+
+  // Report: the loss curve side by side, then a count per kind of check.
+  std::map<std::string, std::pair<int, int>> counts;  // what -> (passed, total)
+  for (const Check& c : checks) {
+    auto& [p, n] = counts[c.what];
+    p += c.cmp.passed;
+    ++n;
+  }
+  if (options.json) {
+    json j = {{"package", options.package}, {"device", t.deviceName()}, {"training", true},
+              {"steps", golden->steps()}, {"pass", !failed}};
+    json rows = json::array();
+    for (const Check& c : checks) {
+      json row = {{"step", c.step}, {"kind", c.what}, {"name", c.name}, {"pass", c.cmp.passed},
+                  {"max_abs_err", number(c.cmp.maxAbsErr)}, {"max_rel_err", number(c.cmp.maxRelErr)},
+                  {"rtol", c.tol.rtol}, {"atol", c.tol.atol}};
+      if (c.what == "loss") {
+        row["loss"] = number(c.cmp.worstActual);
+        row["golden"] = number(c.cmp.worstExpected);
+      }
+      if (!c.cmp.problem.empty()) row["problem"] = c.cmp.problem;
+      rows.push_back(std::move(row));
+    }
+    j["checks"] = std::move(rows);
+    if (failed) j["first_divergence"] = firstFailure;
+    std::cout << j.dump(2) << "\n";
+  } else {
+    std::cout << "validate --training " << options.package << " on " << t.deviceName() << ": " << golden->steps()
+              << " golden steps\n";
+    std::cout << "  step  loss (warpforge)   loss (golden)      rel err\n";
+    for (const Check& c : checks) {
+      if (c.what != "loss") continue;
+      char line[160];
+      double rel = c.cmp.worstExpected != 0 ? std::abs(c.cmp.worstActual - c.cmp.worstExpected) / std::abs(c.cmp.worstExpected) : 0;
+      std::snprintf(line, sizeof line, "  %4lld  %-17.9g  %-17.9g  %.2e%s\n", static_cast<long long>(c.step),
+                    c.cmp.worstActual, c.cmp.worstExpected, rel, c.cmp.passed ? "" : "  FAIL");
+      std::cout << line;
+    }
+    for (const auto& [what, pn] : counts) {
+      const Tolerances tol = what == "loss" ? lossTol : what == "gradient" ? gradTol : what == "weight" ? weightTol : stateTol;
+      double worst = 0;
+      std::string worstName;
+      for (const Check& c : checks)
+        if (c.what == what && c.cmp.maxAbsErr >= worst) {
+          worst = c.cmp.maxAbsErr;
+          worstName = "step " + std::to_string(c.step) + " '" + c.name + "'";
+        }
+      std::cout << "  " << what << "s: " << pn.first << "/" << pn.second << " pass (" << tol.toString()
+                << "; largest abs error " << worst << " at " << worstName << ")\n";
+    }
+    if (failed) std::cout << "FAIL: " << firstFailure << "\n";
+    else std::cout << "PASS\n";
+  }
+  return failed ? kExitFailure : kExitOk;
+}
+
+}  // namespace wf::cli

@@ -1,0 +1,287 @@
+#include "train/trainer.h"
+
+#include <cmath>
+#include <filesystem>
+
+#include "ir/verifier.h"
+#include "runtime/file_io.h"
+#include "stablehlo/parser.h"
+
+namespace wf::train {
+
+namespace {
+
+bool isFloatLiteral(const Literal& l) { return isFloat(l.elementType()); }
+
+bool allFinite(const Literal& l) {
+  if (!isFloatLiteral(l)) return true;
+  for (int64_t i = 0; i < l.numElements(); ++i)
+    if (!std::isfinite(l.getDouble(i))) return false;
+  return true;
+}
+
+Status checkAgainst(const Literal& value, const Type& expected, const std::string& what) {
+  if (value.type() != expected)
+    return invalidArgument(what + " is " + value.type().toString() + ", the program takes " + expected.toString());
+  return Status::ok();
+}
+
+}  // namespace
+
+Trainer::~Trainer() = default;
+
+Expected<std::unique_ptr<Trainer>> Trainer::open(const std::string& packageDir, const TrainerOptions& options) {
+  std::unique_ptr<Trainer> t(new Trainer());
+  WF_ASSIGN_OR_RETURN(t->package_, TrainingPackage::open(packageDir));
+  t->options_ = options;
+  WF_ASSIGN_OR_RETURN(t->module_, t->package_.buildTrainModule());
+  WF_ASSIGN_OR_RETURN(t->backend_, createBackend(options.device));
+
+  const TrainingPackage& p = t->package_;
+  CompileOptions co = options.compile;
+  co.boundArguments.clear();
+  for (size_t i = p.numBatchArguments(); i < p.lossArguments().size(); ++i) co.boundArguments.push_back(i);
+  for (size_t s = 0; s < p.state().size(); ++s) co.boundArguments.push_back(p.trainStepStateArgument(s));
+  co.carriedResults = p.trainStepCarried();
+  const Operation* entry = t->module_.lookupFunction("train_step");
+  WF_ASSIGN_OR_RETURN(t->trainStep_, t->backend_->compile(t->module_, *entry, co));
+  WF_RETURN_IF_ERROR(t->bindInitialState());
+  return t;
+}
+
+std::string Trainer::deviceName() const { return trainStep_->deviceName(); }
+
+Status Trainer::bindInitialState() {
+  const TrainingPackage& p = package_;
+  const std::string wpath = p.path(p.weightsFile());
+  WF_ASSIGN_OR_RETURN(SafetensorsFile weights, readSafetensors(wpath));
+  for (size_t i = p.numBatchArguments(); i < p.lossArguments().size(); ++i) {
+    const LossArgument& a = p.lossArguments()[i];
+    const Literal* w = weights.find(a.name);
+    if (!w) return notFound(wpath + ": no tensor '" + a.name + "' (a " + a.kind + " of the loss program)");
+    WF_RETURN_IF_ERROR(checkAgainst(*w, Type::tensor(a.shape, a.dtype), wpath + ": '" + a.name + "'"));
+    WF_RETURN_IF_ERROR(trainStep_->bindArgument(i, *w));
+  }
+  const std::string spath = p.path(p.stateFile());
+  WF_ASSIGN_OR_RETURN(SafetensorsFile state, readSafetensors(spath));
+  for (size_t s = 0; s < p.state().size(); ++s) {
+    const StateTensor& st = p.state()[s];
+    const Literal* v = state.find(st.name);
+    if (!v) return notFound(spath + ": no optimizer state tensor '" + st.name + "'");
+    WF_RETURN_IF_ERROR(checkAgainst(*v, Type::tensor(st.shape, st.dtype), spath + ": '" + st.name + "'"));
+    WF_RETURN_IF_ERROR(trainStep_->bindArgument(p.trainStepStateArgument(s), *v));
+  }
+  stepsDone_ = 0;
+  if (const Literal* step = state.find("step")) stepsDone_ = step->getInt(0);
+  evalWeightsStale_ = true;
+  return Status::ok();
+}
+
+Status Trainer::checkBatch(std::span<const Literal> batch) const {
+  const TrainingPackage& p = package_;
+  if (batch.size() != p.numBatchArguments())
+    return invalidArgument("the batch has " + std::to_string(batch.size()) + " tensors, the loss program takes " +
+                           std::to_string(p.numBatchArguments()));
+  for (size_t i = 0; i < batch.size(); ++i) {
+    const LossArgument& a = p.lossArguments()[i];
+    WF_RETURN_IF_ERROR(checkAgainst(batch[i], Type::tensor(a.shape, a.dtype), "batch tensor '" + a.name + "'"));
+  }
+  return Status::ok();
+}
+
+Expected<StepResult> Trainer::step(std::span<const Literal> batch) {
+  WF_RETURN_IF_ERROR(checkBatch(batch));
+  StepResult r;
+  r.step = stepsDone_ + 1;
+  r.lrs = package_.schedule().lrAt(r.step);
+  std::vector<Literal> args(batch.begin(), batch.end());
+  args.push_back(Literal::scalarInt(ElementType::kSI64, r.step));
+  Literal lr = Literal::zeros(Type::tensor({static_cast<int64_t>(r.lrs.size())}, ElementType::kF32));
+  for (size_t g = 0; g < r.lrs.size(); ++g) lr.setDouble(static_cast<int64_t>(g), r.lrs[g]);  // rounded as torch rounds the scalar
+  args.push_back(std::move(lr));
+  auto run = trainStep_->run(args);
+  if (!run) return run.status().withContext("step " + std::to_string(r.step));
+  stepsDone_ = r.step;
+  evalWeightsStale_ = true;
+  if (run->outputs.empty()) return internalError("train_step returned no loss");
+  r.loss = run->outputs[0].getDouble(0);
+  r.report = std::move(run->report);
+  if (!std::isfinite(r.loss)) {
+    auto first = firstNonFinite();
+    std::string where = first && !first->empty() ? "; the first weight or state tensor that is not finite: '" + *first + "'"
+                                                : "; every weight and state tensor is still finite";
+    return invalidArgument("step " + std::to_string(r.step) + ": the loss is " + std::to_string(r.loss) + where);
+  }
+  return r;
+}
+
+Expected<Literal> Trainer::readBound(size_t trainStepArgument) { return trainStep_->readArgument(trainStepArgument); }
+
+Expected<std::vector<Literal>> Trainer::valueAndGrad(std::span<const Literal> batch) {
+  WF_RETURN_IF_ERROR(checkBatch(batch));
+  const TrainingPackage& p = package_;
+  if (!valueAndGrad_) {
+    CompileOptions co = options_.compile;
+    co.boundArguments.clear();
+    for (size_t i = p.numBatchArguments(); i < p.lossArguments().size(); ++i) co.boundArguments.push_back(i);
+    co.carriedResults.clear();
+    const Operation* entry = module_.lookupFunction("loss_value_and_grad");
+    WF_ASSIGN_OR_RETURN(valueAndGrad_, backend_->compile(module_, *entry, co));
+  }
+  for (size_t i = p.numBatchArguments(); i < p.lossArguments().size(); ++i) {
+    WF_ASSIGN_OR_RETURN(Literal w, readBound(i));
+    WF_RETURN_IF_ERROR(valueAndGrad_->bindArgument(i, w));
+  }
+  WF_ASSIGN_OR_RETURN(RunResult r, valueAndGrad_->run(batch));
+  return std::move(r.outputs);
+}
+
+Expected<std::vector<Literal>> Trainer::evaluate(std::span<const Literal> evalBatch) {
+  const TrainingPackage& p = package_;
+  if (!p.hasEval()) return notFound(p.dir() + ": the package has no eval program (training.eval)");
+  if (!eval_) {
+    const std::string path = p.path(p.evalFile());
+    WF_ASSIGN_OR_RETURN(std::string text, readFileBytes(path));
+    ParseOptions po;
+    po.fileName = path;
+    WF_ASSIGN_OR_RETURN(evalModule_, parseModule(text, po));
+    WF_RETURN_IF_ERROR(verifyModule(evalModule_));
+    const Operation* entry = evalModule_.lookupFunction(p.evalEntry());
+    if (!entry) return notFound(path + ": no function @" + p.evalEntry());
+    CompileOptions co = options_.compile;
+    co.boundArguments.clear();
+    co.carriedResults.clear();
+    for (size_t i = 0; i < p.evalArguments().size(); ++i)
+      if (!p.evalArguments()[i].isBatch) co.boundArguments.push_back(i);
+    WF_ASSIGN_OR_RETURN(eval_, backend_->compile(evalModule_, *entry, co));
+    if (!p.evalConstantsFile().empty()) {
+      const std::string cpath = p.path(p.evalConstantsFile());
+      WF_ASSIGN_OR_RETURN(SafetensorsFile constants, readSafetensors(cpath));
+      for (size_t i = 0; i < p.evalArguments().size(); ++i) {
+        const EvalArgument& a = p.evalArguments()[i];
+        if (!a.isConstant) continue;
+        const Literal* v = constants.find(a.name);
+        if (!v) return notFound(cpath + ": no tensor '" + a.name + "'");
+        WF_RETURN_IF_ERROR(checkAgainst(*v, Type::tensor(a.shape, a.dtype), cpath + ": '" + a.name + "'"));
+        WF_RETURN_IF_ERROR(eval_->bindArgument(i, *v));
+      }
+    }
+    evalWeightsStale_ = true;
+  }
+  if (evalWeightsStale_) {
+    for (size_t i = 0; i < p.evalArguments().size(); ++i) {
+      const EvalArgument& a = p.evalArguments()[i];
+      if (a.isBatch || a.isConstant) continue;
+      WF_ASSIGN_OR_RETURN(Literal w, readBound(a.weight));
+      WF_RETURN_IF_ERROR(eval_->bindArgument(i, w));
+    }
+    evalWeightsStale_ = false;
+  }
+  size_t k = 0;
+  for (const EvalArgument& a : p.evalArguments()) {
+    if (!a.isBatch) continue;
+    if (k >= evalBatch.size())
+      return invalidArgument("the eval batch has " + std::to_string(evalBatch.size()) + " tensors; '" + a.name +
+                             "' is missing");
+    WF_RETURN_IF_ERROR(checkAgainst(evalBatch[k], Type::tensor(a.shape, a.dtype), "eval batch tensor '" + a.name + "'"));
+    ++k;
+  }
+  if (k != evalBatch.size())
+    return invalidArgument("the eval batch has " + std::to_string(evalBatch.size()) + " tensors, the eval program takes " +
+                           std::to_string(k));
+  WF_ASSIGN_OR_RETURN(RunResult r, eval_->run(evalBatch));
+  return std::move(r.outputs);
+}
+
+Expected<std::vector<NamedLiteral>> Trainer::weights() {
+  std::vector<NamedLiteral> out;
+  const TrainingPackage& p = package_;
+  for (size_t i = p.numBatchArguments(); i < p.lossArguments().size(); ++i) {
+    WF_ASSIGN_OR_RETURN(Literal v, readBound(i));
+    out.push_back({p.lossArguments()[i].name, std::move(v)});
+  }
+  return out;
+}
+
+Expected<std::vector<NamedLiteral>> Trainer::optimizerState() {
+  std::vector<NamedLiteral> out;
+  const TrainingPackage& p = package_;
+  for (size_t s = 0; s < p.state().size(); ++s) {
+    WF_ASSIGN_OR_RETURN(Literal v, readBound(p.trainStepStateArgument(s)));
+    out.push_back({p.state()[s].name, std::move(v)});
+  }
+  return out;
+}
+
+Expected<std::string> Trainer::firstNonFinite() {
+  WF_ASSIGN_OR_RETURN(auto w, weights());
+  for (const NamedLiteral& t : w)
+    if (!allFinite(t.value)) return t.name;
+  WF_ASSIGN_OR_RETURN(auto s, optimizerState());
+  for (const NamedLiteral& t : s)
+    if (!allFinite(t.value)) return t.name;
+  return std::string();
+}
+
+Status Trainer::saveCheckpoint(const std::string& path, const std::map<std::string, int64_t>& extra) {
+  SafetensorsFile file;
+  const TrainingPackage& p = package_;
+  for (size_t i = p.numBatchArguments(); i < p.lossArguments().size(); ++i) {
+    const LossArgument& a = p.lossArguments()[i];
+    if (a.kind == "constant") continue;  // in the package, never changed
+    WF_ASSIGN_OR_RETURN(Literal v, readBound(i));
+    file.tensors.push_back({"weight." + a.name, std::move(v)});
+  }
+  WF_ASSIGN_OR_RETURN(auto state, optimizerState());
+  for (NamedLiteral& s : state) file.tensors.push_back({"state." + s.name, std::move(s.value)});
+  file.tensors.push_back({"trainer.step", Literal::scalarInt(ElementType::kSI64, stepsDone_)});
+  for (const auto& [key, value] : extra) {
+    if (key == "step") return invalidArgument("checkpoint: 'step' is the trainer's own entry");
+    file.tensors.push_back({"trainer." + key, Literal::scalarInt(ElementType::kSI64, value)});
+  }
+  file.metadata["format"] = "warpforge.checkpoint";
+  file.metadata["format_version"] = "1";
+  file.metadata["package"] = p.name();
+  file.metadata["optimizer"] = p.optimizerKind();
+  return writeSafetensors(path, file);  // temporary file, fsync, rename, fsync of the directory
+}
+
+Expected<std::map<std::string, int64_t>> Trainer::loadCheckpoint(const std::string& path) {
+  WF_ASSIGN_OR_RETURN(SafetensorsFile file, readSafetensors(path));
+  auto format = file.metadata.find("format");
+  if (format == file.metadata.end() || format->second != "warpforge.checkpoint")
+    return invalidArgument(path + ": not a WarpForge checkpoint (no format 'warpforge.checkpoint' in its metadata)");
+  auto pkg = file.metadata.find("package");
+  if (pkg != file.metadata.end() && pkg->second != package_.name())
+    return invalidArgument(path + ": a checkpoint of package '" + pkg->second + "', not of '" + package_.name() + "'");
+  // Check everything before binding anything: a bad file changes nothing.
+  const TrainingPackage& p = package_;
+  std::vector<std::pair<size_t, const Literal*>> binds;
+  for (size_t i = p.numBatchArguments(); i < p.lossArguments().size(); ++i) {
+    const LossArgument& a = p.lossArguments()[i];
+    if (a.kind == "constant") continue;
+    const Literal* v = file.find("weight." + a.name);
+    if (!v) return notFound(path + ": no tensor 'weight." + a.name + "'");
+    WF_RETURN_IF_ERROR(checkAgainst(*v, Type::tensor(a.shape, a.dtype), path + ": 'weight." + a.name + "'"));
+    binds.emplace_back(i, v);
+  }
+  for (size_t s = 0; s < p.state().size(); ++s) {
+    const StateTensor& st = p.state()[s];
+    const Literal* v = file.find("state." + st.name);
+    if (!v) return notFound(path + ": no tensor 'state." + st.name + "'");
+    WF_RETURN_IF_ERROR(checkAgainst(*v, Type::tensor(st.shape, st.dtype), path + ": 'state." + st.name + "'"));
+    binds.emplace_back(p.trainStepStateArgument(s), v);
+  }
+  const Literal* step = file.find("trainer.step");
+  if (!step || step->numElements() != 1) return notFound(path + ": no scalar 'trainer.step'");
+  for (const auto& [arg, v] : binds) WF_RETURN_IF_ERROR(trainStep_->bindArgument(arg, *v));
+  stepsDone_ = step->getInt(0);
+  evalWeightsStale_ = true;
+  std::map<std::string, int64_t> extra;
+  for (const NamedLiteral& t : file.tensors)
+    if (t.name.rfind("trainer.", 0) == 0 && t.name != "trainer.step" && t.value.numElements() == 1)
+      extra[t.name.substr(8)] = t.value.getInt(0);
+  return extra;
+}
+
+}  // namespace wf::train

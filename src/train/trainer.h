@@ -1,0 +1,95 @@
+// The Trainer: a training package's train-step program compiled once for one device, with the
+// parameters, buffers and optimizer state bound to it and kept there between steps.
+//
+//   auto trainer = wf::train::Trainer::open("out/bert-qa", {.device = cuda});
+//   for (...) { auto r = trainer->step(batch); if (!r) ...; log(r->loss); }
+//   trainer->saveCheckpoint("ckpt/checkpoint.safetensors", {});   // atomic
+//
+// A step runs @train_step (value and grad, then the optimizer update: one program, so a
+// backend fuses and schedules it as a whole) with the batch, the update number and the learning
+// rates of this step as the only inputs; the new weights and state stay on the device
+// (CompileOptions::carriedResults) and only the loss comes back.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "runtime/backend.h"
+#include "runtime/safetensors.h"
+#include "train/training_package.h"
+
+namespace wf::train {
+
+struct TrainerOptions {
+  DeviceSpec device;
+  CompileOptions compile;  // fuse, TF32, graphs, threads (boundArguments and carried results are the trainer's)
+  bool withEval = true;    // compile the eval program too, when the package has one
+};
+
+struct StepResult {
+  int64_t step = 0;         // the update just made (1 for the first)
+  double loss = 0;
+  std::vector<double> lrs;  // the lr of each param group used by this update
+  RunReport report;
+};
+
+class Trainer {
+ public:
+  static Expected<std::unique_ptr<Trainer>> open(const std::string& packageDir, const TrainerOptions& options);
+  ~Trainer();
+
+  const TrainingPackage& package() const { return package_; }
+  const Module& module() const { return module_; }
+  std::string deviceName() const;
+  // Updates made so far (0 before the first step, or the checkpoint's count after loading one).
+  int64_t stepsDone() const { return stepsDone_; }
+
+  // The batch tensors the loss program takes, in its argument order (names: package().lossArguments()).
+  Status checkBatch(std::span<const Literal> batch) const;
+  // One update on `batch`. A failure (bad batch, device error) leaves the weights and state as
+  // they were; a non-finite loss is reported as an error naming the step, and the weights are
+  // then those of the failed update (inspect them with firstNonFinite()).
+  Expected<StepResult> step(std::span<const Literal> batch);
+  // The loss, buffer updates and gradients (loss_value_and_grad) at the current weights, without
+  // updating anything: for validation.
+  Expected<std::vector<Literal>> valueAndGrad(std::span<const Literal> batch);
+  // The eval program's outputs on an eval batch (the eval program's batch arguments, in order).
+  Expected<std::vector<Literal>> evaluate(std::span<const Literal> evalBatch);
+
+  // Current values, by name: every weight of the loss program (parameters, buffers, constants)
+  // and the optimizer state. Copied to the host.
+  Expected<std::vector<NamedLiteral>> weights();
+  Expected<std::vector<NamedLiteral>> optimizerState();
+  // The first weight or state tensor (in package order) holding a NaN or an infinity, "" if none.
+  Expected<std::string> firstNonFinite();
+
+  // Checkpoints: one safetensors file with every mutable weight ("weight.<name>"), the optimizer
+  // state ("state.<name>"), the update count ("trainer.step") and `extra` integers of the caller
+  // ("trainer.<key>": data position, RNG state), written atomically (temporary file, fsync,
+  // rename, fsync of the directory): a crash during a save leaves the previous file intact.
+  Status saveCheckpoint(const std::string& path, const std::map<std::string, int64_t>& extra);
+  // Restores a checkpoint of this package; returns its `extra` integers.
+  Expected<std::map<std::string, int64_t>> loadCheckpoint(const std::string& path);
+
+ private:
+  Trainer() = default;
+  Status bindInitialState();
+  Expected<Literal> readBound(size_t trainStepArgument);
+
+  TrainingPackage package_;
+  TrainerOptions options_;
+  Module module_;
+  Module evalModule_;
+  std::unique_ptr<Backend> backend_;
+  std::unique_ptr<Executable> trainStep_;
+  std::unique_ptr<Executable> valueAndGrad_;  // compiled on first use
+  std::unique_ptr<Executable> eval_;
+  bool evalWeightsStale_ = true;
+  int64_t stepsDone_ = 0;
+};
+
+}  // namespace wf::train
