@@ -2,9 +2,11 @@
 unit test checks, so both implementations agree) and torch's samplers over it.
 
     python python/tests/test_train_data.py --write-sampler-table
+    python python/tests/test_train_data.py --write-squad-fixture
 
-rewrites tests/data/train/sampler_expected.json from the Python implementation (the C++ test
-`Sampler.*` reads the same file)."""
+rewrite tests/data/train/sampler_expected.json and squad_metrics_fixture.json from the Python
+implementations; the C++ tests `Sampler.*` and `SquadMetrics.*` check theirs against the same
+files, and the tests here check that Python still writes them."""
 
 import json
 import pathlib
@@ -19,6 +21,8 @@ from warpforge.data import sampler as S  # noqa: E402
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
 SAMPLER_TABLE = REPO / "tests" / "data" / "train" / "sampler_expected.json"
+SQUAD_FIXTURE = REPO / "tests" / "data" / "train" / "squad_metrics_fixture.json"
+UNICODE_TABLES = REPO / "src" / "train" / "squad_unicode_tables.inc"
 
 
 def sampler_table() -> dict:
@@ -153,10 +157,147 @@ def test_batches_cover_the_epoch():
     assert len(S.epoch_batches(n, bs, seed=4, epoch=1, drop_last=True)) == 12
 
 
+# ------------------------------------------------------------------------------------------
+# SQuAD postprocessing and metric: the fixture the C++ implementation is checked against
+# ------------------------------------------------------------------------------------------
+
+# Pieces of text that exercise normalize_answer: ASCII and Unicode case, punctuation (ASCII only
+# is removed), articles next to Unicode letters (re's \b is Unicode), Unicode whitespace, the
+# final sigma, U+0130, combining marks, digits of other scripts, characters beyond the BMP.
+WORDS = ["a", "an", "the", "The", "AN", "A", "theatre", "anew", "ta", "Paris", "U.S.A.", "well-known",
+         "Tom's", "1990s", "_x_", "São", "Paulo", "ÉCOLE", "Straße", "STRASSE", "ẞ", "İstanbul", "ıı",
+         "ΟΔΟΣ", "ΣΑΣ", "Σ", "ΑΣ.Β", "Α'Σ'", "ΌΣΟΣ", "Ωμέγα", "Ѐлка", "ДОМ", "Ꭰ", "Ა", "ǅ", "ǲ", "ʰa",
+         "éa", "aé", "the\u0301", "a\u0301", "北京", "東京の", "٣٤", "²", "½", "Ⅻ", "𝐀bc", "😀",
+         "’", "«the»", "—", "…", "¿Qué?", "¡Hola!", "#1", "$5", "50%", "x_y", "ǈ", "ﬁ", "Ⓐ", "Å", "K", "µ"]
+SEPARATORS = [" ", " ", " ", "  ", "\t", "\n", "\xa0", "\u2003", "\u3000", "\u200b", "-", ",", "", "\x1f", "\x85"]
+
+
+def _random_text(rng: random.Random, words: int) -> str:
+    return "".join(rng.choice(WORDS) + rng.choice(SEPARATORS) for _ in range(words)).strip(" ")
+
+
+def _context(rng: random.Random) -> tuple[str, list[tuple[int, int]]]:
+    """A context of random words and its word spans (code points), the tokens of the features."""
+    text, spans = "", []
+    for _ in range(rng.randint(6, 40)):
+        w = rng.choice(WORDS)
+        spans.append((len(text), len(text) + len(w)))
+        text += w + rng.choice([" ", " ", ", ", " ", ". ", "\xa0"])
+    return text.rstrip(), spans
+
+
+def squad_metrics_fixture() -> dict:
+    import numpy as np
+
+    from warpforge.data.squad import (exact_match_score, f1_score, normalize_answer,
+                                      postprocess_predictions, squad_v1_metrics)
+
+    rng = random.Random(20240611)
+    texts = [w for w in WORDS] + [_random_text(rng, rng.randint(1, 7)) for _ in range(400)]
+    normalize = [[t, normalize_answer(t)] for t in texts]
+    pairs = []
+    for _ in range(300):
+        a = _random_text(rng, rng.randint(1, 6))
+        b = a if rng.random() < 0.2 else _random_text(rng, rng.randint(1, 6))
+        if rng.random() < 0.3:
+            b = rng.choice(["The ", "a ", "", "(", ""]) + a.upper() + rng.choice([".", "", "!", " the"])
+        pairs.append([a, b, f1_score(a, b), bool(exact_match_score(a, b))])
+
+    cases = []
+    for case in range(4):
+        seq = rng.choice([16, 24, 32])
+        n_best, max_len = [(20, 30), (3, 4), (20, 2), (5, 30)][case]
+        examples, example_index, offsets, start, end = [], [], [], [], []
+        for e in range(rng.randint(5, 14)):
+            context, spans = _context(rng)
+            g0 = rng.randrange(len(spans))
+            g1 = min(len(spans) - 1, g0 + rng.randint(0, 3))
+            gold = context[spans[g0][0]:spans[g1][1]]
+            answers = [gold] + [rng.choice(["the ", "", "A "]) + gold.upper() + rng.choice(["", "."])
+                                for _ in range(rng.randint(0, 2))]
+            examples.append({"id": f"q{case}-{e}", "question": "?", "context": context,
+                             "answers": {"text": answers, "answer_start": [spans[g0][0]] * len(answers)}})
+            # Features: windows of the context's tokens after 3 question tokens, overlapping.
+            room = seq - 5
+            first = 0
+            while True:
+                window = spans[first:first + room]
+                row = [[-1, -1]] * 4 + [list(sp) for sp in window] + [[-1, -1]] * (seq - 4 - len(window))
+                example_index.append(e)
+                offsets.append(row)
+                s = [np.float32(rng.gauss(0, 2)) for _ in range(seq)]
+                t = [np.float32(rng.gauss(0, 2)) for _ in range(seq)]
+                if rng.random() < 0.6 and first <= g0 and g1 < first + room:  # point at the gold span
+                    s[4 + g0 - first] = np.float32(6 + rng.random())
+                    t[4 + g1 - first] = np.float32(6 + rng.random())
+                if rng.random() < 0.3 and len(window) >= 2:
+                    # Two spans of exactly equal score, (q, q) and (p, p) with p < q: the first one
+                    # found (the higher start logit) wins.
+                    p_, q_ = sorted(rng.sample(range(len(window)), 2))
+                    s[4 + q_], t[4 + q_] = np.float32(9.5), np.float32(9.0)
+                    s[4 + p_], t[4 + p_] = np.float32(9.0), np.float32(9.5)
+                if rng.random() < 0.2:  # an exact tie between two start logits
+                    s[rng.randrange(seq)] = s[rng.randrange(seq)]
+                start.append(s)
+                end.append(t)
+                if first + room >= len(spans):
+                    break
+                first += max(1, room // 2)
+        start = np.asarray(start, dtype=np.float32)
+        end = np.asarray(end, dtype=np.float32)
+        ids = [x["id"] for x in examples]
+        feats = {"offset_mapping": np.asarray(offsets, dtype=np.int64),
+                 "example_id": np.asarray([ids[k] for k in example_index], dtype=object)}
+        preds = postprocess_predictions(examples, feats, start, end, n_best=n_best, max_answer_len=max_len)
+        metrics = squad_v1_metrics(preds, examples)
+        cases.append({
+            "n_best": n_best, "max_answer_length": max_len, "seq_len": seq,
+            "examples": [{"id": x["id"], "context": x["context"], "answers": x["answers"]["text"]} for x in examples],
+            "example_index": example_index, "offset_mapping": offsets,
+            "start_logits": [float(v) for v in start.ravel()], "end_logits": [float(v) for v in end.ravel()],
+            "predictions": [preds[i] for i in ids],
+            "exact_match": metrics["exact_match"], "f1": metrics["f1"],
+        })
+    return {"unicode_version": __import__("unicodedata").unidata_version, "normalize": normalize,
+            "f1": pairs, "postprocess": cases}
+
+
+def test_squad_fixture_matches_python_implementation():
+    # The C++ test checks its implementation against this file; this checks the Python one.
+    import unicodedata
+
+    expected = json.loads(SQUAD_FIXTURE.read_text(encoding="utf-8"))
+    if expected["unicode_version"] != unicodedata.unidata_version:
+        pytest.skip(f"fixture made with Unicode {expected['unicode_version']}, this Python has "
+                    f"{unicodedata.unidata_version}")
+    got = json.loads(json.dumps(squad_metrics_fixture()))
+    assert got == expected
+    # The fixture is not trivial: some answers right, some wrong, some "empty"; ties present.
+    for case in expected["postprocess"]:
+        assert 0 < case["exact_match"] < 100 and 0 < case["f1"] < 100
+    assert any(p == "empty" for c in expected["postprocess"] for p in c["predictions"])
+    assert any(not a.isascii() for c in expected["postprocess"] for a in c["predictions"])
+    assert len({n for _, n in expected["normalize"]}) > 300
+
+
+def test_unicode_tables_are_what_this_python_writes():
+    import unicodedata
+
+    from warpforge.data import squad_unicode
+
+    text = UNICODE_TABLES.read_text()
+    if f'"{unicodedata.unidata_version}"' not in text:
+        pytest.skip(f"tables made from another Unicode version than {unicodedata.unidata_version}")
+    assert text == squad_unicode.render()
+
+
 if __name__ == "__main__":
     if sys.argv[1:] == ["--write-sampler-table"]:
         SAMPLER_TABLE.parent.mkdir(parents=True, exist_ok=True)
         SAMPLER_TABLE.write_text(json.dumps(sampler_table(), indent=None) + "\n")
         print(f"wrote {SAMPLER_TABLE}")
+    elif sys.argv[1:] == ["--write-squad-fixture"]:
+        SQUAD_FIXTURE.write_text(json.dumps(squad_metrics_fixture(), ensure_ascii=False) + "\n", encoding="utf-8")
+        print(f"wrote {SQUAD_FIXTURE}")
     else:
         sys.exit(pytest.main([__file__, "-q"]))
