@@ -393,6 +393,86 @@ def test_postprocess_limits():
 
 
 # ------------------------------------------------------------------------------------------
+# Features files
+# ------------------------------------------------------------------------------------------
+
+
+def test_features_files_hold_exactly_the_prepared_features(small_set, tmp_path):
+    from safetensors import safe_open
+
+    out, paths, tok = small_set
+    train = load_squad(paths["train"])[:60] + _long_example(tok)
+    written = squad.write_features(train, tok, tmp_path / "train.safetensors", max_seq=64, doc_stride=24)
+    ref = prepare_train_features(train, tok, max_seq=64, doc_stride=24)
+    tensors, meta = squad.read_features(tmp_path / "train.safetensors")
+    assert sorted(tensors) == sorted(squad.TRAIN_INPUTS)
+    n = len(ref["input_ids"])
+    assert n > len(train)  # the long contexts overflow into several spans
+    for k in squad.TRAIN_INPUTS:
+        assert tensors[k].dtype == np.int64 and tensors[k].shape[0] == n
+        np.testing.assert_array_equal(tensors[k], ref[k])
+        np.testing.assert_array_equal(written[k], ref[k])
+    assert meta["format"] == "warpforge.features" and meta["split"] == "train"
+    assert (meta["max_seq"], meta["doc_stride"], meta["features"]) == ("64", "24", str(n))
+    assert int(meta["vocab_size"]) == len(tok)
+    with safe_open(str(tmp_path / "train.safetensors"), framework="numpy") as f:
+        assert f.get_slice("input_ids").get_shape() == [n, 64]
+
+    dev = load_squad(paths["dev"])[:40] + _long_example(tok)
+    squad.write_features(dev, tok, tmp_path / "dev.safetensors", max_seq=64, doc_stride=24, eval=True,
+                         source="dev-v1.1.json")
+    ref = prepare_validation_features(dev, tok, max_seq=64, doc_stride=24)
+    tensors, meta = squad.read_features(tmp_path / "dev.safetensors")
+    assert sorted(tensors) == sorted(squad.EVAL_INPUTS)
+    for k in squad.EVAL_INPUTS:
+        assert tensors[k].dtype == np.int64
+        np.testing.assert_array_equal(tensors[k], ref[k])
+    assert meta["split"] == "eval" and meta["examples_file"] == "dev.safetensors.examples.json"
+    assert meta["source"] == "dev-v1.1.json"
+    examples = squad.read_examples(squad.examples_path(tmp_path / "dev.safetensors"))
+    assert [e["id"] for e in examples] == [e["id"] for e in dev]
+    assert [e["context"] for e in examples] == [e["context"] for e in dev]
+    assert [e["answers"]["text"] for e in examples] == [e["answers"]["text"] for e in dev]
+    assert [examples[k]["id"] for k in tensors["example_index"]] == list(ref["example_id"])
+
+    # Logits pointing at the gold answers give EM = F1 = 100 through the file; random ones agree
+    # with postprocessing the in-memory features.
+    start, end = _gold_logits(dev, ref)
+    preds, metrics = squad.evaluate_features(tmp_path / "dev.safetensors", start, end)
+    assert metrics == {"exact_match": 100.0, "f1": 100.0}
+    rng = np.random.default_rng(3)
+    start = rng.standard_normal(start.shape).astype(np.float32)
+    end = rng.standard_normal(end.shape).astype(np.float32)
+    preds, metrics = squad.evaluate_features(tmp_path / "dev.safetensors", start, end)
+    assert preds == postprocess_predictions(dev, ref, start, end)
+    assert metrics == squad_v1_metrics(preds, dev)
+    assert 0 < metrics["f1"] < 100
+
+
+def test_features_command_line(small_set, tmp_path, capsys):
+    out, paths, tok = small_set
+    f = tmp_path / "dev_features.safetensors"
+    assert squad.main(["features", "--data", str(paths["dev"]), "--vocab", str(out / "vocab.txt"),
+                       "--out", str(f), "--max-seq", "128", "--doc-stride", "64", "--eval"]) == 0
+    printed = capsys.readouterr().out
+    assert "100 questions -> 100 eval features" in printed
+    tensors, meta = squad.read_features(f)
+    assert tensors["input_ids"].shape == (100, 128) and meta["source"] == "dev-v1.1.json"
+    assert squad.examples_path(f).exists()
+    g = tmp_path / "train_features.safetensors"
+    assert squad.main(["features", "--data", str(paths["train"]), "--vocab", str(out / "vocab.txt"),
+                       "--out", str(g), "--max-seq", "128", "--doc-stride", "64"]) == 0
+    tensors, meta = squad.read_features(g)
+    assert sorted(tensors) == sorted(squad.TRAIN_INPUTS) and meta["split"] == "train"
+    assert not squad.examples_path(g).exists()
+    bad = _write(tmp_path, _doc(start=3))
+    assert squad.main(["features", "--data", str(bad), "--vocab", str(out / "vocab.txt"),
+                       "--out", str(tmp_path / "bad.safetensors")]) == 1
+    assert "id-1" in capsys.readouterr().err
+    assert not (tmp_path / "bad.safetensors").exists()
+
+
+# ------------------------------------------------------------------------------------------
 # Command line and learnability
 # ------------------------------------------------------------------------------------------
 

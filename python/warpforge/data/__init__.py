@@ -5,7 +5,9 @@ format and a generator writes a learnable synthetic set in that same format:
 
 - `warpforge.data.squad`: SQuAD v1.1 JSON for BERT question answering (loader with validation,
   generator, WordPiece training, HF `run_qa.py` feature preparation and postprocessing, the official
-  v1.1 metric). `python -m warpforge.data.squad generate --out DIR ...` writes a set.
+  v1.1 metric, features files for `warpforge train`). `python -m warpforge.data.squad generate
+  --out DIR ...` writes a set, `... features --data FILE --vocab V --out F` its features.
+- `warpforge.data.sampler`: the order of examples in training, the same in C++ and Python.
 
 Names are re-exported lazily so that `python -m warpforge.data.squad` does not import the module
 twice.
@@ -22,9 +24,21 @@ _SQUAD_NAMES = (
     "postprocess_predictions",
     "squad_v1_metrics",
     "normalize_answer",
+    "write_features",
+    "read_features",
+    "read_examples",
+    "evaluate_features",
+)
+_SAMPLER_NAMES = (
+    "epoch_permutation",
+    "shard_indices",
+    "epoch_indices",
+    "epoch_batches",
+    "WarpForgeSampler",
+    "WarpForgeBatchSampler",
 )
 
-__all__ = list(_SQUAD_NAMES)
+__all__ = list(_SQUAD_NAMES) + list(_SAMPLER_NAMES)
 
 
 def __getattr__(name):
@@ -32,4 +46,8 @@ def __getattr__(name):
         from . import squad
 
         return getattr(squad, name)
+    if name in _SAMPLER_NAMES:
+        from . import sampler
+
+        return getattr(sampler, name)
     raise AttributeError(f"module 'warpforge.data' has no attribute {name!r}")

@@ -10,7 +10,11 @@ Command line:
 
     python -m warpforge.data.squad generate --out DIR --train N --dev N --seed S [--vocab-size V] [--confusable P]
 
-writes DIR/train-v1.1.json, DIR/dev-v1.1.json and DIR/vocab.txt.
+writes DIR/train-v1.1.json, DIR/dev-v1.1.json and DIR/vocab.txt;
+
+    python -m warpforge.data.squad features --data FILE --vocab vocab.txt --out F.safetensors [--max-seq 384 --doc-stride 128] [--eval]
+
+writes the features file `warpforge train --data` reads (and, with --eval, F.safetensors.examples.json).
 """
 
 from __future__ import annotations
@@ -829,6 +833,111 @@ def postprocess_predictions(examples, features, start_logits, end_logits, n_best
 
 
 # --------------------------------------------------------------------------------------------
+# Features files (what `warpforge train --data` reads)
+# --------------------------------------------------------------------------------------------
+
+FEATURES_FORMAT = "warpforge.features"
+EXAMPLES_FORMAT = "warpforge.squad-examples"
+TRAIN_INPUTS = ("input_ids", "token_type_ids", "attention_mask", "start_positions", "end_positions")
+EVAL_INPUTS = ("input_ids", "token_type_ids", "attention_mask", "example_index", "offset_mapping")
+
+
+def examples_path(features_path) -> Path:
+    """The examples file that goes with an evaluation features file: `<features>.examples.json`."""
+    return Path(str(features_path) + ".examples.json")
+
+
+def write_features(examples, tokenizer, out_path, max_seq: int = 384, doc_stride: int = 128,
+                   eval: bool = False, source: str | None = None) -> dict:
+    """Prepares features (`prepare_train_features`, or `prepare_validation_features` when `eval`)
+    and writes them to `out_path`, one safetensors file whose every tensor has the feature index as
+    its first dimension (docs/data.md, "Features files"), all int64:
+
+    - training: `input_ids`, `token_type_ids`, `attention_mask` (N, max_seq), `start_positions`,
+      `end_positions` (N,): the batch arguments of a BERT QA training program;
+    - evaluation: `input_ids`, `token_type_ids`, `attention_mask` (N, max_seq), `example_index`
+      (N,: the feature's example, a position in the examples file) and `offset_mapping`
+      (N, max_seq, 2: the characters of the context each token covers, -1 outside the context),
+      and beside it `<out>.examples.json` with each example's `id`, `question`, `context` and gold
+      `answers` (`text`, `answer_start` lists), in example order: what postprocessing and the v1.1
+      metric need.
+
+    The header's metadata records the format, the split, max_seq, doc_stride, the vocabulary size
+    and counts. Returns the arrays written (and, for eval, `example_id`)."""
+    from safetensors.numpy import save_file
+
+    examples = list(examples)
+    out_path = Path(out_path)
+    out_path.parent.mkdir(parents=True, exist_ok=True)
+    if eval:
+        feats = prepare_validation_features(examples, tokenizer, max_seq, doc_stride)
+        names = EVAL_INPUTS
+    else:
+        feats = prepare_train_features(examples, tokenizer, max_seq, doc_stride)
+        names = TRAIN_INPUTS
+    tensors = {k: np.ascontiguousarray(feats[k], dtype=np.int64) for k in names}
+    metadata = {
+        "format": FEATURES_FORMAT, "format_version": "1", "task": "squad-v1.1",
+        "split": "eval" if eval else "train", "max_seq": str(max_seq), "doc_stride": str(doc_stride),
+        "vocab_size": str(len(tokenizer)), "examples": str(len(examples)),
+        "features": str(len(tensors["input_ids"])),
+    }
+    if source is not None:
+        metadata["source"] = str(source)
+    if eval:
+        side = examples_path(out_path)
+        metadata["examples_file"] = side.name
+        doc = {"format": EXAMPLES_FORMAT, "format_version": 1, "source": source,
+               "examples": [{"id": e["id"], "question": e["question"], "context": e["context"],
+                             "answers": {"text": list(e["answers"]["text"]),
+                                         "answer_start": [int(a) for a in e["answers"]["answer_start"]]}}
+                            for e in examples]}
+        tmp = side.with_name(side.name + ".tmp")
+        tmp.write_text(json.dumps(doc, ensure_ascii=False) + "\n", encoding="utf-8")
+        os.replace(tmp, side)
+    tmp = out_path.with_name(out_path.name + ".tmp")
+    save_file(tensors, str(tmp), metadata=metadata)
+    os.replace(tmp, out_path)
+    if eval:
+        tensors = dict(tensors, example_id=feats["example_id"])
+    return tensors
+
+
+def read_features(path) -> tuple[dict[str, np.ndarray], dict[str, str]]:
+    """A features file's tensors (numpy) and its metadata."""
+    from safetensors import safe_open
+
+    with safe_open(str(path), framework="numpy") as f:
+        return {k: f.get_tensor(k) for k in f.keys()}, dict(f.metadata() or {})
+
+
+def read_examples(path) -> list[dict]:
+    """The examples file of an evaluation features file (`examples_path`), as flat examples
+    `{"id", "question", "context", "answers": {"text": [...], "answer_start": [...]}}` (the layout
+    of `load_squad`, without `title`) that `postprocess_predictions` and
+    `squad_v1_metrics` take."""
+    doc = json.loads(Path(path).read_text(encoding="utf-8"))
+    if doc.get("format") != EXAMPLES_FORMAT:
+        raise SquadFormatError(f"{path}: not a {EXAMPLES_FORMAT} file")
+    return [{"id": e["id"], "question": e["question"], "context": e["context"],
+             "answers": {"text": list(e["answers"]["text"]), "answer_start": list(e["answers"]["answer_start"])}}
+            for e in doc["examples"]]
+
+
+def evaluate_features(features_path, start_logits, end_logits, n_best: int = 20,
+                      max_answer_len: int = 30) -> tuple[dict[str, str], dict]:
+    """Predictions and v1.1 EM/F1 from the logits of an evaluation features file's features (rows
+    in file order): what `warpforge train` computes in C++ (src/train/squad_metrics.h)."""
+    tensors, _ = read_features(features_path)
+    examples = read_examples(examples_path(features_path))
+    ids = [e["id"] for e in examples]
+    feats = {"offset_mapping": tensors["offset_mapping"],
+             "example_id": np.asarray([ids[k] for k in tensors["example_index"]], dtype=object)}
+    preds = postprocess_predictions(examples, feats, start_logits, end_logits, n_best, max_answer_len)
+    return preds, squad_v1_metrics(preds, examples)
+
+
+# --------------------------------------------------------------------------------------------
 # Command line
 # --------------------------------------------------------------------------------------------
 
@@ -847,6 +956,15 @@ def main(argv=None) -> int:
                      help="probability of a second span of an answer type in a paragraph (harder)")
     chk = sub.add_parser("check", help="validate SQuAD v1.1 files (real or generated)")
     chk.add_argument("files", nargs="+")
+    feat = sub.add_parser("features", help="write a features file for `warpforge train --data`")
+    feat.add_argument("--data", required=True, help="a SQuAD v1.1 JSON file")
+    feat.add_argument("--vocab", required=True, help="the WordPiece vocab.txt")
+    feat.add_argument("--out", required=True, help="the features file (.safetensors)")
+    feat.add_argument("--max-seq", type=int, default=384)
+    feat.add_argument("--doc-stride", type=int, default=128)
+    feat.add_argument("--eval", action="store_true",
+                      help="evaluation features (offsets, example index, <out>.examples.json)")
+    feat.add_argument("--cased", action="store_true", help="keep case (a cased vocabulary)")
     args = parser.parse_args(argv)
 
     if args.command == "generate":
@@ -856,6 +974,23 @@ def main(argv=None) -> int:
             n = len(load_squad(paths[split]))
             print(f"{paths[split]}: {n} questions")
         print(f"{Path(args.out) / VOCAB_FILE}: {len(tok)} tokens")
+        return 0
+    if args.command == "features":
+        if args.doc_stride >= args.max_seq:
+            parser.error(f"--doc-stride {args.doc_stride} must be below --max-seq {args.max_seq}")
+        try:
+            examples = load_squad(args.data)
+        except SquadFormatError as e:
+            print(f"error: {e}", file=sys.stderr)
+            return 1
+        tok = load_tokenizer(args.vocab, do_lower_case=not args.cased)
+        tensors = write_features(examples, tok, args.out, args.max_seq, args.doc_stride, eval=args.eval,
+                                 source=os.path.basename(args.data))
+        split = "eval" if args.eval else "train"
+        print(f"{args.out}: {len(examples)} questions -> {len(tensors['input_ids'])} {split} features "
+              f"(max_seq {args.max_seq}, doc_stride {args.doc_stride})")
+        if args.eval:
+            print(f"{examples_path(args.out)}: {len(examples)} examples")
         return 0
     status = 0
     for path in args.files:

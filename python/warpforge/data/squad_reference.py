@@ -12,8 +12,10 @@ WarpForge's training benchmark must match:
   128, every feature padded to `max_seq`;
 - optimiser: AdamW (betas 0.9/0.999, eps 1e-8, weight decay 0.01 except biases and LayerNorm
   weights, as HF's Trainer), gradient norm clipped to 1.0, linear warmup over the first
-  `warmup` fraction of steps then linear decay to 0; batch 8, 2 epochs, shuffled each epoch with
-  a seeded generator; `torch.set_num_threads(2)`.
+  `warmup` fraction of steps then linear decay to 0; batch 8, 2 epochs, shuffled each epoch in
+  WarpForge's order (`warpforge.data.sampler.epoch_permutation(seed, epoch, n)`, the order
+  `warpforge train` uses; `--sampler torch` takes `torch.randperm` with a seeded generator
+  instead); `torch.set_num_threads(2)`.
 
 max_seq defaults to 192 rather than run_qa's 384. A generated question with its paragraph is 40-105
 tokens long (SQuAD's average about 160), so at 384 three quarters of every feature would be padding
@@ -36,6 +38,7 @@ import numpy as np
 import torch
 
 from . import squad
+from .sampler import epoch_permutation
 
 
 def build_model(vocab_size: int, max_seq: int, seed: int):
@@ -92,7 +95,7 @@ def evaluate(model, dev_examples, dev_features, batch: int = 64, device="cpu") -
 
 
 def run(data_dir, *, max_seq=192, doc_stride=128, batch=8, epochs=2, lr=1e-3, warmup=0.1,
-        seed=0, threads=2, eval_every=0, device="cpu", log=print) -> dict:
+        seed=0, threads=2, eval_every=0, device="cpu", sampler="warpforge", log=print) -> dict:
     torch.set_num_threads(threads)
     data_dir = Path(data_dir)
     tok = squad.load_tokenizer(data_dir / squad.VOCAB_FILE)
@@ -116,7 +119,12 @@ def run(data_dir, *, max_seq=192, doc_stride=128, batch=8, epochs=2, lr=1e-3, wa
     model.train()
     step, t_train, history = 0, 0.0, []
     for epoch in range(epochs):
-        order = torch.randperm(n, generator=gen)
+        if sampler == "warpforge":
+            order = torch.tensor(epoch_permutation(seed, epoch, n), dtype=torch.int64)
+        elif sampler == "torch":
+            order = torch.randperm(n, generator=gen)
+        else:
+            raise ValueError(f"unknown sampler {sampler!r} (warpforge, torch)")
         t_epoch = time.time()
         running = 0.0
         for b in range(steps_per_epoch):
@@ -146,7 +154,7 @@ def run(data_dir, *, max_seq=192, doc_stride=128, batch=8, epochs=2, lr=1e-3, wa
         "train_questions": len(train_examples), "train_features": n,
         "dev_questions": len(dev_examples), "dev_features": int(len(dev["input_ids"])),
         "vocab": len(tok), "max_seq": max_seq, "doc_stride": doc_stride, "batch": batch,
-        "epochs": epochs, "lr": lr, "warmup": warmup, "seed": seed, "threads": threads,
+        "epochs": epochs, "lr": lr, "warmup": warmup, "seed": seed, "threads": threads, "sampler": sampler,
         "steps": total, "train_seconds": round(t_train, 1), "eval_seconds": round(eval_s, 1),
         "exact_match": round(metrics["exact_match"], 2), "f1": round(metrics["f1"], 2),
         "history": history,
@@ -173,6 +181,8 @@ def main(argv=None) -> int:
     p.add_argument("--threads", type=int, default=2)
     p.add_argument("--eval-every", type=int, default=0)
     p.add_argument("--device", default="cpu", help="cpu (the reference) or cuda")
+    p.add_argument("--sampler", default="warpforge", choices=["warpforge", "torch"],
+                   help="example order: WarpForge's (as `warpforge train`) or torch.randperm")
     p.add_argument("--json", help="write the result here")
     args = p.parse_args(argv)
 
@@ -183,7 +193,7 @@ def main(argv=None) -> int:
     result = run(out, max_seq=args.max_seq, doc_stride=args.doc_stride, batch=args.batch,
                  epochs=args.epochs, lr=args.lr, warmup=args.warmup, seed=args.seed,
                  threads=args.threads, eval_every=args.eval_every, device=args.device,
-                 log=lambda s: print(s, flush=True))
+                 sampler=args.sampler, log=lambda s: print(s, flush=True))
     if args.json:
         Path(args.json).write_text(json.dumps(result, indent=1) + "\n")
     return 0
