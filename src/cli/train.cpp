@@ -18,6 +18,7 @@
 #include "runtime/file_io.h"
 #include "train/dataset.h"
 #include "train/sampler.h"
+#include "train/squad_metrics.h"
 #include "train/trainer.h"
 
 namespace wf::cli {
@@ -37,24 +38,15 @@ std::string formatSeconds(double s) {
 
 json number(double v) { return std::isfinite(v) ? json(v) : json(nullptr); }
 
-// The per-example shape of a batch argument: its program shape without the batch dimension.
-std::vector<int64_t> exampleShape(const std::vector<int64_t>& shape) {
-  return std::vector<int64_t>(shape.begin() + 1, shape.end());
-}
-
 Status writeJson(const std::string& path, const json& j) { return writeFileAtomically(path, j.dump(1) + "\n"); }
 
 // Runs the eval program over every example of `data` (the last partial batch padded by
 // repeating its last example, the padding's outputs dropped) and computes the metric.
 Expected<json> evaluate(train::Trainer& trainer, const train::Dataset& data, const TrainOptions& options) {
   const train::TrainingPackage& pkg = trainer.package();
-  std::vector<std::string> names;
   int64_t batch = 0;
   for (const auto& a : pkg.evalArguments())
-    if (a.isBatch) {
-      names.push_back(a.name);
-      batch = a.shape.empty() ? 0 : a.shape[0];
-    }
+    if (a.isBatch) batch = a.shape.empty() ? 0 : a.shape[0];
   if (batch <= 0) return invalidArgument("the eval program takes no batched input");
   const int64_t n = data.size();
   std::vector<std::vector<double>> outputs(pkg.evalOutputs().size());
@@ -62,7 +54,7 @@ Expected<json> evaluate(train::Trainer& trainer, const train::Dataset& data, con
   for (int64_t start = 0; start < n; start += batch) {
     std::vector<int64_t> idx;
     for (int64_t i = 0; i < batch; ++i) idx.push_back(std::min(start + i, n - 1));
-    WF_ASSIGN_OR_RETURN(std::vector<Literal> inputs, data.batch(names, idx));
+    WF_ASSIGN_OR_RETURN(std::vector<Literal> inputs, data.batch(idx));
     WF_ASSIGN_OR_RETURN(std::vector<Literal> out, trainer.evaluate(inputs));
     const int64_t real = std::min(batch, n - start);
     for (size_t o = 0; o < out.size() && o < outputs.size(); ++o) {
@@ -74,7 +66,7 @@ Expected<json> evaluate(train::Trainer& trainer, const train::Dataset& data, con
   metrics["examples"] = n;
   if (options.metric == "accuracy") {
     if (outputs.empty()) return invalidArgument("--metric accuracy: the eval program has no outputs");
-    WF_ASSIGN_OR_RETURN(Literal labels, data.column(options.labelName));
+    WF_ASSIGN_OR_RETURN(Literal labels, data.tensor(options.labelName));
     const int64_t classes = static_cast<int64_t>(outputs[0].size()) / n;
     int64_t right = 0;
     for (int64_t i = 0; i < n; ++i) {
@@ -86,8 +78,22 @@ Expected<json> evaluate(train::Trainer& trainer, const train::Dataset& data, con
     metrics["accuracy"] = static_cast<double>(right) / static_cast<double>(n);
   } else if (options.metric == "squad") {
     if (outputs.size() < 2) return invalidArgument("--metric squad: the eval program must return start and end logits");
-    WF_ASSIGN_OR_RETURN(json squad, train::squadMetricsFromLogits(data, outputs[0], outputs[1]));
-    metrics.update(squad);
+    WF_ASSIGN_OR_RETURN(train::SquadEvalSet set, train::SquadEvalSet::load(data));
+    const int64_t seq = set.seqLen();
+    auto logits = [&](const std::vector<double>& v) -> Expected<Literal> {
+      if (static_cast<int64_t>(v.size()) != n * seq)
+        return invalidArgument("--metric squad: the eval program's logits are not [examples, " + std::to_string(seq) + "]");
+      Literal l = Literal::zeros(Type::tensor({n, seq}, ElementType::kF32));
+      float* p = l.dataAs<float>();
+      for (size_t i = 0; i < v.size(); ++i) p[i] = static_cast<float>(v[i]);
+      return l;
+    };
+    WF_ASSIGN_OR_RETURN(Literal start, logits(outputs[0]));
+    WF_ASSIGN_OR_RETURN(Literal end, logits(outputs[1]));
+    WF_ASSIGN_OR_RETURN(train::SquadScores scores, set.evaluate(start, end));
+    metrics["exact_match"] = scores.exactMatch;
+    metrics["f1"] = scores.f1;
+    metrics["questions"] = scores.questions;
   }
   return metrics;
 }
@@ -122,29 +128,36 @@ int runTrain(const TrainOptions& options) {
                                         std::to_string(batch) + " (export it again with that batch size)"));
   auto data = train::Dataset::open(options.data);
   if (!data) return reportStatus(data.status());
-  std::vector<std::string> batchNames;
+  std::vector<train::BatchArgument> batchArgs;
   for (size_t i = 0; i < pkg.numBatchArguments(); ++i) {
     const train::LossArgument& a = pkg.lossArguments()[i];
     if (a.shape.empty() || a.shape[0] != batch)
       return reportStatus(invalidArgument(pkg.path(pkg.lossFile()) + ": batch argument '" + a.name +
                                           "' does not have the batch size as its first dimension"));
-    if (Status s = data->require(a.name, a.dtype, exampleShape(a.shape)); !s.isOk()) return reportStatus(s);
-    batchNames.push_back(a.name);
+    auto arg = train::BatchArgument::fromProgramArgument(a.name, a.dtype, a.shape);
+    if (!arg) return reportStatus(arg.status());
+    batchArgs.push_back(std::move(*arg));
   }
+  if (Status s = data->bind(std::move(batchArgs)); !s.isOk()) return reportStatus(s);
   const int64_t n = data->size();
   const int64_t perEpoch = n / batch;  // drop_last, as the reference loops do
   if (perEpoch == 0)
     return reportStatus(invalidArgument(options.data + ": " + std::to_string(n) + " examples, fewer than one batch of " +
                                         std::to_string(batch)));
-  const int64_t total = options.steps > 0 ? options.steps : perEpoch * std::max(options.epochs, 1);
+  const int64_t total = options.steps > 0 ? options.steps : perEpoch * std::max<int64_t>(options.epochs, 1);
   std::optional<train::Dataset> evalData;
   if (!options.evalData.empty()) {
     if (!pkg.hasEval()) return reportStatus(invalidArgument("--eval-data: the package has no eval program (training.eval)"));
     auto e = train::Dataset::open(options.evalData);
     if (!e) return reportStatus(e.status());
-    for (const auto& a : pkg.evalArguments())
-      if (a.isBatch)
-        if (Status s = e->require(a.name, a.dtype, exampleShape(a.shape)); !s.isOk()) return reportStatus(s);
+    std::vector<train::BatchArgument> evalArgs;
+    for (const auto& a : pkg.evalArguments()) {
+      if (!a.isBatch) continue;
+      auto arg = train::BatchArgument::fromProgramArgument(a.name, a.dtype, a.shape);
+      if (!arg) return reportStatus(arg.status());
+      evalArgs.push_back(std::move(*arg));
+    }
+    if (Status s = e->bind(std::move(evalArgs)); !s.isOk()) return reportStatus(s);
     evalData = std::move(*e);
   }
 
@@ -161,7 +174,7 @@ int runTrain(const TrainOptions& options) {
   if (options.resume) {
     auto extra = trainer.loadCheckpoint(ckptPath);
     if (!extra) return reportStatus(extra.status());
-    if (extra->count("seed") && (*extra)["seed"] != options.seed)
+    if (extra->count("seed") && static_cast<uint64_t>((*extra)["seed"]) != options.seed)
       return reportStatus(invalidArgument(ckptPath + ": the checkpoint was made with --seed " + std::to_string((*extra)["seed"]) +
                                           "; resume with the same seed to keep the data order"));
     // Keep what the earlier run recorded up to the checkpoint.
@@ -183,7 +196,8 @@ int runTrain(const TrainOptions& options) {
 
   auto save = [&]() -> Status {
     if (ckptPath.empty()) return Status::ok();
-    return trainer.saveCheckpoint(ckptPath, {{"seed", options.seed}, {"examples", n}, {"batch", batch}});
+    return trainer.saveCheckpoint(ckptPath,
+                                  {{"seed", static_cast<int64_t>(options.seed)}, {"examples", n}, {"batch", batch}});
   };
   auto runEval = [&](int64_t step) -> Status {
     if (!evalData) return Status::ok();
@@ -206,11 +220,11 @@ int runTrain(const TrainOptions& options) {
   for (int64_t s = first; s <= total; ++s) {
     const int64_t epoch = (s - 1) / perEpoch, within = (s - 1) % perEpoch;
     if (epoch != orderEpoch) {
-      order = options.shuffle ? train::epochPermutation(options.seed, epoch, n) : train::sequentialOrder(n);
+      order = train::epochPermutation(options.seed, static_cast<uint64_t>(epoch), n, options.shuffle);
       orderEpoch = epoch;
     }
     std::vector<int64_t> idx(order.begin() + within * batch, order.begin() + (within + 1) * batch);
-    auto inputs = data->batch(batchNames, idx);
+    auto inputs = data->batch(idx);
     if (!inputs) return reportStatus(inputs.status());
     auto t0 = Clock::now();
     auto r = trainer.step(*inputs);

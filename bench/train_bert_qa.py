@@ -1,0 +1,198 @@
+"""BERT question answering fine-tuned by WarpForge against the same run in PyTorch.
+
+    python bench/train_bert_qa.py --out /tmp/bert-qa [--train 8000 --dev 1000] [--epochs 2] [--device cpu]
+
+1. generates a SQuAD v1.1-format set and its WordPiece vocabulary (warpforge.data.squad), or
+   uses the SQuAD files and vocab.txt already in --out (real SQuAD given by path works the same);
+2. prepares features (HF run_qa's prepare_train/validation_features) into safetensors files;
+3. exports a training package of `BertForQuestionAnswering` (2 layers, hidden 128, random
+   weights from the config; AdamW with HF's weight-decay groups, linear warmup and decay, gradient
+   clipping 1.0) with an eval program (start and end logits) and 20 golden PyTorch steps;
+4. `warpforge validate --training`: the 20 golden steps (loss, gradients, weights, state);
+5. `warpforge train` for --epochs on the features, dev EM/F1 by WarpForge's C++ metric;
+6. PyTorch trains the same model from the same weights on the same batches (WarpForge's sampler,
+   drop_last) and is evaluated by the same post-processing;
+7. prints both runs side by side: the first 20 losses within rtol 1e-4, final dev EM/F1 within
+   0.5 points (5e-3 of the metric), F1 >= 90 and EM >= 84. Exit 1 when a check fails.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import torch
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "python"))
+
+import warpforge  # noqa: E402
+from warpforge.data import sampler, squad  # noqa: E402
+from warpforge.data.squad_reference import build_model, make_optimizer  # noqa: E402
+
+BATCH_NAMES = ["input_ids", "token_type_ids", "attention_mask", "start_positions", "end_positions"]
+EVAL_NAMES = ["input_ids", "token_type_ids", "attention_mask"]
+
+
+def qa_loss(model, input_ids, token_type_ids, attention_mask, start_positions, end_positions):
+    return model(input_ids=input_ids, token_type_ids=token_type_ids, attention_mask=attention_mask,
+                 start_positions=start_positions, end_positions=end_positions).loss
+
+
+def qa_logits(model, input_ids, token_type_ids, attention_mask):
+    out = model(input_ids=input_ids, token_type_ids=token_type_ids, attention_mask=attention_mask)
+    return out.start_logits, out.end_logits
+
+
+def prepare(out: Path, args):
+    if not (out / squad.TRAIN_FILE).exists():
+        squad.generate_squad(out, args.train, args.dev, seed=args.seed)
+    tok = squad.load_tokenizer(out / squad.VOCAB_FILE)
+    train_f, dev_f = out / "train_features.safetensors", out / "dev_features.safetensors"
+    if not train_f.exists():
+        squad.write_features(squad.load_squad(out / squad.TRAIN_FILE), tok, train_f, args.max_seq, args.doc_stride)
+    if not dev_f.exists():
+        squad.write_features(squad.load_squad(out / squad.DEV_FILE), tok, dev_f, args.max_seq, args.doc_stride,
+                             eval=True)
+    return len(tok), train_f, dev_f
+
+
+def reference_run(vocab, train_f, dev_f, total, args, log):
+    """PyTorch on the same batches: WarpForge's sampler, drop_last, one epoch after another."""
+    torch.manual_seed(args.seed)
+    model = build_model(vocab, args.max_seq, args.seed)
+    opt = make_optimizer(model, args.lr)
+    sched = warpforge.linear_warmup_decay(opt, int(args.warmup * total), total)
+    feats, _ = squad.read_features(train_f)
+    tensors = {k: torch.from_numpy(feats[k]) for k in BATCH_NAMES}
+    n = len(feats["input_ids"])
+    losses, step = [], 0
+    model.train()
+    t0 = time.time()
+    for epoch in range(args.epochs):
+        for idx in sampler.epoch_batches(n, args.batch, args.seed, epoch, True, True):
+            idx = torch.tensor(idx)
+            loss = qa_loss(model, *(tensors[k][idx] for k in BATCH_NAMES))
+            opt.zero_grad(set_to_none=True)
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+            opt.step()
+            sched.step()
+            losses.append(float(loss))
+            step += 1
+            if step % 200 == 0:
+                log(f"  pytorch step {step}/{total} loss {np.mean(losses[-200:]):.4f}")
+    seconds = time.time() - t0
+    dev, _ = squad.read_features(dev_f)
+    model.eval()
+    starts, ends = [], []
+    with torch.no_grad():
+        for i in range(0, len(dev["input_ids"]), 64):
+            s, e = qa_logits(model, *(torch.from_numpy(dev[k][i:i + 64]) for k in EVAL_NAMES))
+            starts.append(s.numpy())
+            ends.append(e.numpy())
+    _, metrics = squad.evaluate_features(dev_f, np.concatenate(starts), np.concatenate(ends))
+    return losses, metrics, seconds
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--out", required=True)
+    p.add_argument("--train", type=int, default=8000)
+    p.add_argument("--dev", type=int, default=1000)
+    p.add_argument("--epochs", type=int, default=2)
+    p.add_argument("--batch", type=int, default=8)
+    p.add_argument("--max-seq", type=int, default=192)
+    p.add_argument("--doc-stride", type=int, default=128)
+    p.add_argument("--lr", type=float, default=1e-3)
+    p.add_argument("--warmup", type=float, default=0.1)
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--device", default="cpu")
+    p.add_argument("--warpforge", default=os.environ.get("WARPFORGE", str(REPO / "build" / "warpforge")))
+    p.add_argument("--json", help="write the figures here")
+    args = p.parse_args(argv)
+    torch.set_num_threads(2)
+    log = lambda m: print(m, flush=True)  # noqa: E731
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+
+    vocab, train_f, dev_f = prepare(out, args)
+    feats, _ = squad.read_features(train_f)
+    n = len(feats["input_ids"])
+    total = args.epochs * (n // args.batch)
+    log(f"{n} training features, {len(squad.read_features(dev_f)[0]['input_ids'])} dev features, {total} steps")
+
+    # The package: the same initial weights as the reference run (same seed).
+    model = build_model(vocab, args.max_seq, args.seed)
+    opt = make_optimizer(model, args.lr)
+    sched = warpforge.linear_warmup_decay(opt, int(args.warmup * total), total)
+    first = torch.tensor(sampler.epoch_batches(n, args.batch, args.seed, 0, True, True)[0])
+    batch = tuple(torch.from_numpy(feats[k])[first] for k in BATCH_NAMES)
+    dev, _ = squad.read_features(dev_f)
+    eval_batch = tuple(torch.from_numpy(dev[k][:32]) for k in EVAL_NAMES)
+    pkg = out / "package"
+    t0 = time.time()
+    warpforge.export_training(model, batch, qa_loss, pkg, opt, lr_schedule=sched, golden_steps=20, grad_clip=1.0,
+                              name="bert_qa", batch_names=BATCH_NAMES, eval_fn=qa_logits, eval_batch=eval_batch,
+                              eval_batch_names=EVAL_NAMES, eval_output_names=["start_logits", "end_logits"],
+                              warpforge_binary=args.warpforge)
+    log(f"exported {pkg} in {time.time() - t0:.0f}s")
+
+    proc = subprocess.run([args.warpforge, "validate", str(pkg), "--training", "--device", args.device],
+                          capture_output=True, text=True)
+    log(proc.stdout.strip() or proc.stderr.strip())
+    golden_ok = proc.returncode == 0
+
+    run_dir = out / "warpforge-run"
+    t0 = time.time()
+    proc = subprocess.run([args.warpforge, "train", str(pkg), "--data", str(train_f), "--eval-data", str(dev_f),
+                           "--metric", "squad", "--epochs", str(args.epochs), "--seed", str(args.seed),
+                           "--device", args.device, "--checkpoint-dir", str(run_dir), "--log-every", "200"],
+                          stderr=subprocess.PIPE, text=True)
+    wf_seconds = time.time() - t0
+    if proc.returncode != 0:
+        log(proc.stderr)
+        return 1
+    curve = json.loads((run_dir / "loss_curve.json").read_text())["steps"]
+    wf_metrics = json.loads((run_dir / "metrics.json").read_text())["evaluations"][-1]
+    wf_losses = [s["loss"] for s in curve]
+
+    log("PyTorch reference run ...")
+    ref_losses, ref_metrics, ref_seconds = reference_run(vocab, train_f, dev_f, total, args, log)
+
+    first20 = [abs(a - b) / abs(b) for a, b in zip(wf_losses[:20], ref_losses[:20])]
+    d_em = abs(wf_metrics["exact_match"] - ref_metrics["exact_match"])
+    d_f1 = abs(wf_metrics["f1"] - ref_metrics["f1"])
+    checks = {
+        "golden steps (validate --training)": golden_ok,
+        "first 20 losses within rtol 1e-4 of PyTorch": max(first20) <= 1e-4,
+        "dev F1 >= 90": wf_metrics["f1"] >= 90,
+        "dev EM >= 84": wf_metrics["exact_match"] >= 84,
+        "EM and F1 within 0.5 points (5e-3) of PyTorch": d_em <= 0.5 and d_f1 <= 0.5,
+    }
+    print()
+    print(f"| run | dev EM | dev F1 | train s | ms/step | final loss (mean of last 100) |")
+    print(f"|---|---|---|---|---|---|")
+    print(f"| WarpForge ({args.device}) | {wf_metrics['exact_match']:.2f} | {wf_metrics['f1']:.2f} | {wf_seconds:.0f} | "
+          f"{np.median([s['ms'] for s in curve]):.1f} | {np.mean(wf_losses[-100:]):.4f} |")
+    print(f"| PyTorch (cpu, 2 threads) | {ref_metrics['exact_match']:.2f} | {ref_metrics['f1']:.2f} | {ref_seconds:.0f} | "
+          f"{ref_seconds / total * 1000:.1f} | {np.mean(ref_losses[-100:]):.4f} |")
+    print(f"max rel loss difference, first 20 steps: {max(first20):.2e}; |dEM| {d_em:.2f}, |dF1| {d_f1:.2f}")
+    for name, ok in checks.items():
+        print(f"  {'PASS' if ok else 'FAIL'}  {name}")
+    if args.json:
+        Path(args.json).write_text(json.dumps({
+            "warpforge": {**wf_metrics, "seconds": wf_seconds, "losses": wf_losses},
+            "pytorch": {**ref_metrics, "seconds": ref_seconds, "losses": ref_losses},
+            "checks": checks}, indent=1))
+    return 0 if all(checks.values()) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
