@@ -174,3 +174,33 @@ def test_train_bad_input(tmp_path):
     proc = _train(pkg, data, "--steps", "1", "--checkpoint-dir", str(tmp_path / "none"), "--resume")
     assert proc.returncode == 2 and "checkpoint" in proc.stderr
     assert not (tmp_path / "none" / "checkpoint.safetensors").exists()
+
+
+def test_train_exports_an_inference_package(tmp_path):
+    pkg = _export_mlp(tmp_path, steps=1)
+    data = _mlp_data(tmp_path)
+    run = tmp_path / "run"
+    exported = tmp_path / "trained"
+    proc = _train(pkg, data, "--steps", "8", "--checkpoint-dir", str(run), "--export", str(exported))
+    assert proc.returncode == 0, proc.stderr
+    manifest = json.loads((exported / "manifest.json").read_text())
+    assert manifest["name"] == "trained" and [o["name"] for o in manifest["outputs"]] == ["logits"]
+    # The exported weights are the checkpoint's; the package runs and matches PyTorch with them.
+    ckpt = load_file(str(run / "checkpoint.safetensors"))
+    weights = load_file(str(exported / "weights.safetensors"))
+    model = MLP()
+    model.load_state_dict({k: weights[k] for k in model.state_dict()})
+    for k, v in weights.items():
+        assert torch.equal(v, ckpt["weight." + k]), k
+    x = torch.randn(8, 6)
+    save_file({"x": x}, str(tmp_path / "x.safetensors"))
+    out = tmp_path / "out"
+    proc = subprocess.run([WARPFORGE, "run", str(exported), "--input", str(tmp_path / "x.safetensors"), "--output-dir",
+                           str(out), "--output-format", "safetensors"], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    got = load_file(str(out / "outputs.safetensors"))["logits"]
+    with torch.no_grad():
+        torch.testing.assert_close(got, model.eval()(x), rtol=1e-5, atol=1e-6)
+    # an existing directory is refused before training starts
+    proc = _train(pkg, data, "--steps", "1", "--export", str(exported))
+    assert proc.returncode == 2 and "already exists" in proc.stderr

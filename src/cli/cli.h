@@ -145,6 +145,7 @@ struct TrainOptions {
   bool shuffle = true;         // --no-shuffle: examples in file order
   std::string metric = "none"; // --metric none | accuracy | squad
   std::string labelName = "label";  // --label: the eval data's label tensor for --metric accuracy
+  std::string exportDir;       // --export DIR: a model package of the eval program with the trained weights
   CompileOptions compile;
 };
 // Trains a training package (src/train/trainer.h); exit 1 on a failed step (a non-finite loss

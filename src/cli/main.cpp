@@ -247,6 +247,8 @@ int main(int argc, char** argv) {
   trainCmd->add_option("--metric", train.metric, "Eval metric: none, accuracy (argmax of output 0 vs --label), squad (EM/F1)")
       ->check(CLI::IsMember({"none", "accuracy", "squad"}));
   trainCmd->add_option("--label", train.labelName, "The eval data's label tensor for --metric accuracy (default: label)");
+  trainCmd->add_option("--export", train.exportDir,
+                       "After training, write a model package (the eval program with the trained weights) to this new directory");
   addCompileFlags(trainCmd, train.compile);
 
   CLI::App* serveCmd = addServeCommand(app);

@@ -106,6 +106,8 @@ int runTrain(const TrainOptions& options) {
   if (!device) return reportStatus(device.status());
   if (options.steps > 0 && options.epochs > 0)
     return reportStatus(invalidArgument("give --steps or --epochs, not both"));
+  if (!options.exportDir.empty() && std::filesystem::exists(options.exportDir))
+    return reportStatus(invalidArgument("--export " + options.exportDir + ": already exists; give a new directory"));
   if (options.resume && options.checkpointDir.empty())
     return reportStatus(invalidArgument("--resume needs --checkpoint-dir, where the checkpoint is"));
   const std::string ckptDir = options.checkpointDir;
@@ -257,6 +259,10 @@ int runTrain(const TrainOptions& options) {
   if (Status st = writeJson(curvePath, curve); !st.isOk()) return reportStatus(st);
   if (Status st = save(); !st.isOk()) return reportStatus(st);
   if (Status st = runEval(total); !st.isOk()) return reportStatus(st);
+  if (!options.exportDir.empty()) {
+    if (Status st = trainer.exportInference(options.exportDir); !st.isOk()) return reportStatus(st);
+    std::cerr << "warpforge: exported the trained model to " << options.exportDir << "\n";
+  }
   std::cerr << "warpforge: done: " << total << " steps; " << curvePath << (ckptPath.empty() ? "" : ", " + ckptPath) << "\n";
   return kExitOk;
 }

@@ -2,6 +2,9 @@
 
 #include <cmath>
 #include <filesystem>
+#include <optional>
+
+#include <nlohmann/json.hpp>
 
 #include "ir/verifier.h"
 #include "runtime/file_io.h"
@@ -42,7 +45,8 @@ Expected<std::unique_ptr<Trainer>> Trainer::open(const std::string& packageDir, 
   co.boundArguments.clear();
   for (size_t i = p.numBatchArguments(); i < p.lossArguments().size(); ++i) co.boundArguments.push_back(i);
   for (size_t s = 0; s < p.state().size(); ++s) co.boundArguments.push_back(p.trainStepStateArgument(s));
-  co.carriedResults = p.trainStepCarried();
+  co.carriedResults.clear();
+  for (auto [result, argument] : p.trainStepCarried()) co.carriedResults.push_back({result, argument});
   const Operation* entry = t->module_.lookupFunction("train_step");
   WF_ASSIGN_OR_RETURN(t->trainStep_, t->backend_->compile(t->module_, *entry, co));
   WF_RETURN_IF_ERROR(t->bindInitialState());
@@ -244,6 +248,85 @@ Status Trainer::saveCheckpoint(const std::string& path, const std::map<std::stri
   file.metadata["package"] = p.name();
   file.metadata["optimizer"] = p.optimizerKind();
   return writeSafetensors(path, file);  // temporary file, fsync, rename, fsync of the directory
+}
+
+Status Trainer::exportInference(const std::string& dir) {
+  namespace fs = std::filesystem;
+  const TrainingPackage& p = package_;
+  if (!p.hasEval()) return notFound(p.dir() + ": the package has no eval program (training.eval) to export");
+  std::error_code ec;
+  if (fs::exists(dir, ec)) return invalidArgument(dir + ": already exists; the exported package needs a new directory");
+  const std::string evalPath = p.path(p.evalFile());
+  WF_ASSIGN_OR_RETURN(std::string text, readFileBytes(evalPath));
+  ParseOptions po;
+  po.fileName = evalPath;
+  WF_ASSIGN_OR_RETURN(Module module, parseModule(text, po));
+  const Operation* fn = module.lookupFunction(p.evalEntry());
+  if (!fn) return notFound(evalPath + ": no function @" + p.evalEntry());
+  const FunctionType type = FuncOp(fn).functionType();
+  if (type.results.size() != p.evalOutputs().size())
+    return invalidArgument(evalPath + ": @" + p.evalEntry() + " returns " + std::to_string(type.results.size()) +
+                           " results, the manifest names " + std::to_string(p.evalOutputs().size()));
+
+  nlohmann::json inputs = nlohmann::json::array(), weights = nlohmann::json::array(), outputs = nlohmann::json::array();
+  SafetensorsFile wfile;
+  std::optional<SafetensorsFile> constants;
+  for (size_t i = 0; i < p.evalArguments().size(); ++i) {
+    const EvalArgument& a = p.evalArguments()[i];
+    nlohmann::json entry = {{"name", a.name}, {"argument", i}, {"dtype", std::string(elementTypeName(a.dtype))}, {"shape", a.shape}};
+    if (a.isBatch) {
+      inputs.push_back(entry);
+      continue;
+    }
+    Literal value;
+    if (a.isConstant) {
+      if (!constants) {
+        WF_ASSIGN_OR_RETURN(constants, readSafetensors(p.path(p.evalConstantsFile())));
+      }
+      const Literal* c = constants->find(a.name);
+      if (!c) return notFound(p.path(p.evalConstantsFile()) + ": no tensor '" + a.name + "'");
+      value = *c;
+      entry["kind"] = "constant";
+    } else {
+      WF_ASSIGN_OR_RETURN(value, readBound(a.weight));
+      entry["kind"] = p.lossArguments()[a.weight].kind;
+    }
+    weights.push_back(entry);
+    wfile.tensors.push_back({a.name, std::move(value)});
+  }
+  for (size_t r = 0; r < type.results.size(); ++r)
+    outputs.push_back({{"name", p.evalOutputs()[r]}, {"result", r},
+                       {"dtype", std::string(elementTypeName(type.results[r].elementType()))},
+                       {"shape", type.results[r].shape()}});
+  nlohmann::json manifest = {
+      {"format", "warpforge.package"},
+      {"format_version", 1},
+      {"name", fs::path(dir).filename().string()},
+      {"producer", {{"name", "warpforge train"}, {"package", p.name()}, {"step", stepsDone_}}},
+      {"entry", p.evalEntry()},
+      {"dtype", "f32"},
+      {"inputs", inputs},
+      {"weights", weights},
+      {"outputs", outputs},
+      {"dynamic_dims", nlohmann::json::object()}};
+
+  fs::path target(dir);
+  fs::path tmp = target;
+  tmp += ".partial";
+  fs::remove_all(tmp, ec);
+  fs::create_directories(tmp, ec);
+  if (ec) return invalidArgument(tmp.string() + ": cannot create directory: " + ec.message());
+  auto fail = [&](Status s) {
+    std::error_code ignored;
+    fs::remove_all(tmp, ignored);
+    return s;
+  };
+  if (Status s = writeFileAtomically((tmp / "model.mlir").string(), text); !s.isOk()) return fail(s);
+  if (Status s = writeSafetensors((tmp / "weights.safetensors").string(), wfile); !s.isOk()) return fail(s);
+  if (Status s = writeFileAtomically((tmp / "manifest.json").string(), manifest.dump(1) + "\n"); !s.isOk()) return fail(s);
+  fs::rename(tmp, target, ec);
+  if (ec) return fail(invalidArgument(dir + ": cannot rename the exported package into place: " + ec.message()));
+  return Status::ok();
 }
 
 Expected<std::map<std::string, int64_t>> Trainer::loadCheckpoint(const std::string& path) {

@@ -72,6 +72,10 @@ class Trainer {
   // ("trainer.<key>": data position, RNG state), written atomically (temporary file, fsync,
   // rename, fsync of the directory): a crash during a save leaves the previous file intact.
   Status saveCheckpoint(const std::string& path, const std::map<std::string, int64_t>& extra);
+  // Writes a model package (docs/model-package.md) of the eval program with the current weights
+  // to `dir`, which must not exist: `warpforge run`, `serve` and `bench` take it. Written into a
+  // temporary directory renamed at the end, so a failure leaves nothing.
+  Status exportInference(const std::string& dir);
   // Restores a checkpoint of this package; returns its `extra` integers.
   Expected<std::map<std::string, int64_t>> loadCheckpoint(const std::string& path);
 

@@ -57,10 +57,6 @@ Expected<std::vector<int64_t>> shapeField(const json& obj, const std::string& wh
   return shape;
 }
 
-std::string typeText(ElementType t, const std::vector<int64_t>& shape) {
-  return Type::tensor(shape, t).toString();
-}
-
 Expected<Module> loadProgram(const std::string& path) {
   WF_ASSIGN_OR_RETURN(std::string text, readFileBytes(path));
   ParseOptions options;
