@@ -52,7 +52,8 @@ def qa_logits(model, input_ids, token_type_ids, attention_mask):
 
 def prepare(out: Path, args):
     if not (out / squad.TRAIN_FILE).exists():
-        squad.generate_squad(out, args.train, args.dev, seed=args.seed)
+        paths = squad.generate_squad(out, args.train, args.dev, seed=args.seed)
+        squad.train_wordpiece([paths["train"], paths["dev"]], 1000, out / squad.VOCAB_FILE)
     tok = squad.load_tokenizer(out / squad.VOCAB_FILE)
     train_f, dev_f = out / "train_features.safetensors", out / "dev_features.safetensors"
     if not train_f.exists():

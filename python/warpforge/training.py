@@ -103,6 +103,7 @@ def export_training(model: torch.nn.Module, example_batch, loss_fn, out_dir, opt
         raise ValueError("golden_steps must be at least 1")
     name = name or type(model).__name__
     check_no_dropout(model)
+    _check_padding_rows(model)
 
     param_names = {}
     for pname, p in model.named_parameters():
@@ -285,8 +286,34 @@ def _op_name(target) -> str:
     return parts[1] if len(parts) > 2 else parts[-1]
 
 
+def _embedding_for_training(weight, indices, padding_idx=-1, scale_grad_by_freq=False, sparse=False):
+    """aten.embedding with PyTorch's gradient: rows at `padding_idx` get none
+    (embedding_dense_backward skips them). The plain gather that inference lowers would send them
+    the cotangent; multiplying the gathered rows by (index != padding_idx) gives the same values
+    (the padding row is zero: _check_padding_rows) and a zero gradient there."""
+    rows = weight[indices]
+    if padding_idx is None or padding_idx < 0:
+        return rows
+    keep = (indices != padding_idx).unsqueeze(-1).to(rows.dtype)
+    return rows * keep
+
+
+def _check_padding_rows(model: torch.nn.Module):
+    """The masked embedding is exact only while the padding row is zero (nn.Embedding's own
+    initialisation makes it so, and a row without gradient stays zero under SGD and Adam(W))."""
+    for path, m in model.named_modules():
+        if isinstance(m, torch.nn.Embedding) and m.padding_idx is not None:
+            if m.scale_grad_by_freq or m.sparse:
+                raise TrainingExportError(f"{path}: nn.Embedding with scale_grad_by_freq or sparse gradients is not "
+                                          "supported for training")
+            if bool(m.weight.detach()[m.padding_idx].ne(0).any()):
+                raise TrainingExportError(f"{path}: the padding row {m.padding_idx} of the embedding is not zero; "
+                                          "PyTorch never updates it, WarpForge's training program needs it zero")
+
+
 def _training_decompositions():
     table = decomposition_table()
+    table[torch.ops.aten.embedding.default] = _embedding_for_training
     # BatchNorm in train mode: statistics of the batch and the running-statistics update
     from torch._decomp import get_decompositions
     table.update(get_decompositions([torch.ops.aten._native_batch_norm_legit_functional,

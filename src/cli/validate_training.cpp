@@ -3,7 +3,10 @@
 // each step under DESIGN.md's training tolerances: the loss of every step, the gradients of
 // every step recorded, the weights and optimizer state after step 1 and after the last step. The
 // first step and tensor that diverge are named.
+#include <algorithm>
+#include <cmath>
 #include <filesystem>
+#include <map>
 #include <iostream>
 #include <sstream>
 
@@ -25,6 +28,7 @@ struct Check {
   std::string name;
   Tolerances tol;
   Comparison cmp;
+  std::string arbitrated;  // why a comparison outside `tol` passes (noise-level gradients under Adam)
 };
 
 json number(double v) {
@@ -134,6 +138,49 @@ int runValidateTraining(const ValidateOptions& options) {
                    weightTol = pkg.tolerance("weights"), stateTol = pkg.tolerance("optimizer_state");
   const size_t numBuffers = pkg.bufferUpdateArguments().size();
 
+  // Parameters whose gradient is rounding noise: softmax cancels a constant shift of its input,
+  // so the bias of attention keys or of a QA head's start/end logits has an exact gradient of 0,
+  // and what backward leaves there is summation noise (1e-9), different in any two correct
+  // implementations. Adam divides by the noise's own magnitude, so the update of such a parameter
+  // has an arbitrary sign and a size up to about lr per step. Where every golden gradient of a
+  // parameter lies within the gradient tolerance's atol of zero (so the gradient check cannot
+  // tell it from any other value there), its weights may differ by that much:
+  //   |w - w_golden| <= atol + 2 * sum over steps of lr_s * max(1, (1 - beta1) / sqrt(1 - beta2)).
+  std::map<std::string, double> maxGoldenGrad;  // parameter -> max |g| over the recorded steps
+  if (grads)
+    for (const NamedLiteral& g : grads->tensors) {
+      auto dot = g.name.find('.');
+      std::string param = dot == std::string::npos ? g.name : g.name.substr(dot + 1);
+      double& m = maxGoldenGrad[param];
+      for (int64_t i = 0; i < g.value.numElements(); ++i) m = std::max(m, std::abs(g.value.getDouble(i)));
+    }
+  double adamFactor = 0;  // 0: not an Adam-family optimizer
+  if (pkg.optimizerKind() == "adam" || pkg.optimizerKind() == "adamw") {
+    adamFactor = 1;
+    for (const json& g : pkg.manifest()["training"]["optimizer"]["param_groups"])
+      if (g.contains("betas") && g["betas"].is_array() && g["betas"].size() == 2) {
+        double b1 = g["betas"][0].get<double>(), b2 = g["betas"][1].get<double>();
+        if (b2 < 1) adamFactor = std::max(adamFactor, (1 - b1) / std::sqrt(1 - b2));
+      }
+  }
+  double lrSum = 0;  // sum over the steps so far of the largest group lr
+  auto weightCheck = [&](int64_t step, const std::string& name, const Literal& have, const Literal& want) {
+    Check c{step, "weight", name, weightTol, compareTensors(have, want, weightTol), ""};
+    auto g = maxGoldenGrad.find(name);
+    if (!c.cmp.passed && c.cmp.problem.empty() && c.cmp.nanCount == 0 && adamFactor > 0 && g != maxGoldenGrad.end() &&
+        g->second <= gradTol.atol) {
+      const double allowed = weightTol.atol + 2 * adamFactor * lrSum;
+      if (c.cmp.maxAbsErr <= allowed) {
+        char why[200];
+        std::snprintf(why, sizeof why, "gradient at rounding-noise level (max |g| %.2g <= %.2g): Adam's update is arbitrary there; |dw| %.3g <= %.3g",
+                      g->second, gradTol.atol, c.cmp.maxAbsErr, allowed);
+        c.arbitrated = why;
+        c.cmp.passed = true;
+      }
+    }
+    record(std::move(c));
+  };
+
   for (int64_t s = 1; s <= golden->steps() && !failed; ++s) {
     // The gradients at this step's starting weights, where the golden run recorded them.
     bool haveGrads = false;
@@ -148,15 +195,16 @@ int runValidateTraining(const ValidateOptions& options) {
         const Literal* g = grads->find(std::to_string(s) + "." + name);
         if (!g) continue;
         const Literal& mine = (*vg)[1 + numBuffers + i];
-        record({s, "gradient", name, gradTol, compareTensors(mine, *g, gradTol)});
+        record({s, "gradient", name, gradTol, compareTensors(mine, *g, gradTol), ""});
       }
       if (failed) break;
     }
     auto r = t.step(batch);
     if (!r) return reportStatus(r.status());
+    lrSum += r->lrs.empty() ? 0.0 : *std::max_element(r->lrs.begin(), r->lrs.end());
     Literal mine = Literal::scalarDouble(ElementType::kF64, r->loss);
     Literal expected = Literal::scalarDouble(ElementType::kF64, losses->getDouble(s - 1));
-    record({s, "loss", "loss", lossTol, compareTensors(mine, expected, lossTol)});
+    record({s, "loss", "loss", lossTol, compareTensors(mine, expected, lossTol), ""});
     for (const Snapshot& snap : snapshots) {
       if (snap.step != s || failed) continue;
       if (!golden->file(snap.weights).empty()) {
@@ -165,7 +213,7 @@ int runValidateTraining(const ValidateOptions& options) {
         auto have = t.weights();
         if (!have) return reportStatus(have.status());
         for (const NamedLiteral& w : *have)
-          if (const Literal* e = want->find(w.name)) record({s, "weight", w.name, weightTol, compareTensors(w.value, *e, weightTol)});
+          if (const Literal* e = want->find(w.name)) weightCheck(s, w.name, w.value, *e);
       }
       if (!golden->file(snap.state).empty()) {
         auto want = golden->read(snap.state);
@@ -174,7 +222,7 @@ int runValidateTraining(const ValidateOptions& options) {
         if (!have) return reportStatus(have.status());
         for (const NamedLiteral& w : *have)
           if (const Literal* e = want->find(w.name))
-            record({s, "optimizer_state", w.name, stateTol, compareTensors(w.value, *e, stateTol)});
+            record({s, "optimizer_state", w.name, stateTol, compareTensors(w.value, *e, stateTol), ""});
       }
     }
   }
@@ -199,6 +247,7 @@ int runValidateTraining(const ValidateOptions& options) {
         row["golden"] = number(c.cmp.worstExpected);
       }
       if (!c.cmp.problem.empty()) row["problem"] = c.cmp.problem;
+      if (!c.arbitrated.empty()) row["arbitrated"] = c.arbitrated;
       rows.push_back(std::move(row));
     }
     j["checks"] = std::move(rows);
@@ -225,8 +274,11 @@ int runValidateTraining(const ValidateOptions& options) {
           worst = c.cmp.maxAbsErr;
           worstName = "step " + std::to_string(c.step) + " '" + c.name + "'";
         }
-      std::cout << "  " << what << "s: " << pn.first << "/" << pn.second << " pass (" << tol.toString()
+      std::cout << "  " << (what == "loss" ? "losses" : what + "s") << ": " << pn.first << "/" << pn.second << " pass (" << tol.toString()
                 << "; largest abs error " << worst << " at " << worstName << ")\n";
+      for (const Check& c : checks)
+        if (c.what == what && !c.arbitrated.empty())
+          std::cout << "    step " << c.step << " '" << c.name << "': passes as " << c.arbitrated << "\n";
     }
     if (failed) std::cout << "FAIL: " << firstFailure << "\n";
     else std::cout << "PASS\n";
