@@ -204,3 +204,30 @@ def test_train_exports_an_inference_package(tmp_path):
     # an existing directory is refused before training starts
     proc = _train(pkg, data, "--steps", "1", "--export", str(exported))
     assert proc.returncode == 2 and "already exists" in proc.stderr
+
+
+def _train_check_model(name):
+    """The small real models of bench/train_check.py."""
+    import importlib.util
+    from helpers import REPO
+    spec = importlib.util.spec_from_file_location("train_check", REPO / "bench" / "train_check.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.build(name)
+
+
+@pytest.mark.parametrize("name", ["gpt2", "bert"])
+def test_transformers_match_pytorch_step_by_step(tmp_path, name):
+    """GPT-2 (2 layers; lm_head tied to the token embedding) and BERT QA (2 layers; padding_idx
+    embeddings; softmax-invariant biases whose gradient is rounding noise)."""
+    spec = _train_check_model(name)
+    pkg = tmp_path / name
+    warpforge.export_training(spec.pop("model"), spec.pop("batch"), spec.pop("loss_fn"), pkg, spec.pop("optimizer"),
+                              golden_steps=5, name=name, warpforge_binary=WARPFORGE, **spec)
+    rc, report = _validate(pkg)
+    assert rc == 0, report.get("first_divergence")
+    grads = [c for c in report["checks"] if c["kind"] == "gradient"]
+    assert grads and all(c["pass"] and "arbitrated" not in c for c in grads)
+    if name == "gpt2":
+        manifest = json.loads((pkg / "manifest.json").read_text())["training"]["loss"]["arguments"]
+        assert any(a.get("tied_to") == "transformer.wte.weight" for a in manifest)

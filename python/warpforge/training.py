@@ -108,6 +108,11 @@ def export_training(model: torch.nn.Module, example_batch, loss_fn, out_dir, opt
     param_names = {}
     for pname, p in model.named_parameters():
         param_names.setdefault(id(p), pname)
+    # Tied parameters (GPT-2's lm_head.weight is transformer.wte.weight): one tensor under several
+    # names. The loss program may take it once per name; every name but the first is marked
+    # `tied_to` the first, and the trainer feeds the first's value to all of them, so the
+    # gradient sums every use, as autograd's does.
+    tied = {pname: param_names[id(p)] for pname, p in model.named_parameters(remove_duplicate=False)}
     spec = describe_optimizer(optimizer, param_names, grad_clip)
     schedule = describe_schedule(lr_schedule, optimizer)
 
@@ -139,6 +144,8 @@ def export_training(model: torch.nn.Module, example_batch, loss_fn, out_dir, opt
                  "shape": list(w.value.type.shape)}
         if kind == "parameter":
             entry["trainable"] = w.name in trainable
+            if w.name in tied and tied[w.name] != w.name:
+                entry["tied_to"] = tied[w.name]
         arguments.append(entry)
     results = [{"name": "loss", "result": 0, "dtype": lowered.outputs[0].type.dtype, "shape": list(out_val.shape)}]
     for k, bname in enumerate(lowered.mutated_buffers):

@@ -133,7 +133,7 @@ Expected<std::vector<Literal>> Trainer::valueAndGrad(std::span<const Literal> ba
     WF_ASSIGN_OR_RETURN(valueAndGrad_, backend_->compile(module_, *entry, co));
   }
   for (size_t i = p.numBatchArguments(); i < p.lossArguments().size(); ++i) {
-    WF_ASSIGN_OR_RETURN(Literal w, readBound(i));
+    WF_ASSIGN_OR_RETURN(Literal w, readBound(p.valueArgument(i)));
     WF_RETURN_IF_ERROR(valueAndGrad_->bindArgument(i, w));
   }
   WF_ASSIGN_OR_RETURN(RunResult r, valueAndGrad_->run(batch));
@@ -176,7 +176,7 @@ Expected<std::vector<Literal>> Trainer::evaluate(std::span<const Literal> evalBa
     for (size_t i = 0; i < p.evalArguments().size(); ++i) {
       const EvalArgument& a = p.evalArguments()[i];
       if (a.isBatch || a.isConstant) continue;
-      WF_ASSIGN_OR_RETURN(Literal w, readBound(a.weight));
+      WF_ASSIGN_OR_RETURN(Literal w, readBound(p.valueArgument(a.weight)));
       WF_RETURN_IF_ERROR(eval_->bindArgument(i, w));
     }
     evalWeightsStale_ = false;
@@ -201,7 +201,7 @@ Expected<std::vector<NamedLiteral>> Trainer::weights() {
   std::vector<NamedLiteral> out;
   const TrainingPackage& p = package_;
   for (size_t i = p.numBatchArguments(); i < p.lossArguments().size(); ++i) {
-    WF_ASSIGN_OR_RETURN(Literal v, readBound(i));
+    WF_ASSIGN_OR_RETURN(Literal v, readBound(p.valueArgument(i)));
     out.push_back({p.lossArguments()[i].name, std::move(v)});
   }
   return out;
@@ -232,7 +232,7 @@ Status Trainer::saveCheckpoint(const std::string& path, const std::map<std::stri
   const TrainingPackage& p = package_;
   for (size_t i = p.numBatchArguments(); i < p.lossArguments().size(); ++i) {
     const LossArgument& a = p.lossArguments()[i];
-    if (a.kind == "constant") continue;  // in the package, never changed
+    if (a.kind == "constant" || a.tiedTo >= 0) continue;  // in the package, never changed; or another name
     WF_ASSIGN_OR_RETURN(Literal v, readBound(i));
     file.tensors.push_back({"weight." + a.name, std::move(v)});
   }
@@ -288,7 +288,7 @@ Status Trainer::exportInference(const std::string& dir) {
       value = *c;
       entry["kind"] = "constant";
     } else {
-      WF_ASSIGN_OR_RETURN(value, readBound(a.weight));
+      WF_ASSIGN_OR_RETURN(value, readBound(p.valueArgument(a.weight)));
       entry["kind"] = p.lossArguments()[a.weight].kind;
     }
     weights.push_back(entry);
@@ -342,7 +342,7 @@ Expected<std::map<std::string, int64_t>> Trainer::loadCheckpoint(const std::stri
   std::vector<std::pair<size_t, const Literal*>> binds;
   for (size_t i = p.numBatchArguments(); i < p.lossArguments().size(); ++i) {
     const LossArgument& a = p.lossArguments()[i];
-    if (a.kind == "constant") continue;
+    if (a.kind == "constant" || a.tiedTo >= 0) continue;
     const Literal* v = file.find("weight." + a.name);
     if (!v) return notFound(path + ": no tensor 'weight." + a.name + "'");
     WF_RETURN_IF_ERROR(checkAgainst(*v, Type::tensor(a.shape, a.dtype), path + ": 'weight." + a.name + "'"));

@@ -1,5 +1,6 @@
 #include "train/training_package.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <map>
 #include <set>
@@ -143,6 +144,21 @@ Expected<TrainingPackage> TrainingPackage::open(const std::string& dir) {
     p.lossArguments_.push_back(std::move(la));
   }
   if (p.numBatch_ == 0) return invalidArgument(where + ": the loss program takes no batch");
+  for (size_t i = 0; i < args->size(); ++i) {
+    const json& a = (*args)[i];
+    if (!a.contains("tied_to")) continue;
+    const std::string w = where + ".arguments[" + std::to_string(i) + "]";
+    if (!a["tied_to"].is_string()) return invalidArgument(w + ": `tied_to` must be a parameter name");
+    auto it = byName.find(a["tied_to"].get<std::string>());
+    if (it == byName.end() || p.lossArguments_[it->second].kind != "parameter" || it->second == i ||
+        p.lossArguments_[it->second].tiedTo >= 0)
+      return invalidArgument(w + ": `tied_to` '" + a["tied_to"].get<std::string>() + "' is not another parameter");
+    LossArgument& la = p.lossArguments_[i];
+    const LossArgument& primary = p.lossArguments_[it->second];
+    if (la.kind != "parameter" || la.trainable || la.dtype != primary.dtype || la.shape != primary.shape)
+      return invalidArgument(w + ": a tied parameter must be an untrained parameter of its primary's type");
+    la.tiedTo = static_cast<int64_t>(it->second);
+  }
 
   auto lookup = [&](const json& names, const std::string& w, const char* what) -> Expected<std::vector<size_t>> {
     if (!names.is_array()) return invalidArgument(w + " must be a list of names");
@@ -328,9 +344,44 @@ Expected<Module> TrainingPackage::deriveTrainModule() const {
   }
   opt.mutableOperations().clear();
 
+  std::string differentiated = lossEntry_;
+  if (std::any_of(lossArguments_.begin(), lossArguments_.end(), [](const LossArgument& a) { return a.tiedTo >= 0; })) {
+    // @loss_tied: the loss with each tied name fed its primary's value, so that autodiff sums
+    // the gradient of every use into the primary.
+    differentiated = "loss_tied";
+    Location loc;
+    loc.file = lossPath;
+    loc.line = 1;
+    loc.column = 1;
+    auto fn = std::make_unique<Operation>("func.func", loc);
+    fn->setAttr("sym_name", Attribute::string(differentiated));
+    fn->setAttr("sym_visibility", Attribute::string("private"));
+    Block& body = *fn->addRegion()->addBlock();
+    FunctionType type;
+    std::vector<Value*> args;
+    for (size_t i = 0; i < lossArguments_.size(); ++i) {
+      Value* v = body.addArgument(lossArgTypes[i]);
+      v->setNameHint(lossArguments_[i].name);
+      args.push_back(v);
+      type.inputs.push_back(lossArgTypes[i]);
+    }
+    std::vector<Value*> operands;
+    for (size_t i = 0; i < args.size(); ++i) operands.push_back(args[valueArgument(i)]);
+    OpBuilder b(&body, loc, &module);
+    Operation* call = b.create("func.call", operands, {{"callee", Attribute::symbolRef(lossEntry_)}}, {}, lossResultTypes.size());
+    WF_RETURN_IF_ERROR(b.status());
+    auto ret = std::make_unique<Operation>("func.return", loc);
+    for (size_t r = 0; r < lossResultTypes.size(); ++r) {
+      ret->addOperand(call->result(r));
+      type.results.push_back(call->result(r)->type());
+    }
+    body.append(std::move(ret));
+    fn->setAttr("function_type", Attribute::functionType(type));
+    module.append(std::move(fn));
+  }
   std::vector<int> wrt;
   for (size_t a : paramArguments_) wrt.push_back(static_cast<int>(a));
-  WF_ASSIGN_OR_RETURN(std::string vgName, addValueAndGradFunction(module, lossEntry_, wrt, "loss_value_and_grad"));
+  WF_ASSIGN_OR_RETURN(std::string vgName, addValueAndGradFunction(module, differentiated, wrt, "loss_value_and_grad"));
 
   // @train_step: value and grad, then the update; calls, which every backend inlines.
   Location here;

@@ -27,6 +27,9 @@ struct LossArgument {
   size_t index = 0;
   std::string kind;  // batch | parameter | buffer | constant
   bool trainable = false;  // parameters the optimizer updates
+  // A tied parameter's other name (GPT-2's lm_head.weight): the loss argument number of the
+  // parameter it is; the trainer passes that one's value here. -1: not tied.
+  int64_t tiedTo = -1;
   ElementType dtype = ElementType::kF32;
   std::vector<int64_t> shape;
 };
@@ -64,6 +67,10 @@ class TrainingPackage {
 
   const std::vector<LossArgument>& lossArguments() const { return lossArguments_; }
   size_t numBatchArguments() const { return numBatch_; }  // the loss program's first arguments
+  // The argument whose value weight argument `i` has: itself, or the parameter it is tied to.
+  size_t valueArgument(size_t i) const {
+    return lossArguments_[i].tiedTo >= 0 ? static_cast<size_t>(lossArguments_[i].tiedTo) : i;
+  }
   // Loss argument numbers of the optimized parameters, in the update program's order.
   const std::vector<size_t>& paramArguments() const { return paramArguments_; }
   // Loss argument numbers of the buffers the loss program updates, in its result order (after the loss).
