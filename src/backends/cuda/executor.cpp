@@ -117,6 +117,23 @@ Status Executor::bindArgument(size_t index, const Literal& value) {
   return Status::ok();
 }
 
+Expected<Literal> Executor::readArgument(size_t index) {
+  std::lock_guard<std::mutex> lock(runMu_);
+  const Block& body = FuncOp(&entry_).body();
+  const std::string where = "readArgument: argument #" + std::to_string(index) + " of @" +
+                            std::string(FuncOp(&entry_).symName());
+  if (index >= body.numArguments())
+    return invalidArgument(where + ": the function has " + std::to_string(body.numArguments()) + " arguments");
+  if (!bound_[index]) return invalidArgument(where + " is not bound");
+  const int b = plan_.argBuffers[index];
+  if (!address(b) && plan_.bufferBytes[static_cast<size_t>(b)] > 0)
+    return invalidArgument(where + " was released after weight preprocessing (only hoisted steps read it)");
+  WF_RETURN_IF_ERROR(device_->activate());
+  WF_ASSIGN_OR_RETURN(Literal value, download(b, body.argument(index)->type()));
+  WF_CUDA_CHECK(cudaStreamSynchronize(stream_.get()));
+  return value;
+}
+
 Status Executor::launchStep(const Step& step) {
   LaunchContext ctx{stream_.get(), device_.get(), nullptr, step.workspaceBytes};
   if (step.workspaceBuffer >= 0) ctx.workspace = address(step.workspaceBuffer);

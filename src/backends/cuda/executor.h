@@ -47,6 +47,7 @@ class Executor {
   // Allocates the plan's device memory and uploads its constants (once, before any run).
   Status allocate();
   Status bindArgument(size_t index, const Literal& value);
+  Expected<Literal> readArgument(size_t index);
   Expected<RunResult> run(std::span<const Literal> args);
   // A process of an interpreter.run_parallel grid: runs on the arguments' device buffers (one per
   // argument) and copies its results into `results` (device buffers of the enclosing
