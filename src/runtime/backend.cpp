@@ -92,6 +92,35 @@ Expected<std::unique_ptr<Backend>> createBackend(const DeviceSpec& device) {
   return backend;
 }
 
+Expected<std::vector<bool>> checkCarriedResults(const Operation& entry, const CompileOptions& options) {
+  FuncOp fn(&entry);
+  const FunctionType type = fn.functionType();
+  std::vector<bool> carried(type.results.size(), false);
+  std::vector<bool> argumentTaken(type.inputs.size(), false);
+  for (size_t k = 0; k < options.carriedResults.size(); ++k) {
+    const CarriedResult& c = options.carriedResults[k];
+    const std::string pair = "CompileOptions::carriedResults[" + std::to_string(k) + "] (result #" +
+                             std::to_string(c.result) + " -> argument #" + std::to_string(c.argument) + ") of @" +
+                             std::string(fn.symName());
+    if (c.result >= type.results.size())
+      return invalidArgument(pair + ": the function has " + std::to_string(type.results.size()) + " results");
+    if (c.argument >= type.inputs.size())
+      return invalidArgument(pair + ": the function has " + std::to_string(type.inputs.size()) + " arguments");
+    if (std::find(options.boundArguments.begin(), options.boundArguments.end(), c.argument) ==
+        options.boundArguments.end())
+      return invalidArgument(pair + ": the argument is not in CompileOptions::boundArguments");
+    if (carried[c.result]) return invalidArgument(pair + ": result #" + std::to_string(c.result) + " is carried twice");
+    if (argumentTaken[c.argument])
+      return invalidArgument(pair + ": argument #" + std::to_string(c.argument) + " receives two results");
+    if (type.results[c.result] != type.inputs[c.argument])
+      return invalidArgument(pair + ": the result is " + type.results[c.result].toString() + ", the argument " +
+                             type.inputs[c.argument].toString());
+    carried[c.result] = true;
+    argumentTaken[c.argument] = true;
+  }
+  return carried;
+}
+
 Expected<const Value*> findEntryValue(const Operation& entry, std::string_view ssaName) {
   FuncOp fn(&entry);
   std::string where = "@" + std::string(fn.symName());

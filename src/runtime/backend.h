@@ -32,6 +32,14 @@ struct DeviceSpec {
   std::string toString() const;  // "cpu", "cuda:0"
 };
 
+// CompileOptions::carriedResults: entry result `result` is the next value of entry argument
+// `argument`.
+struct CarriedResult {
+  size_t result = 0;
+  size_t argument = 0;
+  friend bool operator==(const CarriedResult&, const CarriedResult&) = default;
+};
+
 struct CompileOptions {
   // Ops the backend has no kernel for run on the host instead of failing compile(); each such op
   // is named in RunReport::hostFallbackOps. Off by default: no silent fallback.
@@ -59,6 +67,16 @@ struct CompileOptions {
   // (cuda: static shapes, no host steps, control flow or collectives). On by default; off
   // launches step by step, for comparing the two. Backends without graphs ignore it.
   bool cudaGraphs = true;
+  // Results that replace bound arguments (a training step's new parameters and optimizer
+  // state; XLA's input/output aliasing with donated buffers). After each successful run, result
+  // `result` becomes the bound value of argument `argument`, staying on the device (no copy to
+  // the host); RunResult::outputs then holds only the results not listed here, in result order.
+  // Each argument must be in boundArguments, each result and each argument may appear once, and
+  // the result's type must be the argument's (compile() fails naming the pair otherwise). A run
+  // that fails leaves every bound argument as it was. Executable::readArgument reads a carried
+  // value back; bindArgument overwrites it (loading a checkpoint). Work that depends on a
+  // carried argument is never hoisted (see boundArguments): it runs on every run.
+  std::vector<CarriedResult> carriedResults;
 };
 
 // One span of a run, for traces and per-op timing.
@@ -106,12 +124,20 @@ struct ExecutableStats {
   int sharedFusedValues = 0;   // fused groups that compute a value an earlier group computed
   // Hoisting (CompileOptions::boundArguments).
   int hoistedSteps = 0;  // steps that depend only on bound arguments: run once, not per run
+  // Carrying (CompileOptions::carriedResults).
+  int carriedResults = 0;  // results that become bound arguments after each run
+  // Of those, the ones that cost a device-to-device copy per run (cuda: a result that is an
+  // argument, a constant, a hoisted value or another carried result; the others are computed
+  // straight into the argument's next buffer).
+  int carriedCopies = 0;
   // Launches (CompileOptions::cudaGraphs).
   bool usesGraph = false;  // captured into a CUDA graph (after the first run)
   int graphLaunches = 0;   // runs that replayed it
 };
 
 struct RunResult {
+  // The entry's results in order, less those CompileOptions::carriedResults lists (they stay
+  // on the device as bound arguments).
   std::vector<Literal> outputs;
   std::vector<Literal> taps;  // CompileOptions::tapValues, in order
   RunReport report;
@@ -126,6 +152,11 @@ class Executable {
   virtual Status bindArgument(size_t index, const Literal& value) = 0;
   // Runs with `args` for the arguments not bound, in argument order.
   virtual Expected<RunResult> run(std::span<const Literal> args) = 0;
+  // The current value of bound argument `index`, copied to the host: what bindArgument gave
+  // it, or what the last successful run carried into it (CompileOptions::carriedResults). For
+  // checkpoints and validation; an argument that is not bound is an error, and so (cuda) is a
+  // weight that only hoisted work reads, whose device copy is released after that work.
+  virtual Expected<Literal> readArgument(size_t index) = 0;
   // Bytes of device memory this executable holds now (bound arguments, workspaces, caches).
   virtual size_t deviceBytesInUse() const = 0;
   // The same bytes by what holds them ("bound arguments", "intermediates", ...), for reports;
@@ -160,6 +191,12 @@ void registerBackend(std::string kind, BackendFactory factory);
 // that lists the kinds this binary has.
 Expected<std::unique_ptr<Backend>> createBackend(const DeviceSpec& device);
 std::vector<std::string> registeredBackendKinds();
+
+// For backends implementing CompileOptions::carriedResults: checks each pair against `entry`
+// (indices in range, the argument in options.boundArguments, no result or argument twice, the
+// same type on both sides); an error names the pair. Returns, by result index, whether the
+// result is carried.
+Expected<std::vector<bool>> checkCarriedResults(const Operation& entry, const CompileOptions& options);
 
 // For backends implementing CompileOptions::tapValues: the value of `entry`'s top-level block
 // (an argument or an op result) that an SSA name denotes: "%layer1" (or "layer1"), and

@@ -54,8 +54,14 @@ Status configureThreads(int requested) {
 
 class CpuExecutable : public Executable {
  public:
-  CpuExecutable(const Module& module, const Operation& entry, std::vector<const Value*> taps, bool recordTimings)
-      : module_(module), entry_(entry), taps_(std::move(taps)), recordTimings_(recordTimings) {
+  CpuExecutable(const Module& module, const Operation& entry, std::vector<const Value*> taps, bool recordTimings,
+                std::vector<CarriedResult> carried, std::vector<bool> resultCarried)
+      : module_(module),
+        entry_(entry),
+        taps_(std::move(taps)),
+        recordTimings_(recordTimings),
+        carried_(std::move(carried)),
+        resultCarried_(std::move(resultCarried)) {
     size_t n = FuncOp(&entry).body().numArguments();
     bound_.resize(n);
     for (size_t i = 0; i < taps_.size(); ++i) tapIndex_[taps_[i]].push_back(i);
@@ -75,6 +81,10 @@ class CpuExecutable : public Executable {
 
   Expected<RunResult> run(std::span<const Literal> args) override {
     FuncOp fn(&entry_);
+    for (const CarriedResult& c : carried_)
+      if (!bound_[c.argument])
+        return invalidArgument("@" + std::string(fn.symName()) + " argument #" + std::to_string(c.argument) +
+                               " is carried (CompileOptions::carriedResults) but was not bound");
     size_t unbound = 0;
     for (const auto& b : bound_) unbound += b ? 0 : 1;
     if (args.size() != unbound)
@@ -118,14 +128,45 @@ class CpuExecutable : public Executable {
           last = now;
         }
       };
-    WF_ASSIGN_OR_RETURN(result.outputs, Interpreter::callFunction(entry_, std::move(all), ctx));
+    WF_ASSIGN_OR_RETURN(std::vector<Literal> results, Interpreter::callFunction(entry_, std::move(all), ctx));
     for (size_t i = 0; i < taps_.size(); ++i) {
       if (!captured[i])
         return internalError("tap " + taps_[i]->nameHint() + " of @" + std::string(fn.symName()) +
                              " was not computed");
       result.taps.push_back(std::move(*captured[i]));
     }
+    if (results.size() != resultCarried_.size())
+      return internalError("@" + std::string(fn.symName()) + " returned " + std::to_string(results.size()) +
+                           " results, its type says " + std::to_string(resultCarried_.size()));
+    // Carried results become the bound values (nothing above failed, so the state moves as a
+    // whole). A result may share its storage with what the caller holds (an argument it passed,
+    // a result or tap returned to it), which it may change later: such a result is kept as a copy.
+    std::unordered_set<const std::byte*> callerHeld;
+    for (const Literal& a : args) callerHeld.insert(a.data());
+    for (size_t r = 0; r < results.size(); ++r)
+      if (!resultCarried_[r]) callerHeld.insert(results[r].data());
+    for (const Literal& tap : result.taps) callerHeld.insert(tap.data());
+    for (const CarriedResult& c : carried_) {
+      Literal next = results[c.result];
+      if (next.sizeBytes() > 0 && callerHeld.count(next.data())) next = next.clone();
+      bytesBound_ += next.sizeBytes();
+      bytesBound_ -= bound_[c.argument]->sizeBytes();
+      bound_[c.argument] = std::move(next);
+    }
+    for (size_t r = 0; r < results.size(); ++r)
+      if (!resultCarried_[r]) result.outputs.push_back(std::move(results[r]));
     return result;
+  }
+
+  Expected<Literal> readArgument(size_t index) override {
+    FuncOp fn(&entry_);
+    if (index >= bound_.size())
+      return invalidArgument("readArgument: @" + std::string(fn.symName()) + " has " +
+                             std::to_string(bound_.size()) + " arguments, got index " + std::to_string(index));
+    if (!bound_[index])
+      return invalidArgument("readArgument: argument #" + std::to_string(index) + " of @" +
+                             std::string(fn.symName()) + " is not bound");
+    return bound_[index]->clone();
   }
 
   size_t deviceBytesInUse() const override { return bytesBound_; }
@@ -135,6 +176,7 @@ class CpuExecutable : public Executable {
   // its steps are those ops; the fields about kernels, fusion and device memory stay 0.
   ExecutableStats stats() const override {
     ExecutableStats s;
+    s.carriedResults = static_cast<int>(carried_.size());
     for (const auto& op : FuncOp(&entry_).body().operations()) {
       if (op->code() == OpCode::Return || op->code() == OpCode::FuncReturn) continue;
       ++s.deviceSteps;
@@ -165,6 +207,8 @@ class CpuExecutable : public Executable {
   std::vector<const Value*> taps_;
   std::unordered_map<const Value*, std::vector<size_t>> tapIndex_;  // a value may be tapped twice
   bool recordTimings_;
+  std::vector<CarriedResult> carried_;  // CompileOptions::carriedResults
+  std::vector<bool> resultCarried_;     // by result
   std::vector<std::optional<Literal>> bound_;
   size_t bytesBound_ = 0;
   CheckSink* checks_ = nullptr;  // setCheckSink(): where check.* ops report; null makes them errors
@@ -196,7 +240,9 @@ class CpuBackend : public Backend {
       WF_ASSIGN_OR_RETURN(const Value* v, findEntryValue(entry, name));
       taps.push_back(v);
     }
-    return std::unique_ptr<Executable>(new CpuExecutable(module, entry, std::move(taps), options.recordTimings));
+    WF_ASSIGN_OR_RETURN(std::vector<bool> resultCarried, checkCarriedResults(entry, options));
+    return std::unique_ptr<Executable>(new CpuExecutable(module, entry, std::move(taps), options.recordTimings,
+                                                         options.carriedResults, std::move(resultCarried)));
   }
 };
 

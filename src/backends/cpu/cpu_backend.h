@@ -6,6 +6,9 @@
 // op of the entry function's body: the time from the previous such op finishing to this one
 // finishing (nested regions and callees count towards the op that holds them). check.* ops
 // report to the sink given by Executable::setCheckSink. stats() counts the entry's ops as steps.
+// Carried results (CompileOptions::carriedResults) become the bound Literals after a run that
+// succeeded (copied only where they share storage with what the caller holds); the CPU hoists
+// nothing, so work on carried arguments runs on every run as all work does.
 //
 // Threads: the host kernels share one process-wide pool (support/thread_pool.h) and OpenBLAS's
 // own pool. CompileOptions::numThreads > 0 sets both; the kernel pool is sized when first used,

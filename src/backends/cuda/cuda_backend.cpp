@@ -21,6 +21,7 @@ class CudaExecutable final : public Executable {
 
   Status bindArgument(size_t index, const Literal& value) override { return executor_->bindArgument(index, value); }
   Expected<RunResult> run(std::span<const Literal> args) override { return executor_->run(args); }
+  Expected<Literal> readArgument(size_t index) override { return executor_->readArgument(index); }
   size_t deviceBytesInUse() const override { return executor_->deviceBytesInUse(); }
   std::vector<std::pair<std::string, size_t>> deviceMemoryBreakdown() const override {
     return executor_->deviceMemoryBreakdown();

@@ -40,7 +40,7 @@ Executor::~Executor() {
     WF_CUDA_WARN(cudaStreamSynchronize(stream_.get()));
   }
   // Buffers go back to the allocator before the device handle is released.
-  graphExec_.reset();
+  for (GraphExec& g : graphExecs_) g.reset();
   plan_.steps.clear();
   memory_.release();
 }
@@ -115,6 +115,23 @@ Status Executor::bindArgument(size_t index, const Literal& value) {
   WF_CUDA_CHECK(cudaStreamSynchronize(stream_.get()));
   bound_[index] = true;
   return Status::ok();
+}
+
+Expected<Literal> Executor::readArgument(size_t index) {
+  std::lock_guard<std::mutex> lock(runMu_);
+  const Block& body = FuncOp(&entry_).body();
+  const std::string where = "readArgument: argument #" + std::to_string(index) + " of @" +
+                            std::string(FuncOp(&entry_).symName());
+  if (index >= body.numArguments())
+    return invalidArgument(where + ": the function has " + std::to_string(body.numArguments()) + " arguments");
+  if (!bound_[index]) return invalidArgument(where + " is not bound");
+  const int b = plan_.argBuffers[index];
+  if (!address(b) && plan_.bufferBytes[static_cast<size_t>(b)] > 0)
+    return invalidArgument(where + " was released after weight preprocessing (only hoisted steps read it)");
+  WF_RETURN_IF_ERROR(device_->activate());
+  WF_ASSIGN_OR_RETURN(Literal value, download(b, body.argument(index)->type()));
+  WF_CUDA_CHECK(cudaStreamSynchronize(stream_.get()));
+  return value;
 }
 
 Status Executor::launchStep(const Step& step) {
@@ -243,7 +260,7 @@ Status Executor::captureGraph() {
   WF_CUDA_CHECK(ended);
   cudaGraphExec_t exec = nullptr;
   WF_CUDA_CHECK(cudaGraphInstantiate(&exec, graph.get(), 0));
-  graphExec_ = GraphExec(exec);
+  graphExecs_[parity_] = GraphExec(exec);
   return Status::ok();
 }
 
@@ -279,7 +296,8 @@ Expected<RunResult> Executor::run(std::span<const Literal> args) {
   const bool wholePlan = plan_.graphSegments.size() == 1 && plan_.graphSegments[0].first == 0 &&
                          plan_.graphSegments[0].end == plan_.steps.size();
   const bool graphable = options_.cudaGraphs && !options_.recordTimings && wholePlan && !graphFailed_;
-  if (graphable && !graphExec_) {
+  GraphExec& graphExec = graphExecs_[parity_];
+  if (graphable && !graphExec) {
     Status captured = captureGraph();
     if (!captured.isOk()) {
       // Launch directly from now on; a real kernel error shows again below.
@@ -292,15 +310,17 @@ Expected<RunResult> Executor::run(std::span<const Literal> args) {
     WF_ASSIGN_OR_RETURN(runEnd_, createEvent(/*timing=*/true));
   }
   WF_CUDA_CHECK(cudaEventRecord(runStart_.get(), stream_.get()));
-  if (graphable && graphExec_) {
-    WF_CUDA_CHECK(cudaGraphLaunch(graphExec_.get(), stream_.get()));
+  if (graphable && graphExec) {
+    WF_CUDA_CHECK(cudaGraphLaunch(graphExec.get(), stream_.get()));
     usesGraph_ = true;
     ++graphLaunches_;
   } else {
     WF_RETURN_IF_ERROR(runSteps());
   }
   WF_CUDA_CHECK(cudaEventRecord(runEnd_.get(), stream_.get()));
-  for (const Value* v : plan_.outputs) {
+  for (size_t r = 0; r < plan_.outputs.size(); ++r) {
+    if (plan_.resultCarried[r]) continue;  // stays on the device as its argument's next value
+    const Value* v = plan_.outputs[r];
     WF_ASSIGN_OR_RETURN(Literal l, download(plan_.bufferOf.at(v), v->type()));
     result.outputs.push_back(std::move(l));
   }
@@ -333,6 +353,15 @@ Expected<RunResult> Executor::run(std::span<const Literal> args) {
   }
   std::set<std::string> seen;
   collectHostOps(seen, result.report.hostFallbackOps);
+  // The run succeeded (its work is done: the stream was synchronised above): the carried results
+  // become their arguments. Every carried argument changes at once, or, on any error above, none.
+  bool swapped = false;
+  for (const CarriedBuffer& c : plan_.carried)
+    if (c.resultBuffer != c.argBuffer) {
+      memory_.swapBuffers(c.argBuffer, c.resultBuffer);
+      swapped = true;
+    }
+  if (swapped) parity_ ^= 1;
   return result;
 }
 
@@ -389,15 +418,24 @@ std::vector<std::pair<std::string, size_t>> Executor::deviceMemoryBreakdown() co
     isArg[b] = true;
     (plan_.declaredBound[i] || bound_[i] ? bound : inputs) += memory_.ownBytes(b);
   }
+  size_t nextValues = 0;
+  for (const CarriedBuffer& c : plan_.carried)
+    if (c.resultBuffer != c.argBuffer) {
+      isArg[static_cast<size_t>(c.resultBuffer)] = true;
+      nextValues += memory_.ownBytes(static_cast<size_t>(c.resultBuffer));
+    }
   for (size_t b = 0; b < memory_.numBuffers(); ++b)
     if (!isArg[b]) constants += memory_.ownBytes(b);
   for (const Step& s : plan_.steps)
     if (s.kernel) kernels += s.kernel->deviceBytes();
-  return {{"bound arguments", bound},
-          {"inputs", inputs},
-          {"constants and precomputed weights", constants},
-          {"intermediates and workspaces (arena)", memory_.arenaBytes()},
-          {"held by kernels", kernels}};
+  std::vector<std::pair<std::string, size_t>> parts = {{"bound arguments", bound},
+                                                        {"inputs", inputs},
+                                                        {"constants and precomputed weights", constants},
+                                                        {"intermediates and workspaces (arena)", memory_.arenaBytes()},
+                                                        {"held by kernels", kernels}};
+  // The second buffer of each carried argument (CompileOptions::carriedResults).
+  if (!plan_.carried.empty()) parts.insert(parts.begin() + 1, {"carried arguments' next values", nextValues});
+  return parts;
 }
 
 ExecutableStats Executor::stats() const {

@@ -34,6 +34,10 @@ Status assignSlots(Plan& plan) {
     for (int b : plan.steps[s].inputBuffers)
       lastUse[static_cast<size_t>(b)] = std::max(lastUse[static_cast<size_t>(b)], static_cast<int>(s));
   }
+  // Carried results live in buffers of their own that swap with their arguments' after each run
+  // (plan.h CarriedBuffer), outside the arena.
+  for (const CarriedBuffer& c : plan.carried)
+    if (c.resultBuffer != c.argBuffer) isIntermediate[static_cast<size_t>(c.resultBuffer)] = false;
   for (const Value* v : plan.outputs) lastUse[static_cast<size_t>(plan.bufferOf.at(v))] = kLiveToEnd;
   for (const Value* v : plan.taps) lastUse[static_cast<size_t>(plan.bufferOf.at(v))] = kLiveToEnd;
   std::vector<int> firstDef(numBuffers, -1);
@@ -218,6 +222,12 @@ Status PlanMemory::restoreArgument(int buffer, size_t bytes, CachingAllocator& a
     ptr_[b] = buffers_[b].data();
   }
   return Status::ok();
+}
+
+void PlanMemory::swapBuffers(int a, int b) {
+  const auto i = static_cast<size_t>(a), j = static_cast<size_t>(b);
+  std::swap(buffers_[i], buffers_[j]);
+  std::swap(ptr_[i], ptr_[j]);
 }
 
 void PlanMemory::release() {

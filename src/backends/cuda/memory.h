@@ -42,6 +42,9 @@ class PlanMemory {
   void releasePrologueOnly(const Plan& plan);
   // Allocates bound argument `buffer` again if an earlier prologue released it.
   Status restoreArgument(int buffer, size_t bytes, CachingAllocator& alloc);
+  // Exchanges the memory of two buffers of their own (a carried argument and the buffer its next
+  // value was computed into: plan.h CarriedBuffer).
+  void swapBuffers(int a, int b);
   // Returns everything to the allocator.
   void release();
 

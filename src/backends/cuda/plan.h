@@ -82,6 +82,22 @@ struct ArenaLayout {
   size_t bytes = 0;            // the arena's size
 };
 
+// CompileOptions::carriedResults: how one result becomes the next value of a bound argument.
+// The run computes the result into `resultBuffer`, a device buffer of its own (never in the
+// arena); after a successful run the executor swaps the memory of `argBuffer` and
+// `resultBuffer`, so the argument reads the new value on the next run and the old value's memory
+// takes the one after it (ping-pong: see executor.h for why). Where the result is a value the
+// run does not compute (an argument, a constant, a hoisted value, or one that another carried
+// result already writes), the planner adds a device-to-device copy step into a fresh
+// `resultBuffer` at the end of the run. `resultBuffer == argBuffer`: the result is the argument
+// itself, nothing changes.
+struct CarriedBuffer {
+  size_t result = 0;
+  size_t argument = 0;
+  int argBuffer = -1;
+  int resultBuffer = -1;
+};
+
 struct Plan {
   // Buffers.
   std::vector<size_t> bufferBytes;                 // by buffer id
@@ -91,6 +107,8 @@ struct Plan {
   std::vector<bool> declaredBound;
   std::vector<std::pair<int, Literal>> constants;  // buffer id, value (uploaded at allocation)
   std::vector<const Value*> outputs;               // the entry's results, in order
+  std::vector<bool> resultCarried;                 // by result: carried into an argument, not returned
+  std::vector<CarriedBuffer> carried;              // CompileOptions::carriedResults, in their order
   std::vector<const Value*> taps;                  // CompileOptions::tapValues, in order
 
   // Steps, in the order they run (control steps aside).
@@ -102,7 +120,8 @@ struct Plan {
 
   // Hoisting (CompileOptions::boundArguments): steps that read only bound arguments, constants
   // and other hoisted results run in the prologue, once before the first run (and again after
-  // a later bind), not in the per-run launch or graph.
+  // a later bind), not in the per-run launch or graph. Carried arguments change with every run:
+  // steps reading them are never hoisted.
   std::vector<bool> hoisted;          // by step
   std::vector<bool> prologueTemp;     // by buffer: read by hoisted steps only, freed after
   std::vector<bool> prologueOnlyArg;  // by buffer: bound argument that only hoisted steps read

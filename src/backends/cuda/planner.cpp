@@ -159,6 +159,8 @@ class Planner {
   Expected<bool> planOrUndo(const std::function<Status()>& plan);
   Expected<int> bufferFor(const Operation& op, const Value* v) const;
   void planHoisting();
+  // CompileOptions::carriedResults: where each carried result is computed (Plan::carried).
+  void planCarried(const Operation& terminator);
   // The steps that may run as one CUDA graph (Plan::graphSegments).
   void planGraphSegments();
 
@@ -635,6 +637,9 @@ void Planner::planHoisting() {
   for (const auto& [id, lit] : plan_.constants) constant[static_cast<size_t>(id)] = true;
   for (size_t i = 0; i < plan_.argBuffers.size(); ++i)
     if (plan_.declaredBound[i]) constant[static_cast<size_t>(plan_.argBuffers[i])] = true;
+  // A carried argument takes a new value on every run: what reads it is per-run work.
+  for (const CarriedResult& c : options_.carriedResults)
+    constant[static_cast<size_t>(plan_.argBuffers[c.argument])] = false;
   std::vector<bool> readPerRun(numBuffers, false), readHoisted(numBuffers, false);
   for (size_t s = 0; s < plan_.steps.size(); ++s) {
     const Step& step = plan_.steps[s];
@@ -660,6 +665,41 @@ void Planner::planHoisting() {
     const size_t b = static_cast<size_t>(plan_.argBuffers[i]);
     plan_.prologueOnlyArg[b] = plan_.declaredBound[i] && readHoisted[b] && !readPerRun[b];
   }
+}
+
+void Planner::planCarried(const Operation& terminator) {
+  const size_t numBuffers = plan_.bufferBytes.size();
+  std::vector<bool> perRunWrite(numBuffers, false), hoistedWrite(numBuffers, false), fixed(numBuffers, false);
+  for (size_t s = 0; s < plan_.steps.size(); ++s)
+    for (int b : plan_.steps[s].outputBuffers) (plan_.hoisted[s] ? hoistedWrite : perRunWrite)[static_cast<size_t>(b)] = true;
+  for (int b : plan_.argBuffers) fixed[static_cast<size_t>(b)] = true;
+  for (const auto& [id, lit] : plan_.constants) fixed[static_cast<size_t>(id)] = true;
+  std::vector<bool> taken(numBuffers, false);  // the resultBuffer of an earlier carried result
+  for (const CarriedResult& c : options_.carriedResults) {
+    CarriedBuffer carried;
+    carried.result = c.result;
+    carried.argument = c.argument;
+    carried.argBuffer = plan_.argBuffers[c.argument];
+    const int from = plan_.bufferOf.at(plan_.outputs[c.result]);
+    const auto f = static_cast<size_t>(from);
+    if (from == carried.argBuffer) {
+      carried.resultBuffer = from;  // the argument itself (or a reshape of it): unchanged
+    } else if (f < numBuffers && perRunWrite[f] && !hoistedWrite[f] && !fixed[f] && !taken[f]) {
+      carried.resultBuffer = from;  // computed by this run: straight into the next buffer
+      taken[f] = true;
+    } else {
+      // Not computed by the run, or already another argument's next value: copied at the end.
+      // The copy is never hoisted (its output changes buffers every run).
+      carried.resultBuffer = newBuffer(plan_.bufferBytes[static_cast<size_t>(carried.argBuffer)]);
+      planCopy(terminator, from, carried.resultBuffer);
+      plan_.hoisted.push_back(false);
+      plan_.prologueTemp.push_back(false);
+      plan_.prologueOnlyArg.push_back(false);
+      ++plan_.stats.carriedCopies;
+    }
+    plan_.carried.push_back(carried);
+  }
+  plan_.stats.carriedResults = static_cast<int>(plan_.carried.size());
 }
 
 void Planner::planGraphSegments() {
@@ -689,6 +729,7 @@ Expected<Plan> Planner::build() {
                              std::to_string(body.numArguments()));
     plan_.declaredBound[i] = true;
   }
+  WF_ASSIGN_OR_RETURN(plan_.resultCarried, checkCarriedResults(entry_, options_));
 
   // Taps keep buffers of their own, so they are found before fusion is planned.
   std::unordered_set<const Value*> tapped;
@@ -738,6 +779,7 @@ Expected<Plan> Planner::build() {
   // largest one, for ExecutableStats.
   plan_.stats.workspaceBytes = lctx.workspaceBytes;
   planHoisting();
+  planCarried(*terminator);
   planGraphSegments();
   return std::move(plan_);
 }
@@ -772,6 +814,7 @@ Expected<std::unique_ptr<OpKernel>> Planner::planGrid(const Operation& op) {
   CompileOptions processOptions = options_;
   processOptions.tapValues.clear();
   processOptions.boundArguments.clear();
+  processOptions.carriedResults.clear();
   processOptions.recordTimings = false;
   processOptions.cudaGraphs = false;  // its collectives meet the other processes step by step
   size_t nextInput = 0, nextOutput = 0;

@@ -29,6 +29,13 @@
 // bound arguments, constants and other such results (weight transposes and dtype conversions)
 // are marked to run once, in a prologue before the first run and again after a later bind;
 // buffers that only they read are freed afterwards, and so are weights that only they read.
+// Arguments that CompileOptions::carriedResults lists change with every run: what reads them is
+// never hoisted.
+//
+// Carried results: each is computed straight into a buffer of its own that the executor swaps
+// with its argument's after a run (plan.h CarriedBuffer); one the run does not compute (an
+// argument, a constant, a hoisted value, one another carried result takes) gets a copy step at
+// the end.
 //
 // Launch: a plan with no host steps, no control flow and no collectives is one graph segment,
 // which the executor captures into a CUDA graph on its first run and replays on later runs.
