@@ -178,6 +178,18 @@ for pkg in tests/data/packages/* ${WF_MODEL_ZOO:-} $ZOO_PKGS; do
   fi
 done
 
+# --- training on cuda: small real models replayed step by step against PyTorch (bench/train_check.py) ---
+if [[ "${WF_GPU_TRAIN:-1}" == 1 ]]; then
+  T0=$(date +%s)
+  if WARPFORGE="$(cd "$(dirname "$WF")" && pwd)/$(basename "$WF")" timeout "${WF_GPU_TRAIN_TIMEOUT:-300}" \
+       python3 bench/train_check.py --device cuda --out /tmp/wf-train --models "${WF_GPU_TRAIN_MODELS:-mlp,convbn,resnet18,bert,gpt2}" \
+       --json "$LOGS/train_check.json" >"$LOGS/train_check.log" 2>&1; then
+    row "validate --training --device cuda" "ok" "$(grep -c '| PASS |' "$LOGS/train_check.log") models pass ($(elapsed "$T0"))"
+  else
+    row "validate --training --device cuda" "FAIL" "$(grep -E '\| FAIL' "$LOGS/train_check.log" | head -1 | cut -c1-110) (see train_check.log)"
+  fi
+fi
+
 # --- conformance files on cuda ------------------------------------------------------------------
 INTERPRET=${WF_INTERPRET_DIR:-}
 DEVICE_HELP=$("$WF" check --help 2>/dev/null | grep -- "--device" || true)
