@@ -231,3 +231,23 @@ def test_transformers_match_pytorch_step_by_step(tmp_path, name):
     if name == "gpt2":
         manifest = json.loads((pkg / "manifest.json").read_text())["training"]["loss"]["arguments"]
         assert any(a.get("tied_to") == "transformer.wte.weight" for a in manifest)
+
+
+def test_train_stops_at_a_non_finite_loss(tmp_path):
+    """A learning rate that blows the weights up: the run stops at the first non-finite loss and
+    names the step and the first tensor that is not finite."""
+    torch.manual_seed(0)
+    model = MLP()
+    opt = torch.optim.SGD(model.parameters(), lr=1e30)
+    batch = (torch.randn(8, 6), torch.randint(0, 4, (8,)))
+    pkg = tmp_path / "diverges"
+    warpforge.export_training(model, batch, ce_loss, pkg, opt, golden_steps=1, batch_names=["x", "y"],
+                              warpforge_binary=WARPFORGE)
+    data = _mlp_data(tmp_path)
+    run = tmp_path / "run"
+    proc = _train(pkg, data, "--steps", "20", "--checkpoint-dir", str(run))
+    assert proc.returncode == 1, proc.stderr
+    assert "the loss is" in proc.stderr and "not finite: '" in proc.stderr
+    curve = json.loads((run / "loss_curve.json").read_text())["steps"]
+    assert curve and all(p["loss"] is not None for p in curve)  # the finite steps before it
+    assert not (run / "checkpoint.safetensors").exists()

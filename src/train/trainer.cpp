@@ -3,6 +3,7 @@
 #include <cmath>
 #include <filesystem>
 #include <optional>
+#include <set>
 
 #include <nlohmann/json.hpp>
 
@@ -57,6 +58,9 @@ std::string Trainer::deviceName() const { return trainStep_->deviceName(); }
 
 Status Trainer::bindInitialState() {
   const TrainingPackage& p = package_;
+  std::set<size_t> carried;
+  for (auto [result, argument] : p.trainStepCarried()) carried.insert(argument);
+  fixedValues_.clear();
   const std::string wpath = p.path(p.weightsFile());
   WF_ASSIGN_OR_RETURN(SafetensorsFile weights, readSafetensors(wpath));
   for (size_t i = p.numBatchArguments(); i < p.lossArguments().size(); ++i) {
@@ -65,6 +69,7 @@ Status Trainer::bindInitialState() {
     if (!w) return notFound(wpath + ": no tensor '" + a.name + "' (a " + a.kind + " of the loss program)");
     WF_RETURN_IF_ERROR(checkAgainst(*w, Type::tensor(a.shape, a.dtype), wpath + ": '" + a.name + "'"));
     WF_RETURN_IF_ERROR(trainStep_->bindArgument(i, *w));
+    if (!carried.count(i)) fixedValues_[i] = *w;
   }
   const std::string spath = p.path(p.stateFile());
   WF_ASSIGN_OR_RETURN(SafetensorsFile state, readSafetensors(spath));
@@ -119,7 +124,11 @@ Expected<StepResult> Trainer::step(std::span<const Literal> batch) {
   return r;
 }
 
-Expected<Literal> Trainer::readBound(size_t trainStepArgument) { return trainStep_->readArgument(trainStepArgument); }
+Expected<Literal> Trainer::readBound(size_t trainStepArgument) {
+  auto fixed = fixedValues_.find(trainStepArgument);
+  if (fixed != fixedValues_.end()) return fixed->second;
+  return trainStep_->readArgument(trainStepArgument);
+}
 
 Expected<std::vector<Literal>> Trainer::valueAndGrad(std::span<const Literal> batch) {
   WF_RETURN_IF_ERROR(checkBatch(batch));
@@ -357,7 +366,10 @@ Expected<std::map<std::string, int64_t>> Trainer::loadCheckpoint(const std::stri
   }
   const Literal* step = file.find("trainer.step");
   if (!step || step->numElements() != 1) return notFound(path + ": no scalar 'trainer.step'");
-  for (const auto& [arg, v] : binds) WF_RETURN_IF_ERROR(trainStep_->bindArgument(arg, *v));
+  for (const auto& [arg, v] : binds) {
+    WF_RETURN_IF_ERROR(trainStep_->bindArgument(arg, *v));
+    if (fixedValues_.count(arg)) fixedValues_[arg] = *v;
+  }
   stepsDone_ = step->getInt(0);
   evalWeightsStale_ = true;
   std::map<std::string, int64_t> extra;

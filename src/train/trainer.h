@@ -93,6 +93,9 @@ class Trainer {
   std::unique_ptr<Executable> valueAndGrad_;  // compiled on first use
   std::unique_ptr<Executable> eval_;
   bool evalWeightsStale_ = true;
+  // Bound arguments that no step changes (frozen parameters, constants, buffers the loss does
+  // not update), as bound: a backend may release its copy once weight preprocessing has read it.
+  std::map<size_t, Literal> fixedValues_;
   int64_t stepsDone_ = 0;
 };
 
