@@ -28,7 +28,9 @@ def export(module: torch.nn.Module, example_inputs, out_dir, *, dynamic_batch: b
 
     dynamic_batch: dimension 0 of every input is dynamic (`batch`) in the StableHLO types.
     dtype: torch.bfloat16 or torch.float16 converts the model and its floating-point inputs;
-        golden outputs stay those of the float32 model, judged by relative L2 error.
+        golden outputs stay those of the float32 model, judged by relative L2 error; the manifest
+        records PyTorch's own error in that precision (`torch_low_precision_error`), which
+        `warpforge validate` also judges by (docs/model-package.md).
     activations: "auto" (the children of the main stack), a list of module paths, or None.
     input_names: names of the inputs (default: the parameter names of `forward`).
     name: the model's name in the manifest (default: the name of `out_dir`, as a model repository
