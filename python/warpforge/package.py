@@ -69,9 +69,15 @@ def write_package(out_dir, manifest: dict, mlir_text: str, weights: dict, inputs
     write_dir_atomically(out_dir, fill)
 
 
+def default_name(out_dir) -> str:
+    """A package's name when none is given: its directory's name (the model-repository
+    convention of Triton), so that `warpforge serve out/mlp` serves the model `mlp`."""
+    return os.path.basename(os.path.abspath(os.fspath(out_dir))) or "model"
+
+
 def read_manifest(pkg) -> dict:
     with open(os.path.join(pkg, "manifest.json")) as f:
         return json.load(f)
 
 
-__all__ = ["write_package", "write_dir_atomically", "write_json", "read_manifest", "torch"]
+__all__ = ["write_package", "default_name", "write_dir_atomically", "write_json", "read_manifest", "torch"]

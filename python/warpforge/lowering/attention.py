@@ -33,6 +33,20 @@ def _sdpa(ctx: Context, node, q, k, v, attn_mask=None, dropout_p=0.0, is_causal=
             raise LoweringError(f"grouped-query attention with {qd[-3]} query heads and {kd[-3]} key heads")
         g = qd[-3] // kd[-3]
         k, v = _repeat_heads(ctx, k, g), _repeat_heads(ctx, v, g)
+    # Batch dimensions broadcast (multi-query attention passes one key head for all query heads).
+    kd, vd = ctx.dims_of(k), ctx.dims_of(v)
+    if kd[:-2] != qd[:-2] or vd[:-2] != qd[:-2]:
+        bd = []
+        for a, b_, c in zip(qd[:-2], kd[:-2], vd[:-2]):
+            sizes = {d for d in (a, b_, c) if not (is_static_dim(d) and d == 1)}
+            if len(sizes) > 1:
+                raise LoweringError(f"batch dimensions {qd[:-2]}, {kd[:-2]} and {vd[:-2]} of query, key and value "
+                                    "do not broadcast")
+            bd.append(sizes.pop() if sizes else 1)
+        q = ctx.broadcast(q, bd + qd[-2:])
+        k = ctx.broadcast(k, bd + kd[-2:])
+        v = ctx.broadcast(v, bd + vd[-2:])
+        qd = ctx.dims_of(q)
     dtype = ctx.meta_dtype(node)
     prod = ctx.product_dtype(node)
     batch = [(i, i) for i in range(rank - 2)]

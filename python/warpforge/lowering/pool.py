@@ -90,6 +90,31 @@ def _avg_pool(ctx, node, x, kernel_size, stride=(), padding=0, ceil_mode=False, 
     return ctx.binary("stablehlo.divide", s, counts)
 
 
+def _adaptive_avg_pool_matrix(ctx, x, sp, output_size):
+    """Adaptive average pooling where the windows overlap or differ in size (an input smaller
+    than the output, 7 from 10): along each spatial dimension, a product with the matrix that
+    averages input positions floor(i * n / o) .. ceil((i + 1) * n / o) - 1 into output i, as
+    PyTorch's kernel takes them."""
+    from .matmul import dot_general
+
+    rank = x.type.rank
+    lead = rank - len(sp)
+    for k, (n, o) in enumerate(zip(sp, output_size)):
+        if n == o:
+            continue
+        d = lead + k
+        m = [0.0] * (n * o)
+        for i in range(o):
+            start, end = (i * n) // o, -((-(i + 1) * n) // o)
+            for j in range(start, end):
+                m[j * o + i] = 1.0 / (end - start)
+        mat = ctx.reshape(ctx.b.constant_list(m, x.type.dtype), [n, o])
+        y = dot_general(ctx, x, mat, [], [d], [0])  # x's other dims, then o
+        perm = list(range(d)) + [rank - 1] + list(range(d, rank - 1))
+        x = ctx.transpose(y, perm)
+    return x
+
+
 @register("aten._adaptive_avg_pool2d.default", "aten.adaptive_avg_pool2d.default",
           "aten._adaptive_avg_pool3d.default", "aten.adaptive_avg_pool1d.default")
 def _adaptive_avg_pool(ctx, node, x, output_size):
@@ -97,8 +122,10 @@ def _adaptive_avg_pool(ctx, node, x, output_size):
     in_dims = ctx.dims_of(x)
     sp = in_dims[-nsp:]
     out_dims = ctx.meta_dims(node)
-    if any(not is_static_dim(n) for n in sp) or any(n % o for n, o in zip(sp, output_size)):
-        raise LoweringError(f"adaptive average pooling from {sp} to {list(output_size)} (only exact divisions)")
+    if any(not is_static_dim(n) for n in sp):
+        raise LoweringError(f"adaptive average pooling of the dynamic spatial dimensions {sp}")
+    if any(n % o for n, o in zip(sp, output_size)):
+        return _adaptive_avg_pool_matrix(ctx, x, sp, list(output_size))
     kernel = [n // o for n, o in zip(sp, output_size)]
     s = _reduce_window(ctx, x, 0, "stablehlo.add", kernel, kernel, [1] * nsp, [(0, 0)] * nsp, out_dims)
     n = 1

@@ -204,3 +204,78 @@ def _edge_pad(ctx, node, a, pad):
             pos.append(k)
         a = _take(ctx, a, d, pos)
     return a
+
+
+def _dense_order(shape, strides):
+    """The dimensions of a tensor in decreasing stride order when its elements fill a dense
+    block of memory without overlap (contiguous up to a permutation), else None. Size-1
+    dimensions, whose stride means nothing, go where they stand."""
+    dims = [d for d in range(len(shape)) if shape[d] != 1]
+    order = sorted(dims, key=lambda d: -strides[d])
+    expect = 1
+    for d in reversed(order):
+        if strides[d] != expect:
+            return None
+        expect *= shape[d]
+    out = list(order)
+    for d in range(len(shape)):
+        if shape[d] == 1:
+            out.insert(min(d, len(out)), d)
+    return out
+
+
+@register("aten.as_strided.default", "aten.as_strided_copy.default")
+def _as_strided(ctx, node, a, size, stride, storage_offset=None):
+    """x.as_strided(size, stride, offset) over the memory of `x`, which must be dense (contiguous
+    up to a permutation of its dimensions, as every tensor computed by the graph is): a reshape
+    where the strides are the contiguous strides of `size`, a slice of the flattened tensor and a
+    reshape where they are at an offset, a reshape and a transpose where they are a permutation
+    of contiguous strides, and a gather of the flattened tensor at the computed positions
+    otherwise (steps, overlapping windows)."""
+    what = f"as_strided(size={list(size)}, stride={list(stride)}, storage_offset={storage_offset})"
+    src = node.args[0].meta.get("val")
+    size, stride = list(size), list(stride)
+    in_shape = list(src.shape) if src is not None else []
+    if not all(isinstance(d, int) for d in size + stride + in_shape) or (
+            storage_offset is not None and not isinstance(storage_offset, int)):
+        raise LoweringError(f"{what} with dynamic sizes, strides or offset")
+    in_strides = list(src.stride())
+    in_offset = src.storage_offset()
+    if not isinstance(in_offset, int):
+        raise LoweringError(f"{what} of a tensor with a dynamic storage offset")
+    n = 1
+    for d in in_shape:
+        n *= d
+    order = _dense_order(in_shape, in_strides) if n else list(range(len(in_shape)))
+    if order is None:
+        raise LoweringError(f"{what} of a tensor whose memory is not dense (shape {in_shape}, strides "
+                            f"{in_strides}): its storage is not a value of the graph")
+    offset = (in_offset if storage_offset is None else storage_offset) - in_offset
+    numel = 1
+    for d in size:
+        numel *= d
+    if numel == 0:
+        return ctx.full(0, size, a.type.dtype)
+    last = offset + sum((s - 1) * st for s, st in zip(size, stride))
+    if offset < 0 or min(stride, default=0) < 0 or last >= n:
+        raise LoweringError(f"{what} reads outside the {n} elements of its input (shape {in_shape}, strides "
+                            f"{in_strides}, storage offset {in_offset})")
+    flat = ctx.reshape(ctx.transpose(a, order), [n])  # the input's memory, in order
+    out_order = _dense_order(size, stride)
+    if out_order is not None:
+        # Dense: a contiguous run of `numel` elements from `offset`, read in `out_order`.
+        if offset or numel != n:
+            flat = slice_dim(ctx, flat, 0, offset, offset + numel, 1)
+        permuted = [size[d] for d in out_order]
+        inverse = [out_order.index(d) for d in range(len(size))]
+        return ctx.transpose(ctx.reshape(flat, permuted), inverse)
+    # Anything else that stays inside the input: gather the positions offset + sum_j i_j * stride_j.
+    pos = ctx.full(offset, size, "i64")
+    for d, st in enumerate(stride):
+        if size[d] != 1 and st:
+            step = ctx.binary("stablehlo.multiply", ctx.iota(size, d, "i64"), ctx.full(st, size, "i64"))
+            pos = ctx.binary("stablehlo.add", pos, step)
+    from .indexing import gather
+
+    idx = ctx.reshape(pos, size + [1])
+    return gather(ctx, flat, idx, [], [0], [0], [1], size)
