@@ -71,7 +71,8 @@ def check_no_dropout(model: torch.nn.Module):
 def export_training(model: torch.nn.Module, example_batch, loss_fn, out_dir, optimizer, lr_schedule=None,
                     golden_steps: int = 5, grad_clip=None, *, name: str | None = None, batch_names=None,
                     eval_fn=None, eval_batch=None, eval_batch_names=None, eval_output_names=None,
-                    warpforge_binary: str | None = None) -> dict:
+                    warpforge_binary: str | None = None, golden_device: str = "cpu",
+                    golden_grads: str = "all") -> dict:
     """Writes the training package `out_dir` and returns its manifest.
 
     example_batch: a tensor or a tuple of tensors, passed as `loss_fn(model, *batch)`, which must
@@ -86,6 +87,9 @@ def export_training(model: torch.nn.Module, example_batch, loss_fn, out_dir, opt
     eval_fn, eval_batch: the eval program, `eval_fn(model, *eval_batch)` traced in eval mode,
         returning a tensor or a tuple of tensors (e.g. a QA model's start and end logits); its
         weights are the loss program's, by name. eval_batch_names / eval_output_names name them.
+    golden_device: where PyTorch runs the golden steps ("cuda" for a model too big for the CPU), in
+        true float32 (TF32 off). golden_grads: "all" records every step's gradients, "first" only
+        step 1's (a large model's gradients of 20 steps would not fit a package).
     warpforge_binary: the `warpforge` executable that writes train_step.mlir (value and grad of
         the loss, then the update, as one function); default: $WARPFORGE, then `warpforge` on
         PATH. Without one the package has no train_step.mlir and the trainer derives it.
@@ -168,8 +172,10 @@ def export_training(model: torch.nn.Module, example_batch, loss_fn, out_dir, opt
     opt_results = ([{"name": p.name, "kind": "param", "result": i} for i, p in enumerate(spec.params)]
                    + [{"name": s, "kind": "state", "result": n + i} for i, s in enumerate(spec.state_names)])
 
+    if golden_grads not in ("all", "first"):
+        raise ValueError(f"golden_grads must be 'all' or 'first', not {golden_grads!r}")
     golden, golden_files = _golden_run(model, optimizer, lr_schedule, loss_fn, batch, batch_names, spec, schedule,
-                                       golden_steps, weights)
+                                       golden_steps, weights, golden_device, golden_grads == "all")
 
     eval_section, eval_text, eval_constants = None, None, {}
     if eval_fn is not None:
@@ -329,15 +335,51 @@ def _training_decompositions():
     return table
 
 
-def _golden_run(model, optimizer, scheduler, loss_fn, batch, batch_names, spec, schedule, steps, weights0):
-    """PyTorch's own training steps on the example batch, from copies of the user's objects."""
+def _golden_run(model, optimizer, scheduler, loss_fn, batch, batch_names, spec, schedule, steps, weights0,
+                device="cpu", all_grads_recorded=True):
+    """PyTorch's own training steps on the example batch, from copies of the user's objects, on
+    `device` (true float32 there: TF32 off for matmuls and convolutions). Every tensor recorded is
+    brought back to the CPU."""
+    with _true_fp32(device):
+        return _golden_steps(model, optimizer, scheduler, loss_fn, batch, batch_names, spec, schedule, steps,
+                             weights0, torch.device(device), all_grads_recorded)
+
+
+class _true_fp32:
+    def __init__(self, device):
+        self.cuda = torch.device(device).type == "cuda"
+
+    def __enter__(self):
+        if self.cuda:
+            self.saved = (torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32)
+            torch.backends.cuda.matmul.allow_tf32 = False
+            torch.backends.cudnn.allow_tf32 = False
+
+    def __exit__(self, *exc):
+        if self.cuda:
+            torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32 = self.saved
+
+
+def _host(t):
+    """A CPU copy: never the tensor itself (clipping and the optimizer change theirs in place)."""
+    return t.detach().to("cpu", copy=True)
+
+
+def _cpu(tensors: dict) -> dict:
+    return {k: _host(v) for k, v in tensors.items()}
+
+
+def _golden_steps(model, optimizer, scheduler, loss_fn, batch, batch_names, spec, schedule, steps, weights0, device,
+                  all_grads_recorded):
     g_model, g_opt, g_sched = copy.deepcopy((model, optimizer, scheduler))
+    g_model.to(device)  # moves the parameters in place: the copied optimizer keeps them
     g_model.train()
+    files = {"golden/batch.safetensors": dict(zip(batch_names, batch))}
+    batch = tuple(x.to(device) for x in batch)
     params = dict(g_model.named_parameters())
     if spec.grad_clip is not None:
         clip_params = [params[p.name] for p in spec.params]
     losses, lrs, all_grads = [], [], {}
-    files = {"golden/batch.safetensors": dict(zip(batch_names, batch))}
     for step in range(1, steps + 1):
         group_lrs = [float(g["lr"]) for g in g_opt.param_groups]
         expect = lr_at(schedule, step)
@@ -348,15 +390,16 @@ def _golden_run(model, optimizer, scheduler, loss_fn, batch, batch_names, spec, 
         g_opt.zero_grad(set_to_none=True)
         loss = loss_fn(g_model, *batch)
         loss.backward()
-        losses.append(loss.detach().clone())
-        all_grads.update({f"{step}.{p.name}": params[p.name].grad.detach().clone() for p in spec.params
-                          if params[p.name].grad is not None})
+        losses.append(_host(loss))
+        if all_grads_recorded or step == 1:
+            all_grads.update({f"{step}.{p.name}": _host(params[p.name].grad) for p in spec.params
+                              if params[p.name].grad is not None})
         if step == 1:
             none = [p.name for p in spec.params if params[p.name].grad is None]
             if none:
                 raise TrainingExportError(f"optimized parameters get no gradient from the loss: {none}; torch.optim "
                                           "skips them, the update program would not: leave them out of the optimizer")
-            files["golden/grads_step1.safetensors"] = {p.name: params[p.name].grad.detach().clone()
+            files["golden/grads_step1.safetensors"] = {p.name: _host(params[p.name].grad)
                                                        for p in spec.params}
         if spec.grad_clip is not None:
             torch.nn.utils.clip_grad_norm_(clip_params, spec.grad_clip["max_norm"])
@@ -368,11 +411,11 @@ def _golden_run(model, optimizer, scheduler, loss_fn, batch, batch_names, spec, 
                 g_sched.step()
         if step == 1:
             files["golden/weights_step1.safetensors"] = _state_by_arg(g_model, weights0)
-            files["golden/optimizer_state_step1.safetensors"] = torch_state(spec, g_opt, params)
+            files["golden/optimizer_state_step1.safetensors"] = _cpu(torch_state(spec, g_opt, params))
     files["golden/loss.safetensors"] = {"loss": torch.stack(losses)}
     files["golden/grads.safetensors"] = all_grads
     files["golden/weights_final.safetensors"] = _state_by_arg(g_model, weights0)
-    state = torch_state(spec, g_opt, params)
+    state = _cpu(torch_state(spec, g_opt, params))
     state["step"] = torch.tensor(steps, dtype=torch.int64)
     files["golden/optimizer_state_final.safetensors"] = state
     files["golden/lr.safetensors"] = {"lr": torch.tensor(lrs, dtype=torch.float64)}
@@ -397,7 +440,7 @@ def _golden_run(model, optimizer, scheduler, loss_fn, batch, batch_names, spec, 
 def _state_by_arg(model, weights0: dict) -> dict:
     """The model's parameters and buffers under the loss program's argument names."""
     sd = model.state_dict()
-    return {k: (sd[k].detach().clone() if k in sd else v) for k, v in weights0.items()}
+    return {k: (_host(sd[k]) if k in sd else v) for k, v in weights0.items()}
 
 
 def _write(out_dir, manifest, loss_text, opt_text, weights, state0, golden_files, eval_text=None,

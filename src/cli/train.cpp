@@ -238,6 +238,7 @@ int runTrain(const TrainOptions& options) {
       return kExitFailure;
     }
     curve["steps"].push_back({{"step", s}, {"epoch", epoch}, {"loss", number(r->loss)}, {"lr", r->lrs}, {"ms", ms}});
+    if (s == first) curve["device_bytes_in_use"] = trainer.deviceBytesInUse();
     const double elapsed = std::chrono::duration<double>(Clock::now() - start).count();
     const double perStep = elapsed / static_cast<double>(s - first + 1);
     const bool log = s == total || s == first || (options.logEvery > 0 && s % options.logEvery == 0);

@@ -56,6 +56,13 @@ Expected<std::unique_ptr<Trainer>> Trainer::open(const std::string& packageDir, 
 
 std::string Trainer::deviceName() const { return trainStep_->deviceName(); }
 
+size_t Trainer::deviceBytesInUse() const {
+  size_t bytes = trainStep_->deviceBytesInUse();
+  if (valueAndGrad_) bytes += valueAndGrad_->deviceBytesInUse();
+  if (eval_) bytes += eval_->deviceBytesInUse();
+  return bytes;
+}
+
 Status Trainer::bindInitialState() {
   const TrainingPackage& p = package_;
   std::set<size_t> carried;

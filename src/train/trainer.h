@@ -45,6 +45,8 @@ class Trainer {
   const TrainingPackage& package() const { return package_; }
   const Module& module() const { return module_; }
   std::string deviceName() const;
+  // Device memory the trainer's executables hold (weights, state, intermediates, workspaces).
+  size_t deviceBytesInUse() const;
   // Updates made so far (0 before the first step, or the checkpoint's count after loading one).
   int64_t stepsDone() const { return stepsDone_; }
 
