@@ -1,0 +1,164 @@
+"""Training-step benchmark on the GPU: BERT-large question answering (b8, s384, AdamW), WarpForge
+beside PyTorch eager and torch.compile on the same model, batch and precision, in one run.
+
+    python bench/train_gpu.py [--layers 24] [--batch 8] [--seq 384] [--steps 30] [--out /tmp/wf-train-gpu]
+
+1. PyTorch eager and torch.compile: forward + backward + AdamW step (foreach), true fp32 (TF32 off),
+   median step time after warm-up, peak memory (torch.cuda.max_memory_allocated);
+2. WarpForge: export_training of the same model (random weights from BertConfig, dropout off) with 20
+   golden PyTorch steps on the GPU; `warpforge validate --training --device cuda` (loss of every
+   step, gradients of step 1, weights and optimizer state after steps 1 and 20); `warpforge train
+   --device cuda` for --steps steps, median step time and the device memory the trainer holds.
+Prints one table (markdown) and writes --json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import torch
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "python"))
+import warpforge  # noqa: E402
+from safetensors.torch import save_file  # noqa: E402
+
+NAMES = ["input_ids", "token_type_ids", "attention_mask", "start_positions", "end_positions"]
+
+
+def qa_loss(model, ids, tt, am, sp, ep):
+    return model(input_ids=ids, token_type_ids=tt, attention_mask=am, start_positions=sp, end_positions=ep).loss
+
+
+def make_model(layers, seq):
+    from transformers import BertConfig, BertForQuestionAnswering
+    torch.manual_seed(0)
+    cfg = BertConfig(hidden_size=1024, num_hidden_layers=layers, num_attention_heads=16, intermediate_size=4096,
+                     hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0, max_position_embeddings=max(512, seq))
+    return BertForQuestionAnswering(cfg)
+
+
+def make_optimizer(model, lr=3e-5):
+    decay = [p for n, p in model.named_parameters() if not (n.endswith("bias") or "LayerNorm" in n)]
+    rest = [p for n, p in model.named_parameters() if n.endswith("bias") or "LayerNorm" in n]
+    return torch.optim.AdamW([{"params": decay, "weight_decay": 0.01}, {"params": rest, "weight_decay": 0.0}], lr=lr)
+
+
+def make_batch(n, seq, vocab, seed):
+    g = torch.Generator().manual_seed(seed)
+    return (torch.randint(0, vocab, (n, seq), generator=g), torch.zeros(n, seq, dtype=torch.int64),
+            torch.ones(n, seq, dtype=torch.int64), torch.randint(0, seq, (n,), generator=g),
+            torch.randint(0, seq, (n,), generator=g))
+
+
+def torch_steps(model, batch, steps, compiled):
+    torch.backends.cuda.matmul.allow_tf32 = False
+    torch.backends.cudnn.allow_tf32 = False
+    m = model.cuda().train()
+    opt = make_optimizer(m)
+    fwd = torch.compile(m) if compiled else m
+    b = tuple(x.cuda() for x in batch)
+    torch.cuda.reset_peak_memory_stats()
+    times = []
+    for i in range(steps + 3):
+        torch.cuda.synchronize()
+        t0 = time.perf_counter()
+        loss = qa_loss(fwd, *b)
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        opt.step()
+        torch.cuda.synchronize()
+        if i >= 3:
+            times.append((time.perf_counter() - t0) * 1000)
+    peak = torch.cuda.max_memory_allocated()
+    m.cpu()
+    del opt
+    torch.cuda.empty_cache()
+    return statistics.median(times), peak
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--layers", type=int, default=24)
+    p.add_argument("--batch", type=int, default=8)
+    p.add_argument("--seq", type=int, default=384)
+    p.add_argument("--steps", type=int, default=30)
+    p.add_argument("--golden-steps", type=int, default=20)
+    p.add_argument("--out", default="/tmp/wf-train-gpu")
+    p.add_argument("--warpforge", default=os.environ.get("WARPFORGE", str(REPO / "build" / "warpforge")))
+    p.add_argument("--skip-torch", action="store_true")
+    p.add_argument("--json")
+    args = p.parse_args(argv)
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    rows, figures = [], {}
+    batch = make_batch(args.batch, args.seq, 30522, 0)
+
+    if not args.skip_torch:
+        for compiled in (False, True):
+            ms, peak = torch_steps(make_model(args.layers, args.seq), batch, args.steps, compiled)
+            name = "torch.compile" if compiled else "PyTorch eager"
+            figures[name] = {"ms": ms, "peak_bytes": peak}
+            print(f"{name}: {ms:.1f} ms/step, peak {peak / 2**30:.2f} GiB", flush=True)
+
+    model = make_model(args.layers, args.seq)
+    opt = make_optimizer(model)
+    pkg = out / "package"
+    t0 = time.time()
+    warpforge.export_training(model, batch, qa_loss, pkg, opt, golden_steps=args.golden_steps, grad_clip=None,
+                              name="bert_qa_large", batch_names=NAMES, golden_device="cuda", golden_grads="first",
+                              warpforge_binary=args.warpforge)
+    print(f"exported {pkg} in {time.time() - t0:.0f}s", flush=True)
+    t0 = time.time()
+    proc = subprocess.run([args.warpforge, "validate", str(pkg), "--training", "--device", "cuda"], capture_output=True,
+                          text=True)
+    print(proc.stdout[-3000:], proc.stderr[-2000:], flush=True)
+    figures["validate"] = {"pass": proc.returncode == 0, "seconds": time.time() - t0}
+
+    data = out / "data.safetensors"
+    save_file(dict(zip(NAMES, make_batch(8 * args.batch, args.seq, 30522, 1))), str(data))
+    run = out / "run"
+    t0 = time.time()
+    proc = subprocess.run([args.warpforge, "train", str(pkg), "--data", str(data), "--steps", str(args.steps + 3),
+                           "--device", "cuda", "--checkpoint-dir", str(run), "--log-every", "10"],
+                          capture_output=True, text=True)
+    if proc.returncode != 0:
+        print(proc.stderr[-3000:])
+        figures["warpforge"] = {"error": proc.stderr.strip().splitlines()[-1] if proc.stderr.strip() else "?"}
+    else:
+        curve = json.loads((run / "loss_curve.json").read_text())
+        ms = statistics.median(s["ms"] for s in curve["steps"][3:])
+        figures["WarpForge"] = {"ms": ms, "device_bytes": curve.get("device_bytes_in_use", 0),
+                                "seconds": time.time() - t0}
+        print(f"WarpForge: {ms:.1f} ms/step, holds {curve.get('device_bytes_in_use', 0) / 2**30:.2f} GiB", flush=True)
+
+    print()
+    print(f"BERT-large QA training step (layers {args.layers}, b{args.batch}, s{args.seq}, AdamW, true fp32), "
+          f"median of {args.steps} steps, {torch.cuda.get_device_name()}")
+    print("| run | ms/step | vs eager | vs compile | memory GiB |")
+    print("|---|---|---|---|---|")
+    eager = figures.get("PyTorch eager", {}).get("ms")
+    comp = figures.get("torch.compile", {}).get("ms")
+    for name in ("PyTorch eager", "torch.compile", "WarpForge"):
+        f = figures.get(name)
+        if not f or "ms" not in f:
+            continue
+        mem = f.get("peak_bytes", f.get("device_bytes", 0)) / 2**30
+        print(f"| {name} | {f['ms']:.1f} | {eager / f['ms'] if eager else float('nan'):.2f}x | "
+              f"{comp / f['ms'] if comp else float('nan'):.2f}x | {mem:.2f} |")
+    print(f"validate --training on cuda ({args.golden_steps} golden steps): "
+          f"{'PASS' if figures['validate']['pass'] else 'FAIL'}")
+    if args.json:
+        Path(args.json).write_text(json.dumps(figures, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
