@@ -94,6 +94,7 @@ def main(argv=None) -> int:
     p.add_argument("--out", default="/tmp/wf-train-gpu")
     p.add_argument("--warpforge", default=os.environ.get("WARPFORGE", str(REPO / "build" / "warpforge")))
     p.add_argument("--skip-torch", action="store_true")
+    p.add_argument("--skip-validate", action="store_true")
     p.add_argument("--json")
     args = p.parse_args(argv)
     out = Path(args.out)
@@ -117,10 +118,12 @@ def main(argv=None) -> int:
                               warpforge_binary=args.warpforge)
     print(f"exported {pkg} in {time.time() - t0:.0f}s", flush=True)
     t0 = time.time()
-    proc = subprocess.run([args.warpforge, "validate", str(pkg), "--training", "--device", "cuda"], capture_output=True,
-                          text=True)
-    print(proc.stdout[-3000:], proc.stderr[-2000:], flush=True)
-    figures["validate"] = {"pass": proc.returncode == 0, "seconds": time.time() - t0}
+    if not args.skip_validate:
+        proc = subprocess.run([args.warpforge, "validate", str(pkg), "--training", "--device", "cuda"],
+                              capture_output=True, text=True)
+        print("\n".join(line for line in proc.stdout.splitlines() if "passes as" not in line)[-3000:],
+              proc.stderr[-2000:], flush=True)
+        figures["validate"] = {"pass": proc.returncode == 0, "seconds": time.time() - t0}
 
     data = out / "data.safetensors"
     save_file(dict(zip(NAMES, make_batch(8 * args.batch, args.seq, 30522, 1))), str(data))
@@ -153,8 +156,9 @@ def main(argv=None) -> int:
         mem = f.get("peak_bytes", f.get("device_bytes", 0)) / 2**30
         print(f"| {name} | {f['ms']:.1f} | {eager / f['ms'] if eager else float('nan'):.2f}x | "
               f"{comp / f['ms'] if comp else float('nan'):.2f}x | {mem:.2f} |")
-    print(f"validate --training on cuda ({args.golden_steps} golden steps): "
-          f"{'PASS' if figures['validate']['pass'] else 'FAIL'}")
+    if "validate" in figures:
+        print(f"validate --training on cuda ({args.golden_steps} golden steps): "
+              f"{'PASS' if figures['validate']['pass'] else 'FAIL'}")
     if args.json:
         Path(args.json).write_text(json.dumps(figures, indent=1))
     return 0
