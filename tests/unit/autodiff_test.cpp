@@ -334,6 +334,12 @@ std::vector<GradCase> otherCases() {
   c.push_back({"conv_nhwc_hwio_stride2", conv("tensor<1x5x5x2xf64>", "tensor<3x3x2x4xf64>", "tensor<1x3x3x4xf64>",
                                                "[b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f]",
                                                "stride = [2, 2], pad = [[1, 1], [1, 1]]")});
+  // ResNet-18's convolutions: the 7x7 stride-2 stem with padding 3 (the last input row and
+  // column are in no window: (10 + 6 - 7) / 2 is not whole) and the 1x1 stride-2 downsample.
+  c.push_back({"conv_7x7_stride2_pad3", conv("tensor<2x2x10x10xf64>", "tensor<3x2x7x7xf64>", "tensor<2x3x5x5xf64>",
+                                              nchw, "stride = [2, 2], pad = [[3, 3], [3, 3]]")});
+  c.push_back({"conv_1x1_stride2", conv("tensor<2x3x4x4xf64>", "tensor<4x3x1x1xf64>", "tensor<2x4x2x2xf64>", nchw,
+                                         "stride = [2, 2], pad = [[0, 0], [0, 0]]")});
   // --- reductions
   c.push_back({"reduce_add_with_init", program("%x: tensor<3x4xf64>, %i: tensor<f64>", std::string(R"(
   %r = "stablehlo.reduce"(%x, %i) )") + kAddBody + R"( {dimensions = array<i64: 1>} : (tensor<3x4xf64>, tensor<f64>) -> tensor<3xf64>)",
@@ -366,6 +372,36 @@ std::vector<GradCase> otherCases() {
   %c = stablehlo.constant dense<0xFFF0000000000000> : tensor<f64>
   %r = "stablehlo.reduce_window"(%x, %c) )") + kMaxBody + R"( {window_dimensions = array<i64: 1, 1, 3, 3>, window_strides = array<i64: 1, 1, 2, 2>, padding = dense<[[0, 0], [0, 0], [1, 1], [1, 1]]> : tensor<4x2xi64>} : (tensor<1x2x5x5xf64>, tensor<f64>) -> tensor<1x2x3x3xf64>)",
                                                  "tensor<1x2x3x3xf64>"),
+               0.1, 2.0, true});
+  // ResNet-18's max-pool (3x3, stride 2, padding 1) on an even map: the windows overlap and the
+  // last one hangs over the high padding.
+  c.push_back({"reduce_window_max_pool_even", program("%x: tensor<2x2x6x6xf64>", std::string(R"(
+  %c = stablehlo.constant dense<0xFFF0000000000000> : tensor<f64>
+  %r = "stablehlo.reduce_window"(%x, %c) )") + kMaxBody + R"( {window_dimensions = array<i64: 1, 1, 3, 3>, window_strides = array<i64: 1, 1, 2, 2>, padding = dense<[[0, 0], [0, 0], [1, 1], [1, 1]]> : tensor<4x2xi64>} : (tensor<2x2x6x6xf64>, tensor<f64>) -> tensor<2x2x3x3xf64>)",
+                                                      "tensor<2x2x3x3xf64>"),
+               0.1, 2.0, true});
+  // BatchNorm in train mode as the exporter lowers it (batch statistics over N, H, W; biased
+  // variance; scale and shift), on a batch of 2 with a 2x2 map like ResNet-18's layer4.
+  c.push_back({"batch_norm_train", program("%x: tensor<2x3x2x2xf64>, %g: tensor<3xf64>, %b: tensor<3xf64>", R"(
+  %z = stablehlo.constant dense<0.0> : tensor<f64>
+  %s = stablehlo.reduce(%x init: %z) applies stablehlo.add across dimensions = [0, 2, 3] : (tensor<2x3x2x2xf64>, tensor<f64>) -> tensor<3xf64>
+  %n = stablehlo.constant dense<8.0> : tensor<3xf64>
+  %mean = "stablehlo.divide"(%s, %n) : (tensor<3xf64>, tensor<3xf64>) -> tensor<3xf64>
+  %mb = "stablehlo.broadcast_in_dim"(%mean) {broadcast_dimensions = array<i64: 1>} : (tensor<3xf64>) -> tensor<2x3x2x2xf64>
+  %d = "stablehlo.subtract"(%x, %mb) : (tensor<2x3x2x2xf64>, tensor<2x3x2x2xf64>) -> tensor<2x3x2x2xf64>
+  %d2 = "stablehlo.multiply"(%d, %d) : (tensor<2x3x2x2xf64>, tensor<2x3x2x2xf64>) -> tensor<2x3x2x2xf64>
+  %ss = stablehlo.reduce(%d2 init: %z) applies stablehlo.add across dimensions = [0, 2, 3] : (tensor<2x3x2x2xf64>, tensor<f64>) -> tensor<3xf64>
+  %var = "stablehlo.divide"(%ss, %n) : (tensor<3xf64>, tensor<3xf64>) -> tensor<3xf64>
+  %e = stablehlo.constant dense<1.0e-05> : tensor<3xf64>
+  %ve = "stablehlo.add"(%var, %e) : (tensor<3xf64>, tensor<3xf64>) -> tensor<3xf64>
+  %inv = "stablehlo.rsqrt"(%ve) : (tensor<3xf64>) -> tensor<3xf64>
+  %ib = "stablehlo.broadcast_in_dim"(%inv) {broadcast_dimensions = array<i64: 1>} : (tensor<3xf64>) -> tensor<2x3x2x2xf64>
+  %y = "stablehlo.multiply"(%d, %ib) : (tensor<2x3x2x2xf64>, tensor<2x3x2x2xf64>) -> tensor<2x3x2x2xf64>
+  %gb = "stablehlo.broadcast_in_dim"(%g) {broadcast_dimensions = array<i64: 1>} : (tensor<3xf64>) -> tensor<2x3x2x2xf64>
+  %bb = "stablehlo.broadcast_in_dim"(%b) {broadcast_dimensions = array<i64: 1>} : (tensor<3xf64>) -> tensor<2x3x2x2xf64>
+  %yg = "stablehlo.multiply"(%y, %gb) : (tensor<2x3x2x2xf64>, tensor<2x3x2x2xf64>) -> tensor<2x3x2x2xf64>
+  %r = "stablehlo.add"(%yg, %bb) : (tensor<2x3x2x2xf64>, tensor<2x3x2x2xf64>) -> tensor<2x3x2x2xf64>)",
+                                           "tensor<2x3x2x2xf64>"),
                0.1, 2.0, true});
   c.push_back({"reduce_window_min_pool", program("%x: tensor<4x6xf64>", std::string(R"(
   %c = stablehlo.constant dense<0x7FF0000000000000> : tensor<f64>
