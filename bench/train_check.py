@@ -76,6 +76,11 @@ def build(name):
                     optimizer=opt, lr_schedule=torch.optim.lr_scheduler.StepLR(opt, 2, 0.5))
     if name == "resnet18":
         import torchvision
+        # With seed 0 one input of layer4.1's last ReLU is -1.3e-6 in float64 and +1.4e-6 in
+        # PyTorch's float32, and BatchNorm over 8 values per channel spreads that one decision into
+        # every gradient upstream (2-3% off float64): PyTorch's own golden is then wrong, not
+        # WarpForge (docs/autodiff.md). Seed 4 keeps every such input at least 2e-4 from zero.
+        torch.manual_seed(4)
         model = torchvision.models.resnet18(weights=None, num_classes=10)
         opt = torch.optim.SGD(model.parameters(), lr=0.02, momentum=0.9, weight_decay=1e-4)
         return dict(model=model, batch=(torch.randn(2, 3, 64, 64), torch.randint(0, 10, (2,))), loss_fn=ce,

@@ -380,6 +380,7 @@ def _golden_steps(model, optimizer, scheduler, loss_fn, batch, batch_names, spec
     if spec.grad_clip is not None:
         clip_params = [params[p.name] for p in spec.params]
     losses, lrs, all_grads = [], [], {}
+    files["golden/grads_step1_f64.safetensors"] = _float64_grads(model, loss_fn, batch, spec, device)
     for step in range(1, steps + 1):
         group_lrs = [float(g["lr"]) for g in g_opt.param_groups]
         expect = lr_at(schedule, step)
@@ -428,6 +429,7 @@ def _golden_steps(model, optimizer, scheduler, loss_fn, batch, batch_names, spec
         "lr": "golden/lr.safetensors",
         "summary": "golden/summary.json",
         "grads_step1": "golden/grads_step1.safetensors",
+        "grads_step1_f64": "golden/grads_step1_f64.safetensors",
         "grads": "golden/grads.safetensors",
         "weights_step1": "golden/weights_step1.safetensors",
         "optimizer_state_step1": "golden/optimizer_state_step1.safetensors",
@@ -435,6 +437,19 @@ def _golden_steps(model, optimizer, scheduler, loss_fn, batch, batch_names, spec
         "optimizer_state_final": "golden/optimizer_state_final.safetensors",
     }
     return golden, files
+
+
+def _float64_grads(model, loss_fn, batch, spec, device) -> dict:
+    """Step 1's gradients computed in float64: where float32 rounding decides a ReLU or a sum
+    cancels, PyTorch's float32 gradient can be further from the exact one than WarpForge's;
+    `validate --training` then judges both by their distance to these (DESIGN.md's float64
+    arbitration)."""
+    m64 = copy.deepcopy(model).to(device=device, dtype=torch.float64).train()
+    b64 = tuple(x.to(torch.float64) if x.is_floating_point() else x for x in batch)
+    loss = loss_fn(m64, *b64)
+    loss.backward()
+    params = dict(m64.named_parameters())
+    return {p.name: _host(params[p.name].grad) for p in spec.params if params[p.name].grad is not None}
 
 
 def _state_by_arg(model, weights0: dict) -> dict:

@@ -116,6 +116,14 @@ int runValidateTraining(const ValidateOptions& options) {
     for (NamedLiteral& n : g->tensors) n.name = "1." + n.name;
     grads = std::move(*g);
   }
+  // Step 1's gradients in float64, where the golden run has them: the arbiter where PyTorch's
+  // float32 gradient is itself off (compare.h's float64 rule).
+  std::optional<SafetensorsFile> grads64;
+  if (!golden->file("grads_step1_f64").empty()) {
+    auto g = golden->read("grads_step1_f64");
+    if (!g) return reportStatus(g.status());
+    grads64 = std::move(*g);
+  }
   struct Snapshot {
     int64_t step;
     const char* weights;
@@ -172,7 +180,13 @@ int runValidateTraining(const ValidateOptions& options) {
   }
   double lrSum = 0;  // sum over the steps so far of the largest group lr
   auto weightCheck = [&](int64_t step, const std::string& name, const Literal& have, const Literal& want) {
-    Check c{step, "weight", name, weightTol, compareTensors(have, want, weightTol), ""};
+    // Buffers a train step updates (BatchNorm's running statistics) are averages of activations:
+    // judged by the activations row.
+    bool isBuffer = false;
+    for (const train::LossArgument& a : pkg.lossArguments())
+      if (a.name == name && a.kind == "buffer") isBuffer = true;
+    const Tolerances tol = isBuffer ? pkg.tolerance("activations") : weightTol;
+    Check c{step, "weight", name, tol, compareTensors(have, want, tol), ""};
     std::string param = name;  // a tied name's gradient is its primary's
     for (const train::LossArgument& a : pkg.lossArguments())
       if (a.name == name && a.tiedTo >= 0) param = pkg.lossArguments()[static_cast<size_t>(a.tiedTo)].name;
@@ -205,6 +219,39 @@ int runValidateTraining(const ValidateOptions& options) {
     record(std::move(c));
   };
 
+  // After step 1 the optimizer state is a function of step 1's gradient (SGD's momentum buffer is
+  // the gradient plus weight decay, Adam's moments (1 - beta) g and (1 - beta2) g^2), so where
+  // PyTorch's float32 gradient is itself off the float64 one, its state is off by as much: an
+  // element passes within the tolerance plus twice the golden gradient's own largest float32
+  // error (compare.h's float64 rule, applied to what the state is made of).
+  std::map<std::string, std::string> stateParam;
+  for (const train::StateTensor& st : pkg.state()) stateParam[st.name] = st.param;
+  auto stateCheck = [&](int64_t step, const std::string& name, const Literal& have, const Literal& want) {
+    Check c{step, "optimizer_state", name, stateTol, compareTensors(have, want, stateTol), ""};
+    const Literal* g32 = grads ? grads->find("1." + stateParam[name]) : nullptr;
+    const Literal* g64 = grads64 ? grads64->find(stateParam[name]) : nullptr;
+    if (!c.cmp.passed && step == 1 && c.cmp.problem.empty() && c.cmp.nanCount == 0 && g32 && g64 &&
+        g32->numElements() == have.numElements() && g64->numElements() == have.numElements()) {
+      int64_t arbitrated = 0, real = 0;
+      double gradError = 0;  // the golden gradient's own float32 error, as compare.h measures it
+      for (int64_t i = 0; i < have.numElements(); ++i)
+        gradError = std::max(gradError, std::abs(g32->getDouble(i) - g64->getDouble(i)));
+      for (int64_t i = 0; i < have.numElements(); ++i) {
+        const double a = have.getDouble(i), e = want.getDouble(i), err = std::abs(a - e);
+        const double bound = stateTol.atol + stateTol.rtol * std::abs(e);
+        if (err <= bound) continue;
+        if (err <= bound + 2 * gradError) ++arbitrated;
+        else ++real;
+      }
+      if (real == 0) {
+        c.arbitrated = std::to_string(arbitrated) +
+                       " element(s) within twice the golden float32 gradient's own error (against float64) of step 1";
+        c.cmp.passed = true;
+      }
+    }
+    record(std::move(c));
+  };
+
   for (int64_t s = 1; s <= golden->steps() && !failed; ++s) {
     addGoldenGrads(s);
     // The gradients at this step's starting weights, where the golden run recorded them.
@@ -220,7 +267,9 @@ int runValidateTraining(const ValidateOptions& options) {
         const Literal* g = grads->find(std::to_string(s) + "." + name);
         if (!g) continue;
         const Literal& mine = (*vg)[1 + numBuffers + i];
-        record({s, "gradient", name, gradTol, compareTensors(mine, *g, gradTol), ""});
+        const Literal* ref64 = s == 1 && grads64 ? grads64->find(name) : nullptr;
+        if (ref64 && ref64->type().shape() != g->type().shape()) ref64 = nullptr;
+        record({s, "gradient", name, gradTol, compareTensors(mine, *g, gradTol, ref64), ""});
       }
       if (failed) break;
     }
@@ -247,7 +296,7 @@ int runValidateTraining(const ValidateOptions& options) {
         if (!have) return reportStatus(have.status());
         for (const NamedLiteral& w : *have)
           if (const Literal* e = want->find(w.name))
-            record({s, "optimizer_state", w.name, stateTol, compareTensors(w.value, *e, stateTol), ""});
+            stateCheck(s, w.name, w.value, *e);
       }
     }
   }

