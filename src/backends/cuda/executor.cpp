@@ -32,7 +32,8 @@ Executor::Executor(std::shared_ptr<Device> device, const Module& module, const O
       options_(options),
       stream_(std::move(stream)),
       plan_(std::move(plan)),
-      bound_(plan_.argBuffers.size(), false) {}
+      bound_(plan_.argBuffers.size(), false),
+      prologueDirty_(static_cast<size_t>(plan_.prologueGroups), true) {}
 
 Executor::~Executor() {
   if (stream_) {
@@ -70,16 +71,35 @@ Status Executor::allocate() {
   return Status::ok();
 }
 
+bool Executor::prologueDirty() const {
+  return std::find(prologueDirty_.begin(), prologueDirty_.end(), true) != prologueDirty_.end();
+}
+
 Status Executor::runPrologue() {
-  WF_ASSIGN_OR_RETURN(std::vector<DeviceBuffer> temps, memory_.allocatePrologueTemps(plan_, device_->allocator()));
+  // The groups a bind made stale (all of them before the first run); the others' results are
+  // still in their buffers, and their temporaries and freed weights are not needed.
+  auto rerun = [&](size_t s) {
+    return plan_.hoisted[s] && prologueDirty_[static_cast<size_t>(plan_.hoistedGroup[s])];
+  };
+  std::vector<bool> temps(plan_.bufferBytes.size(), false);
   for (size_t s = 0; s < plan_.steps.size(); ++s) {
-    if (!plan_.hoisted[s]) continue;
+    if (!rerun(s)) continue;
+    for (int b : plan_.steps[s].outputBuffers) temps[static_cast<size_t>(b)] = true;
+    if (plan_.steps[s].workspaceBuffer >= 0) temps[static_cast<size_t>(plan_.steps[s].workspaceBuffer)] = true;
+  }
+  WF_ASSIGN_OR_RETURN(std::vector<DeviceBuffer> held,
+                      memory_.allocatePrologueTemps(plan_, temps, device_->allocator()));
+  for (size_t s = 0; s < plan_.steps.size(); ++s) {
+    if (!rerun(s)) continue;
+    for (int b : plan_.steps[s].inputBuffers)
+      if (!address(b) && plan_.bufferBytes[static_cast<size_t>(b)] > 0)
+        return internalError(plan_.steps[s].op->describe() + ": hoisted step reads a buffer that was freed");
     NvtxRange range(plan_.steps[s].op->name() + " (once)");
     WF_RETURN_IF_ERROR(launchStep(plan_.steps[s]));
   }
   WF_CUDA_CHECK(cudaStreamSynchronize(stream_.get()));
   memory_.releasePrologueOnly(plan_);
-  prologueDirty_ = false;
+  prologueDirty_.assign(prologueDirty_.size(), false);
   return Status::ok();
 }
 
@@ -111,7 +131,9 @@ Status Executor::bindArgument(size_t index, const Literal& value) {
   WF_RETURN_IF_ERROR(memory_.restoreArgument(plan_.argBuffers[index], plan_.bufferBytes[b], device_->allocator()));
   WF_RETURN_IF_ERROR(upload(plan_.argBuffers[index], value, body.argument(index)->type(),
                             "bound argument #" + std::to_string(index)));
-  if (plan_.prologueOnlyArg[b] || plan_.declaredBound[index]) prologueDirty_ = true;
+  // The hoisted work reading the argument reruns before the next run, in place: the buffers a
+  // captured graph reads keep their addresses.
+  if (plan_.argPrologueGroup[index] >= 0) prologueDirty_[static_cast<size_t>(plan_.argPrologueGroup[index])] = true;
   WF_CUDA_CHECK(cudaStreamSynchronize(stream_.get()));
   bound_[index] = true;
   return Status::ok();
@@ -288,7 +310,7 @@ Expected<RunResult> Executor::run(std::span<const Literal> args) {
     return invalidArgument("function @" + std::string(FuncOp(&entry_).symName()) + " takes " + std::to_string(next) +
                            " unbound arguments, got " + std::to_string(args.size()));
 
-  if (prologueDirty_) WF_RETURN_IF_ERROR(runPrologue());
+  if (prologueDirty()) WF_RETURN_IF_ERROR(runPrologue());
   RunResult result;
   // No "@" in the name: Nsight Compute's NVTX filters read it as a domain separator.
   NvtxRange range("warpforge run " + std::string(FuncOp(&entry_).symName()));
@@ -378,7 +400,7 @@ Status Executor::runOnDevice(std::span<void* const> args, std::span<void* const>
       WF_CUDA_CHECK(cudaMemcpyAsync(memory_.address(b), args[i], plan_.bufferBytes[b], cudaMemcpyDeviceToDevice,
                                     stream_.get()));
   }
-  if (prologueDirty_) WF_RETURN_IF_ERROR(runPrologue());
+  if (prologueDirty()) WF_RETURN_IF_ERROR(runPrologue());
   WF_RETURN_IF_ERROR(runSteps());
   for (size_t i = 0; i < plan_.outputs.size(); ++i) {
     const auto b = static_cast<size_t>(plan_.bufferOf.at(plan_.outputs[i]));

@@ -1,10 +1,11 @@
 // The executor: runs a Plan (plan.h) on one GPU, on a stream of its own.
 //
-// A run uploads the arguments not bound, runs the prologue of hoisted steps if a bind made it
-// stale, launches the per-run steps and downloads the results and taps. Host steps download their
-// operands, run the CPU interpreter's kernel and upload the results; control steps copy their
-// predicate or index (one scalar) from the device and pick the next step on the host, so a
-// program with control flow costs a device-to-host copy and a stream synchronisation per branch.
+// A run uploads the arguments not bound, reruns the groups of hoisted steps that a bind made
+// stale (plan.h prologue groups), launches the per-run steps and downloads the results and taps.
+// Host steps download their operands, run the CPU interpreter's kernel and upload the results;
+// control steps copy their predicate or index (one scalar) from the device and pick the next
+// step on the host, so a program with control flow costs a device-to-host copy and a stream
+// synchronisation per branch.
 //
 // Launch: a plan that is one graph segment (static shapes, no host steps, no control flow, no
 // collectives) is captured into a CUDA graph on its first run and replayed on every later run,
@@ -81,7 +82,9 @@ class Executor {
   void setCheckSink(CheckSink* sink) { checks_ = sink; }
 
  private:
+  // Runs the hoisted steps of the prologue groups a bind made stale (all before the first run).
   Status runPrologue();
+  bool prologueDirty() const;
   // Enqueues one device step: its buffers' addresses, its workspace, errors naming its op.
   Status launchStep(const Step& step);
   // Enqueues the device steps of `segment` (hoisted ones aside), for capture into a graph.
@@ -106,7 +109,7 @@ class Executor {
   Plan plan_;
   PlanMemory memory_;
   std::vector<bool> bound_;  // by entry argument
-  bool prologueDirty_ = true;
+  std::vector<bool> prologueDirty_;  // by prologue group (Plan::hoistedGroup): to run before the next run
   CheckSink* checks_ = nullptr;
   // The captured graph of each parity of the carried buffers (only [0] without carried results).
   GraphExec graphExecs_[2];

@@ -191,10 +191,11 @@ Status PlanMemory::allocate(const Plan& plan, CachingAllocator& alloc, const std
   return Status::ok();
 }
 
-Expected<std::vector<DeviceBuffer>> PlanMemory::allocatePrologueTemps(const Plan& plan, CachingAllocator& alloc) {
+Expected<std::vector<DeviceBuffer>> PlanMemory::allocatePrologueTemps(const Plan& plan, const std::vector<bool>& buffers,
+                                                                      CachingAllocator& alloc) {
   std::vector<DeviceBuffer> temps;
   for (size_t b = 0; b < plan.bufferBytes.size(); ++b)
-    if (plan.prologueTemp[b]) {
+    if (plan.prologueTemp[b] && buffers[b]) {
       WF_ASSIGN_OR_RETURN(DeviceBuffer buf, alloc.allocate(plan.bufferBytes[b], "weight preprocessing"));
       ptr_[b] = buf.data();
       temps.push_back(std::move(buf));

@@ -34,9 +34,11 @@ class PlanMemory {
   // results of hoisted steps that runs read), except the prologue's temporaries; `owner` names
   // the executable in out-of-memory errors.
   Status allocate(const Plan& plan, CachingAllocator& alloc, const std::string& owner);
-  // Gives the prologue's temporaries (Plan::prologueTemp) memory for one prologue run: they have
-  // it while the returned buffers live.
-  Expected<std::vector<DeviceBuffer>> allocatePrologueTemps(const Plan& plan, CachingAllocator& alloc);
+  // Gives the prologue's temporaries (Plan::prologueTemp) among `buffers` (by buffer id: those
+  // the steps of this prologue run write) memory for one prologue run: they have it while the
+  // returned buffers live.
+  Expected<std::vector<DeviceBuffer>> allocatePrologueTemps(const Plan& plan, const std::vector<bool>& buffers,
+                                                            CachingAllocator& alloc);
   // After a prologue run: the temporaries lose their addresses, and the weights that only the
   // prologue reads are released (a later bind allocates them again: restoreArgument).
   void releasePrologueOnly(const Plan& plan);

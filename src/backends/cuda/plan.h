@@ -124,7 +124,15 @@ struct Plan {
   // steps reading them are never hoisted.
   std::vector<bool> hoisted;          // by step
   std::vector<bool> prologueTemp;     // by buffer: read by hoisted steps only, freed after
-  std::vector<bool> prologueOnlyArg;  // by buffer: bound argument that only hoisted steps read
+  // by buffer: bound argument that only hoisted steps read, and the only bound argument its
+  // prologue group reads: freed after the prologue, uploaded again by a bind
+  std::vector<bool> prologueOnlyArg;
+  // Prologue groups: hoisted steps joined by the buffers (bound arguments, hoisted results) they
+  // share. A bind reruns only the groups that read its argument; a group rerun reads every bound
+  // argument and temporary of its own again, and nothing of another group's.
+  std::vector<int> hoistedGroup;      // by step: its group, -1 for a step not hoisted
+  std::vector<int> argPrologueGroup;  // by entry argument: the group reading it, -1 for none
+  int prologueGroups = 0;
 
   // Launch: the steps that may run as CUDA graphs. Today the planner makes one segment holding
   // every step when the plan has no host step, control flow or collective, and none otherwise;

@@ -661,9 +661,56 @@ void Planner::planHoisting() {
       if (plan_.steps[s].workspaceBuffer >= 0)
         plan_.prologueTemp[static_cast<size_t>(plan_.steps[s].workspaceBuffer)] = true;
     }
+  // Prologue groups: the hoisted steps joined by the buffers they share (bound arguments and
+  // hoisted results; constants stay put and join nothing). A bind reruns the groups that read the
+  // argument, and they need every bound argument and temporary they read again: a weight that
+  // only the prologue reads can be freed after it only where no other bound argument's group
+  // reads it, or rebinding that other argument would rerun work on freed memory.
+  std::vector<int> parent(numBuffers);
+  for (size_t b = 0; b < numBuffers; ++b) parent[b] = static_cast<int>(b);
+  auto find = [&](int b) {
+    while (parent[static_cast<size_t>(b)] != b) {
+      parent[static_cast<size_t>(b)] = parent[static_cast<size_t>(parent[static_cast<size_t>(b)])];
+      b = parent[static_cast<size_t>(b)];
+    }
+    return b;
+  };
+  std::vector<bool> literal(numBuffers, false);
+  for (const auto& [id, lit] : plan_.constants) literal[static_cast<size_t>(id)] = true;
+  auto groupBuffer = [](const Step& step) {
+    return step.outputBuffers.empty() ? step.inputBuffers[0] : step.outputBuffers[0];
+  };
+  for (size_t s = 0; s < plan_.steps.size(); ++s) {
+    if (!plan_.hoisted[s]) continue;
+    const Step& step = plan_.steps[s];
+    const int root = find(groupBuffer(step));
+    for (int b : step.outputBuffers) parent[static_cast<size_t>(find(b))] = root;
+    for (int b : step.inputBuffers)
+      if (!literal[static_cast<size_t>(b)]) parent[static_cast<size_t>(find(b))] = find(root);
+  }
+  std::vector<int> groupOf(numBuffers, -1);  // by root buffer: the group's index
+  plan_.hoistedGroup.assign(plan_.steps.size(), -1);
+  plan_.prologueGroups = 0;
+  for (size_t s = 0; s < plan_.steps.size(); ++s) {
+    if (!plan_.hoisted[s]) continue;
+    int& g = groupOf[static_cast<size_t>(find(groupBuffer(plan_.steps[s])))];
+    if (g < 0) g = plan_.prologueGroups++;
+    plan_.hoistedGroup[s] = g;
+  }
+  plan_.argPrologueGroup.assign(plan_.argBuffers.size(), -1);
+  std::vector<int> boundArgsRead(static_cast<size_t>(plan_.prologueGroups), 0);
+  for (size_t i = 0; i < plan_.argBuffers.size(); ++i) {
+    const auto b = static_cast<size_t>(plan_.argBuffers[i]);
+    if (!constant[b] || !readHoisted[b]) continue;
+    const int g = groupOf[static_cast<size_t>(find(static_cast<int>(b)))];
+    plan_.argPrologueGroup[i] = g;
+    ++boundArgsRead[static_cast<size_t>(g)];
+  }
   for (size_t i = 0; i < plan_.argBuffers.size(); ++i) {
     const size_t b = static_cast<size_t>(plan_.argBuffers[i]);
-    plan_.prologueOnlyArg[b] = plan_.declaredBound[i] && readHoisted[b] && !readPerRun[b];
+    const int g = plan_.argPrologueGroup[i];
+    plan_.prologueOnlyArg[b] = plan_.declaredBound[i] && readHoisted[b] && !readPerRun[b] && g >= 0 &&
+                               boundArgsRead[static_cast<size_t>(g)] == 1;
   }
 }
 
@@ -693,6 +740,7 @@ void Planner::planCarried(const Operation& terminator) {
       carried.resultBuffer = newBuffer(plan_.bufferBytes[static_cast<size_t>(carried.argBuffer)]);
       planCopy(terminator, from, carried.resultBuffer);
       plan_.hoisted.push_back(false);
+      plan_.hoistedGroup.push_back(-1);
       plan_.prologueTemp.push_back(false);
       plan_.prologueOnlyArg.push_back(false);
       ++plan_.stats.carriedCopies;
