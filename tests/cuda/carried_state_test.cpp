@@ -1,7 +1,8 @@
 // CompileOptions::carriedResults on the CUDA backend: carried results become their arguments'
 // buffers after each run (ping-pong between two buffers, one captured graph per parity), with
 // and without CUDA graphs and fusion; readArgument, binding over a carried value, failed runs;
-// work on a carried weight is not hoisted; carried values the run does not compute are copied.
+// work on a carried weight is not hoisted; weights bound again between runs rerun the hoisted
+// work that reads them; carried values the run does not compute are copied.
 #include "cuda_test_util.h"
 
 namespace wf::cudatest {
@@ -295,6 +296,73 @@ TEST(CudaCarriedState, WorkOnACarriedWeightIsNotHoisted) {
       EXPECT_EQ(compareLiterals(*wNow, (*cpu)[1], kStateVsCpu), "");
       wCpu = (*cpu)[1].clone();
     }
+  }
+}
+
+// Weight preprocessing in two independent prologue groups: %a and %b are combined (one group,
+// both kept after the prologue, since rebinding either reruns work that reads the other), %c is
+// converted on its own (its own group: freed after the prologue, uploaded again by its bind).
+const char* kTwoPrologueGroups = R"(
+func.func @main(%x: tensor<8x24xf32>, %a: tensor<16x24xf32>, %b: tensor<16x24xf32>, %c: tensor<16x24xf32>) -> tensor<8x16xf32> {
+  %at = "stablehlo.transpose"(%a) {permutation = array<i64: 1, 0>} : (tensor<16x24xf32>) -> tensor<24x16xf32>
+  %bt = "stablehlo.transpose"(%b) {permutation = array<i64: 1, 0>} : (tensor<16x24xf32>) -> tensor<24x16xf32>
+  %k = "stablehlo.add"(%at, %bt) : (tensor<24x16xf32>, tensor<24x16xf32>) -> tensor<24x16xf32>
+  %ct = "stablehlo.transpose"(%c) {permutation = array<i64: 1, 0>} : (tensor<16x24xf32>) -> tensor<24x16xf32>
+  %cd = "stablehlo.convert"(%ct) : (tensor<24x16xf32>) -> tensor<24x16xf64>
+  %cf = "stablehlo.convert"(%cd) : (tensor<24x16xf64>) -> tensor<24x16xf32>
+  %y = "stablehlo.dot_general"(%x, %k) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>} : (tensor<8x24xf32>, tensor<24x16xf32>) -> tensor<8x16xf32>
+  %z = "stablehlo.dot_general"(%x, %cf) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>} : (tensor<8x24xf32>, tensor<24x16xf32>) -> tensor<8x16xf32>
+  %r = "stablehlo.add"(%y, %z) : (tensor<8x16xf32>, tensor<8x16xf32>) -> tensor<8x16xf32>
+  func.return %r : tensor<8x16xf32>
+}
+)";
+
+// Binding weights again between runs (loading a checkpoint): each bind reruns the hoisted work
+// that reads the weight, in the buffers the captured graph reads, and never reads a weight the
+// prologue freed. Several rebinds, of each weight, of all of them and of none.
+TEST(CudaCarriedState, RebindingHoistedWeightsBetweenRuns) {
+  WF_REQUIRE_GPU();
+  Module m = parse(kTwoPrologueGroups);
+  ASSERT_TRUE(mainOf(m));
+  for (const Mode& mode : kModes) {
+    SCOPED_TRACE(mode.name());
+    CompileOptions boundOptions = modeOptions(mode);
+    boundOptions.boundArguments = {1, 2, 3};
+    auto bound = cudaBackend().compile(m, *mainOf(m), boundOptions);
+    auto plain = cudaBackend().compile(m, *mainOf(m), modeOptions(mode));
+    ASSERT_TRUE(bound) << bound.status().toString();
+    ASSERT_TRUE(plain) << plain.status().toString();
+    EXPECT_GE((*bound)->stats().hoistedSteps, 2);
+
+    std::mt19937_64 gen(0xcd + (mode.graphs ? 1 : 0) + (mode.fuse ? 2 : 0));
+    Literal weights[3] = {nonzeroF32({16, 24}, gen), nonzeroF32({16, 24}, gen), nonzeroF32({16, 24}, gen)};
+    for (size_t i = 0; i < 3; ++i) ASSERT_TRUE((*bound)->bindArgument(i + 1, weights[i]).isOk());
+    // The weights bound again before each step: none, %a, %c, %b, all, %a and %c, none.
+    const std::vector<std::vector<size_t>> rebinds = {{}, {0}, {2}, {1}, {0, 1, 2}, {0, 2}, {}};
+    for (size_t step = 0; step < rebinds.size(); ++step) {
+      SCOPED_TRACE("step " + std::to_string(step));
+      for (size_t i : rebinds[step]) {
+        weights[i] = nonzeroF32({16, 24}, gen);
+        ASSERT_TRUE((*bound)->bindArgument(i + 1, weights[i]).isOk());
+      }
+      Literal x = nonzeroF32({8, 24}, gen);
+      std::vector<Literal> all = {x.clone(), weights[0].clone(), weights[1].clone(), weights[2].clone()};
+      auto want = (*plain)->run(all);
+      ASSERT_TRUE(want) << want.status().toString();
+      std::vector<Literal> batch = {x.clone()};
+      auto got = (*bound)->run(batch);
+      ASSERT_TRUE(got) << got.status().toString();
+      ASSERT_EQ(got->outputs.size(), 1u);
+      EXPECT_TRUE(got->outputs[0].bitwiseEqual(want->outputs[0]));
+      // %a and %b share their group: both stay on the device. %c alone was freed.
+      for (size_t i = 0; i < 2; ++i) {
+        auto now = (*bound)->readArgument(i + 1);
+        ASSERT_TRUE(now) << now.status().toString();
+        EXPECT_TRUE(now->bitwiseEqual(weights[i]));
+      }
+      EXPECT_FALSE((*bound)->readArgument(3));
+    }
+    EXPECT_EQ((*bound)->stats().usesGraph, mode.graphs);
   }
 }
 
