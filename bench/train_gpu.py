@@ -1,7 +1,7 @@
 """Training-step benchmark on the GPU: BERT-large question answering (b8, s384, AdamW), WarpForge
 beside PyTorch eager and torch.compile on the same model, batch and precision, in one run.
 
-    python bench/train_gpu.py [--layers 24] [--batch 8] [--seq 384] [--steps 30] [--out /tmp/wf-train-gpu]
+    python bench/train_gpu.py [--layers 24] [--batch 8] [--seq 384] [--steps 30] [--out /tmp/wf-train-gpu] [--profile]
 
 1. PyTorch eager and torch.compile: forward + backward + AdamW step (foreach), true fp32 (TF32 off),
    median step time after warm-up, peak memory (torch.cuda.max_memory_allocated);
@@ -95,6 +95,8 @@ def main(argv=None) -> int:
     p.add_argument("--warpforge", default=os.environ.get("WARPFORGE", str(REPO / "build" / "warpforge")))
     p.add_argument("--skip-torch", action="store_true")
     p.add_argument("--skip-validate", action="store_true")
+    p.add_argument("--profile", action="store_true",
+                   help="also run `warpforge train --profile` (per-op times, memory plan) and print it")
     p.add_argument("--json")
     args = p.parse_args(argv)
     out = Path(args.out)
@@ -141,6 +143,11 @@ def main(argv=None) -> int:
         figures["WarpForge"] = {"ms": ms, "device_bytes": curve.get("device_bytes_in_use", 0),
                                 "seconds": time.time() - t0}
         print(f"WarpForge: {ms:.1f} ms/step, holds {curve.get('device_bytes_in_use', 0) / 2**30:.2f} GiB", flush=True)
+
+    if args.profile:
+        proc = subprocess.run([args.warpforge, "train", str(pkg), "--data", str(data), "--steps", "8",
+                               "--device", "cuda", "--profile", "--log-every", "0"], capture_output=True, text=True)
+        print(proc.stdout, proc.stderr[-2000:] if proc.returncode else "", flush=True)
 
     print()
     print(f"BERT-large QA training step (layers {args.layers}, b{args.batch}, s{args.seq}, AdamW, true fp32), "

@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/cli.h"
+#include "cli/profile.h"
 #include "runtime/package.h"
 #include "runtime/session.h"
 #include "serve/trace.h"
@@ -76,73 +77,6 @@ std::string ms(double v) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.4g ms", v);
   return buf;
-}
-
-// Per-op time accumulated over the timed runs.
-struct Profile {
-  struct ByName {
-    int64_t calls = 0;
-    double micros = 0;
-  };
-  std::map<std::string, ByName> byName;
-  std::map<std::pair<std::string, std::string>, double> byOp;  // (name, location) -> microseconds
-  double totalMicros = 0;
-  int runs = 0;
-
-  void add(const RunReport& report) {
-    ++runs;
-    for (const OpTiming& t : report.timings) {
-      ByName& b = byName[t.name];
-      ++b.calls;
-      b.micros += t.microseconds;
-      byOp[{t.name, t.location}] += t.microseconds;
-      totalMicros += t.microseconds;
-    }
-  }
-};
-
-constexpr size_t kProfileRows = 15;
-
-nlohmann::json profileJson(const Profile& p) {
-  nlohmann::json byName = nlohmann::json::array(), slowest = nlohmann::json::array();
-  std::vector<std::pair<std::string, Profile::ByName>> names(p.byName.begin(), p.byName.end());
-  std::sort(names.begin(), names.end(), [](const auto& a, const auto& b) { return a.second.micros > b.second.micros; });
-  for (const auto& [name, b] : names)
-    byName.push_back({{"op", name},
-                      {"calls_per_run", static_cast<double>(b.calls) / p.runs},
-                      {"ms_per_run", b.micros / 1000.0 / p.runs},
-                      {"share", p.totalMicros > 0 ? b.micros / p.totalMicros : 0.0}});
-  std::vector<std::pair<std::pair<std::string, std::string>, double>> ops(p.byOp.begin(), p.byOp.end());
-  std::sort(ops.begin(), ops.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
-  for (size_t i = 0; i < ops.size() && i < kProfileRows; ++i)
-    slowest.push_back({{"op", ops[i].first.first}, {"location", ops[i].first.second},
-                       {"ms_per_run", ops[i].second / 1000.0 / p.runs}});
-  return {{"by_op", byName}, {"slowest", slowest}};
-}
-
-void printProfile(const Profile& p) {
-  if (p.totalMicros <= 0) {
-    std::cout << "profile: the backend recorded no op timings\n";
-    return;
-  }
-  nlohmann::json j = profileJson(p);
-  char line[512];
-  std::cout << "profile, per run (an op's time runs from the end of the previous op of the entry function):\n";
-  std::snprintf(line, sizeof line, "  %-36s %8s %11s %7s\n", "op", "calls", "ms", "share");
-  std::cout << line;
-  size_t shown = 0;
-  for (const auto& row : j["by_op"]) {
-    if (shown++ == kProfileRows) break;
-    std::snprintf(line, sizeof line, "  %-36s %8.0f %11.4f %6.1f%%\n", row["op"].get<std::string>().c_str(),
-                  row["calls_per_run"].get<double>(), row["ms_per_run"].get<double>(), row["share"].get<double>() * 100);
-    std::cout << line;
-  }
-  std::cout << "slowest ops:\n";
-  for (const auto& row : j["slowest"]) {
-    std::snprintf(line, sizeof line, "  %11.4f ms  %s at %s\n", row["ms_per_run"].get<double>(),
-                  row["op"].get<std::string>().c_str(), row["location"].get<std::string>().c_str());
-    std::cout << line;
-  }
 }
 
 }  // namespace
@@ -284,18 +218,7 @@ int runBench(const BenchOptions& options) {
     std::cout << "device time (inputs resident): median " << ms(percentile(sortedDevice, 50)) << "  p10 "
               << ms(percentile(sortedDevice, 10)) << "  p90 " << ms(percentile(sortedDevice, 90)) << "; device memory "
               << deviceBytes / (1024 * 1024) << " MiB\n";
-  if (!sortedDevice.empty()) {
-    std::cout << "device memory by holder:";
-    const char* separator = " ";
-    for (const auto& [what, bytes] : (*session)->deviceMemoryBreakdown()) {
-      char part[96];
-      std::snprintf(part, sizeof part, "%s%s %.1f MiB", separator, what.c_str(),
-                    static_cast<double>(bytes) / (1024.0 * 1024.0));
-      std::cout << part;
-      separator = ", ";
-    }
-    std::cout << "\n";
-  }
+  if (!sortedDevice.empty()) std::cout << formatMemoryBreakdown((*session)->deviceMemoryBreakdown()) << "\n";
   char buf[64];
   std::snprintf(buf, sizeof buf, "%.2f", throughput);
   std::cout << "throughput: " << buf << " samples/s\n";

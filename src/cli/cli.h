@@ -146,6 +146,7 @@ struct TrainOptions {
   std::string metric = "none"; // --metric none | accuracy | squad
   std::string labelName = "label";  // --label: the eval data's label tensor for --metric accuracy
   std::string exportDir;       // --export DIR: a model package of the eval program with the trained weights
+  bool profile = false;        // --profile: per-op times of the steps after the first 3, and the memory plan
   CompileOptions compile;
 };
 // Trains a training package (src/train/trainer.h); exit 1 on a failed step (a non-finite loss

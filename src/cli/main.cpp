@@ -249,6 +249,8 @@ int main(int argc, char** argv) {
   trainCmd->add_option("--label", train.labelName, "The eval data's label tensor for --metric accuracy (default: label)");
   trainCmd->add_option("--export", train.exportDir,
                        "After training, write a model package (the eval program with the trained weights) to this new directory");
+  trainCmd->add_flag("--profile", train.profile,
+                     "Per-op times of the train step (summed over the steps after the first 3) and its memory plan");
   addCompileFlags(trainCmd, train.compile);
 
   CLI::App* serveCmd = addServeCommand(app);

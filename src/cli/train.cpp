@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/cli.h"
+#include "cli/profile.h"
 #include "runtime/file_io.h"
 #include "train/dataset.h"
 #include "train/sampler.h"
@@ -98,6 +99,30 @@ Expected<json> evaluate(train::Trainer& trainer, const train::Dataset& data, con
   return metrics;
 }
 
+// Steps left out of --profile: the first runs compile kernels, build CUDA graphs and warm caches.
+constexpr int64_t kProfileWarmupSteps = 3;
+
+std::string mib(size_t bytes) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f MiB", static_cast<double>(bytes) / (1024.0 * 1024.0));
+  return buf;
+}
+
+void printTrainProfile(const train::Trainer& trainer, const Profile& profile) {
+  if (profile.runs == 0) {
+    std::cout << "profile: fewer than " << kProfileWarmupSteps + 1 << " steps ran; no timings\n";
+  } else {
+    std::cout << "train step profile over " << profile.runs << " steps:\n";
+    printProfile(profile);
+  }
+  const ExecutableStats st = trainer.trainStepStats();
+  std::cout << "memory plan: " << st.slots << " slots, arena " << mib(st.slotBytes) << ", peak live intermediates "
+            << mib(st.peakLiveBytes) << ", all intermediates " << mib(st.intermediateBytes) << ", largest workspace "
+            << mib(st.workspaceBytes) << "; " << st.deviceSteps << " device steps, " << st.fusedKernels
+            << " fused kernels, " << st.hostSteps << " host steps\n";
+  std::cout << formatMemoryBreakdown(trainer.deviceMemoryBreakdown()) << "\n";
+}
+
 }  // namespace
 
 int runTrain(const TrainOptions& options) {
@@ -118,6 +143,7 @@ int runTrain(const TrainOptions& options) {
   train::TrainerOptions topts;
   topts.device = *device;
   topts.compile = options.compile;
+  topts.compile.recordTimings = topts.compile.recordTimings || options.profile;
   auto opened = train::Trainer::open(options.package, topts);
   if (!opened) return reportStatus(opened.status());
   train::Trainer& trainer = **opened;
@@ -215,6 +241,7 @@ int runTrain(const TrainOptions& options) {
   std::cerr << "warpforge: training " << pkg.name() << " on " << trainer.deviceName() << ": " << n << " examples, batch "
             << batch << ", " << perEpoch << " steps per epoch, steps " << trainer.stepsDone() + 1 << ".." << total << "\n";
   const bool tty = isatty(2);
+  Profile profile;
   const auto start = Clock::now();
   const int64_t first = trainer.stepsDone() + 1;
   std::vector<int64_t> order;
@@ -230,6 +257,7 @@ int runTrain(const TrainOptions& options) {
     if (!inputs) return reportStatus(inputs.status());
     auto t0 = Clock::now();
     auto r = trainer.step(*inputs);
+    if (r && options.profile && s >= first + kProfileWarmupSteps) profile.add(r->report);
     double ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
     if (!r) {
       if (tty) std::cerr << "\n";
@@ -264,6 +292,7 @@ int runTrain(const TrainOptions& options) {
     if (Status st = trainer.exportInference(options.exportDir); !st.isOk()) return reportStatus(st);
     std::cerr << "warpforge: exported the trained model to " << options.exportDir << "\n";
   }
+  if (options.profile) printTrainProfile(trainer, profile);
   std::cerr << "warpforge: done: " << total << " steps; " << curvePath << (ckptPath.empty() ? "" : ", " + ckptPath) << "\n";
   return kExitOk;
 }

@@ -47,6 +47,10 @@ class Trainer {
   std::string deviceName() const;
   // Device memory the trainer's executables hold (weights, state, intermediates, workspaces).
   size_t deviceBytesInUse() const;
+  // The train-step executable's memory by holder and its stats (memory plan, fusion), for
+  // `train --profile`.
+  std::vector<std::pair<std::string, size_t>> deviceMemoryBreakdown() const { return trainStep_->deviceMemoryBreakdown(); }
+  ExecutableStats trainStepStats() const { return trainStep_->stats(); }
   // Updates made so far (0 before the first step, or the checkpoint's count after loading one).
   int64_t stepsDone() const { return stepsDone_; }
 

@@ -1,0 +1,37 @@
+// Per-op timings of a backend (CompileOptions::recordTimings) summed over runs, and the table
+// `bench --profile` and `train --profile` print.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "runtime/backend.h"
+
+namespace wf::cli {
+
+struct Profile {
+  struct ByName {
+    int64_t calls = 0;
+    double micros = 0;
+  };
+  std::map<std::string, ByName> byName;
+  std::map<std::pair<std::string, std::string>, double> byOp;  // (name, location) -> microseconds
+  double totalMicros = 0;
+  int runs = 0;
+
+  void add(const RunReport& report);
+};
+
+// {"by_op": [{op, calls_per_run, ms_per_run, share}...], "slowest": [{op, location, ms_per_run}...]}
+nlohmann::json profileJson(const Profile& p);
+// The ops by total time, then the slowest single ops with their source locations.
+void printProfile(const Profile& p);
+// "device memory by holder: arena 1.0 MiB, ..." for a backend's breakdown.
+std::string formatMemoryBreakdown(const std::vector<std::pair<std::string, size_t>>& parts);
+
+}  // namespace wf::cli
