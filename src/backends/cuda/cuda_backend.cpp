@@ -35,6 +35,17 @@ class CudaExecutable final : public Executable {
   std::unique_ptr<Executor> executor_;     // destroyed first: it refers to the module
 };
 
+// Whether `block` (or a region nested in it) calls a function or a composite's decomposition.
+bool callsFunctions(const Block& block) {
+  for (const auto& op : block.operations()) {
+    if (op->code() == OpCode::FuncCall || op->code() == OpCode::Composite) return true;
+    for (size_t r = 0; r < op->numRegions(); ++r)
+      for (const auto& inner : op->region(r).blocks())
+        if (callsFunctions(*inner)) return true;
+  }
+  return false;
+}
+
 class CudaBackend final : public Backend {
  public:
   explicit CudaBackend(std::shared_ptr<Device> device) : device_(std::move(device)) {}
@@ -50,13 +61,19 @@ class CudaBackend final : public Backend {
     const std::vector<Type> argTypes = FuncOp(&entry).functionType().inputs;
     const bool staticArgs = std::all_of(argTypes.begin(), argTypes.end(),
                                         [](const Type& t) { return t.isTensor() && t.hasStaticShape(); });
-    if (staticArgs && needsShapeRefinement(module, name)) {
+    // Calls are inlined too, so that fusion sees across them: a train step is a call of the
+    // value-and-grad function, then of the optimizer update. (Not with taps, which name values of
+    // the entry function as written.)
+    const bool inlineCalls = options.tapValues.empty() && entry.numRegions() > 0 && !entry.region(0).empty() &&
+                             callsFunctions(entry.region(0).front());
+    const bool needsRefinement = staticArgs && needsShapeRefinement(module, name);
+    if (staticArgs && (inlineCalls || needsRefinement)) {
       RefineShapesOptions refineOptions;
       refineOptions.replaceFoldedOps = false;
       auto r = refineShapes(module, name, argTypes, refineOptions);
       if (r) {
         refined = std::move(*r);
-      } else if (!options.allowCpuFallback) {
+      } else if (needsRefinement && !options.allowCpuFallback) {
         return r.status().withContext("cuda: function @" + name + " needs static shapes");
       }
     }
