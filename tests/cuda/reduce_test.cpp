@@ -1,5 +1,5 @@
 // CUDA reduce kernels against the CPU interpreter: sum, product, max, min, and, or over inner,
-// outer, middle and all dims, on every element type they take.
+// outer (columns, also split into slices), middle and all dims, on every element type they take.
 #include "cuda_test_util.h"
 
 namespace wf::cudatest {
@@ -26,7 +26,10 @@ struct Layout {
 std::vector<Layout> layouts() {
   return {{{7, 300}, {1}},          {{300, 7}, {0}},    {{5, 33, 9}, {1}},  {{5, 33, 9}, {0, 2}},
           {{4, 6, 10}, {0, 1, 2}},  {{100003}, {0}},    {{3, 5}, {}},       {{9, 5}, {1}},
-          {{2, 0, 3}, {1}},         {{65, 2, 129}, {2, 0}}};
+          {{2, 0, 3}, {1}},         {{65, 2, 129}, {2, 0}},
+          // Column reductions split into slices (reduceColumns with partials): a bias gradient's
+          // shape, a middle dim reduced under a kept innermost one, leading dims reduced.
+          {{3001, 70}, {0}},        {{2, 513, 40}, {1}}, {{40, 77, 33}, {0, 1}}};
 }
 
 class CudaReduce : public testing::TestWithParam<std::tuple<ElementType, std::string>> {};

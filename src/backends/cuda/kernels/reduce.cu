@@ -5,8 +5,10 @@
 // and base dilation and padding (padded positions and base-dilation holes hold the init value,
 // as the spec says). f16 and bf16 accumulate in f32; integers accumulate in 64 bits and wrap to
 // their width.
-// Two shapes of launch: a block per result element (the reduced dims are the innermost, or there
-// are few results), else a thread per result element (coalesced across results).
+// Three shapes of launch: a block per result element (the reduced dims are the innermost, or there
+// are few results), column blocks (the innermost dim is kept: reduceColumns), else a thread per
+// result element (coalesced across results).
+#include <algorithm>
 #include <string>
 
 #include "eval/shape_util.h"
@@ -149,6 +151,64 @@ __global__ void reduceBlockPerOutput(RedKind k, const typename Tr::S* in, const 
     }
     __syncthreads();
   }
+}
+
+// Column reduction: the results vary along the input's innermost dim (it is kept), so a warp
+// reads 32 neighbouring results' elements at once. A block of kColumnWidth x kColumnRows
+// threads takes 32 results and a slice of the reduced elements; with several slices
+// (gridDim.y > 1) each writes its partial results to `partial` (one row per slice) and
+// reduceColumnsFinish combines them, in slice order, with the init value: enough blocks to fill
+// the GPU even where a thread per result would leave it idle (a bias gradient: 4096 results of
+// 3072 elements each).
+constexpr int kColumnWidth = 32;
+constexpr int kColumnRows = 8;
+
+template <typename Tr>
+__global__ void reduceColumns(RedKind k, const typename Tr::S* in, const typename Tr::S* init, typename Tr::S* out,
+                              typename AccOf<Tr>::type* partial, ReducePlan p, int64_t rowsPerSlice) {
+  using A = typename AccOf<Tr>::type;
+  __shared__ A tile[kColumnRows][kColumnWidth + 1];
+  const int64_t j = static_cast<int64_t>(blockIdx.x) * kColumnWidth + threadIdx.x;
+  const int64_t r0 = static_cast<int64_t>(blockIdx.y) * rowsPerSlice;
+  const int64_t r1 = r0 + rowsPerSlice < p.numRed ? r0 + rowsPerSlice : p.numRed;
+  A acc = identity<Tr>(k);
+  if (j < p.numOut) {
+    const int64_t base = outBase(p, j);
+    for (int64_t r = r0 + threadIdx.y; r < r1; r += kColumnRows) acc = combine<Tr>(k, acc, loadAcc<Tr>(in[base + redOffset(p, r)]));
+  }
+  tile[threadIdx.y][threadIdx.x] = acc;
+  __syncthreads();
+  if (threadIdx.y != 0 || j >= p.numOut) return;
+  for (int y = 1; y < kColumnRows; ++y) acc = combine<Tr>(k, acc, tile[y][threadIdx.x]);
+  if (gridDim.y == 1) out[j] = storeAcc<Tr>(combine<Tr>(k, loadAcc<Tr>(*init), acc));
+  else partial[static_cast<int64_t>(blockIdx.y) * p.numOut + j] = acc;
+}
+
+template <typename Tr>
+__global__ void reduceColumnsFinish(RedKind k, const typename AccOf<Tr>::type* partial, int64_t slices,
+                                    const typename Tr::S* init, typename Tr::S* out, int64_t numOut) {
+  WF_GRID_STRIDE_LOOP(j, numOut) {
+    auto acc = loadAcc<Tr>(*init);
+    for (int64_t y = 0; y < slices; ++y) acc = combine<Tr>(k, acc, partial[y * numOut + j]);
+    out[j] = storeAcc<Tr>(acc);
+  }
+}
+
+// Slices of the reduced elements for reduceColumns: about four blocks per multiprocessor in
+// all, each slice at least 64 elements long.
+struct ColumnSplit {
+  int64_t slices = 1;
+  int64_t rowsPerSlice = 0;
+};
+ColumnSplit splitColumns(const ReducePlan& p, int multiprocessors) {
+  const int64_t columnBlocks = (p.numOut + kColumnWidth - 1) / kColumnWidth;
+  const int64_t wanted = (int64_t{4} * multiprocessors + columnBlocks - 1) / columnBlocks;
+  const int64_t most = std::max<int64_t>(1, p.numRed / 64);
+  ColumnSplit c;
+  c.slices = std::clamp<int64_t>(wanted, 1, std::min<int64_t>(most, 65535));
+  c.rowsPerSlice = (p.numRed + c.slices - 1) / c.slices;
+  c.slices = (p.numRed + c.rowsPerSlice - 1) / c.rowsPerSlice;
+  return c;
 }
 
 // ---- argmax / argmin: reduce of (values, indices) ----------------------------------------------
@@ -446,17 +506,37 @@ Results lowerFastReduce(const Operation& op, LowerContext& ctx) {
   WF_ASSIGN_OR_RETURN(ReducePlan p, planReduce(op, inShape));
   const int sms = ctx.device.info().multiprocessors;
   const bool blockPerOutput = p.numRed >= 32 && (p.innermostReduced || p.numOut < int64_t{8} * sms);
+  // Reduced dims outside the innermost (kept) one: the column kernel.
+  const bool columns = !p.innermostReduced && p.numRed >= 8;
+  const ColumnSplit split = columns ? splitColumns(p, sms) : ColumnSplit{};
   return dispatchType(et, Results(unsupportedOnCuda(op, "no CUDA kernel for element type " + std::string(elementTypeName(et)))),
                       [&](auto tag) -> Results {
                         using Tr = decltype(tag);
-                        return makeKernel([kind, p, blockPerOutput](const LaunchContext& ctx, std::span<void* const> in,
-                                                                    std::span<void* const> out) {
+                        using A = typename AccOf<Tr>::type;
+                        const size_t partialBytes = split.slices > 1 ? static_cast<size_t>(split.slices * p.numOut) * sizeof(A) : 0;
+                        ctx.workspaceBytes = std::max(ctx.workspaceBytes, partialBytes);
+                        return makeKernel([kind, p, blockPerOutput, columns, split, partialBytes](
+                                              const LaunchContext& ctx, std::span<void* const> in, std::span<void* const> out) {
                           if (p.numOut == 0) return Status::ok();
                           using S = typename Tr::S;
                           const auto* x = static_cast<const S*>(in[0]);
                           const auto* init = static_cast<const S*>(in[1]);
                           auto* o = static_cast<S*>(out[0]);
-                          if (blockPerOutput) {
+                          if (columns) {
+                            if (partialBytes > 0 && (!ctx.workspace || ctx.workspaceBytes < partialBytes))
+                              return internalError("reduce: workspace too small for the column partials");
+                            auto* partial = static_cast<A*>(ctx.workspace);
+                            const dim3 grid(static_cast<unsigned>((p.numOut + kColumnWidth - 1) / kColumnWidth),
+                                            static_cast<unsigned>(split.slices));
+                            reduceColumns<Tr><<<grid, dim3(kColumnWidth, kColumnRows), 0, ctx.stream>>>(kind, x, init, o, partial, p,
+                                                                                                       split.rowsPerSlice);
+                            WF_CUDA_CHECK_LAUNCH("reduceColumns");
+                            if (split.slices > 1) {
+                              reduceColumnsFinish<Tr><<<gridFor(p.numOut), kThreads, 0, ctx.stream>>>(kind, partial, split.slices,
+                                                                                                     init, o, p.numOut);
+                              WF_CUDA_CHECK_LAUNCH("reduceColumnsFinish");
+                            }
+                          } else if (blockPerOutput) {
                             const unsigned blocks = static_cast<unsigned>(std::min<int64_t>(p.numOut, 65535 * 8));
                             reduceBlockPerOutput<Tr><<<blocks, kThreads, 0, ctx.stream>>>(kind, x, init, o, p);
                             WF_CUDA_CHECK_LAUNCH("reduceBlockPerOutput");
