@@ -73,10 +73,17 @@ struct CompileOptions {
   // the host); RunResult::outputs then holds only the results not listed here, in result order.
   // Each argument must be in boundArguments, each result and each argument may appear once, and
   // the result's type must be the argument's (compile() fails naming the pair otherwise). A run
-  // that fails leaves every bound argument as it was. Executable::readArgument reads a carried
+  // that fails leaves every bound argument as it was (unless carryInPlace). Executable::readArgument reads a carried
   // value back; bindArgument overwrites it (loading a checkpoint). Work that depends on a
   // carried argument is never hoisted (see boundArguments): it runs on every run.
   std::vector<CarriedResult> carriedResults;
+  // Carried results may be computed straight into their argument's memory where the backend can
+  // prove it safe (cuda: the step computing the result reads the argument element for element
+  // and is its last reader, outside loops), as PyTorch's optimizers update parameters in place:
+  // the carried state is held once instead of twice. The price: a run that fails part way (a
+  // device fault, not a bad input, which is refused before anything runs) may leave those
+  // arguments half updated. Off by default.
+  bool carryInPlace = false;
 };
 
 // One span of a run, for traces and per-op timing.
@@ -130,6 +137,8 @@ struct ExecutableStats {
   // argument, a constant, a hoisted value or another carried result; the others are computed
   // straight into the argument's next buffer).
   int carriedCopies = 0;
+  // Of those, the ones computed over their argument's memory (CompileOptions::carryInPlace).
+  int carriedInPlace = 0;
   // Launches (CompileOptions::cudaGraphs).
   bool usesGraph = false;  // captured into a CUDA graph (after the first run)
   int graphLaunches = 0;   // runs that replayed it

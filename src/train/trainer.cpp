@@ -48,6 +48,7 @@ Expected<std::unique_ptr<Trainer>> Trainer::open(const std::string& packageDir, 
   for (size_t s = 0; s < p.state().size(); ++s) co.boundArguments.push_back(p.trainStepStateArgument(s));
   co.carriedResults.clear();
   for (auto [result, argument] : p.trainStepCarried()) co.carriedResults.push_back({result, argument});
+  co.carryInPlace = options.updateInPlace;
   const Operation* entry = t->module_.lookupFunction("train_step");
   WF_ASSIGN_OR_RETURN(t->trainStep_, t->backend_->compile(t->module_, *entry, co));
   WF_RETURN_IF_ERROR(t->bindInitialState());
@@ -106,6 +107,7 @@ Status Trainer::checkBatch(std::span<const Literal> batch) const {
 }
 
 Expected<StepResult> Trainer::step(std::span<const Literal> batch) {
+  if (!halfUpdated_.empty()) return invalidArgument(halfUpdated_);
   WF_RETURN_IF_ERROR(checkBatch(batch));
   StepResult r;
   r.step = stepsDone_ + 1;
@@ -116,7 +118,12 @@ Expected<StepResult> Trainer::step(std::span<const Literal> batch) {
   for (size_t g = 0; g < r.lrs.size(); ++g) lr.setDouble(static_cast<int64_t>(g), r.lrs[g]);  // rounded as torch rounds the scalar
   args.push_back(std::move(lr));
   auto run = trainStep_->run(args);
-  if (!run) return run.status().withContext("step " + std::to_string(r.step));
+  if (!run) {
+    if (trainStep_->stats().carriedInPlace > 0)
+      halfUpdated_ = "step " + std::to_string(r.step) + " failed after it may have updated weights in place (" +
+                     run.status().message() + "); load a checkpoint to go on";
+    return run.status().withContext("step " + std::to_string(r.step));
+  }
   stepsDone_ = r.step;
   evalWeightsStale_ = true;
   if (run->outputs.empty()) return internalError("train_step returned no loss");
@@ -379,6 +386,7 @@ Expected<std::map<std::string, int64_t>> Trainer::loadCheckpoint(const std::stri
   }
   stepsDone_ = step->getInt(0);
   evalWeightsStale_ = true;
+  halfUpdated_.clear();
   std::map<std::string, int64_t> extra;
   for (const NamedLiteral& t : file.tensors)
     if (t.name.rfind("trainer.", 0) == 0 && t.name != "trainer.step" && t.value.numElements() == 1)

@@ -28,6 +28,11 @@ struct TrainerOptions {
   DeviceSpec device;
   CompileOptions compile;  // fuse, TF32, graphs, threads (boundArguments and carried results are the trainer's)
   bool withEval = true;    // compile the eval program too, when the package has one
+  // Update parameters and optimizer state in place where the backend can (CompileOptions::
+  // carryInPlace): one copy of them on the device, as PyTorch's optimizers hold, instead of two.
+  // A step that then fails on the device leaves them half updated: the trainer refuses further
+  // steps until a checkpoint is loaded.
+  bool updateInPlace = true;
 };
 
 struct StepResult {
@@ -56,8 +61,9 @@ class Trainer {
 
   // The batch tensors the loss program takes, in its argument order (names: package().lossArguments()).
   Status checkBatch(std::span<const Literal> batch) const;
-  // One update on `batch`. A failure (bad batch, device error) leaves the weights and state as
-  // they were; a non-finite loss is reported as an error naming the step, and the weights are
+  // One update on `batch`. A bad batch is refused before anything runs; a device error leaves
+  // the weights and state as they were, or, with updateInPlace, possibly half updated (further
+  // steps are then refused until loadCheckpoint()); a non-finite loss is reported as an error naming the step, and the weights are
   // then those of the failed update (inspect them with firstNonFinite()).
   Expected<StepResult> step(std::span<const Literal> batch);
   // The loss, buffer updates and gradients (loss_value_and_grad) at the current weights, without
@@ -103,6 +109,9 @@ class Trainer {
   // not update), as bound: a backend may release its copy once weight preprocessing has read it.
   std::map<size_t, Literal> fixedValues_;
   int64_t stepsDone_ = 0;
+  // Set when a step failed after it may have written weights in place (updateInPlace): the
+  // error, repeated by later steps until a checkpoint is loaded.
+  std::string halfUpdated_;
 };
 
 }  // namespace wf::train

@@ -2,7 +2,8 @@
 // buffers after each run (ping-pong between two buffers, one captured graph per parity), with
 // and without CUDA graphs and fusion; readArgument, binding over a carried value, failed runs;
 // work on a carried weight is not hoisted; weights bound again between runs rerun the hoisted
-// work that reads them; carried values the run does not compute are copied.
+// work that reads them; carried values the run does not compute are copied; updates in place
+// (CompileOptions::carryInPlace) give the same numbers.
 #include "cuda_test_util.h"
 
 namespace wf::cudatest {
@@ -130,6 +131,63 @@ TEST(CudaCarriedState, FiveStepsMatchFeedingTheResultsBackByHand) {
       }
     EXPECT_TRUE(listed);
     EXPECT_GE(nextValues, size_t{2 * kK * kN * 4});
+  }
+}
+
+// CompileOptions::carryInPlace: where the step computing a carried result is its argument's
+// last reader, element for element (fused: m' = beta m + g reads m, w' = w - lr m' reads w),
+// the result is written over the argument: no second buffer, the same numbers bit for bit.
+TEST(CudaCarriedState, InPlaceUpdatesMatchPingPong) {
+  WF_REQUIRE_GPU();
+  Module m = parse(stepProgram(kB, kK, kN));
+  ASSERT_TRUE(mainOf(m));
+  for (const Mode& mode : kModes) {
+    SCOPED_TRACE(mode.name());
+    CompileOptions pingPongOptions = modeOptions(mode);
+    pingPongOptions.boundArguments = {1, 2};
+    pingPongOptions.carriedResults = {{1, 1}, {2, 2}};
+    CompileOptions inPlaceOptions = pingPongOptions;
+    inPlaceOptions.carryInPlace = true;
+    auto pingPong = cudaBackend().compile(m, *mainOf(m), pingPongOptions);
+    auto inPlace = cudaBackend().compile(m, *mainOf(m), inPlaceOptions);
+    ASSERT_TRUE(pingPong) << pingPong.status().toString();
+    ASSERT_TRUE(inPlace) << inPlace.status().toString();
+    EXPECT_EQ((*pingPong)->stats().carriedInPlace, 0);
+    // Fused, both updates read their argument element for element; unfused, m' = add(beta m, g)
+    // does not read m, while w' = subtract(w, lr m') still may.
+    if (mode.fuse) {
+      EXPECT_EQ((*inPlace)->stats().carriedInPlace, 2);
+    }
+    std::mt19937_64 gen(0x1a9 + (mode.graphs ? 1 : 0) + (mode.fuse ? 2 : 0));
+    Literal w = nonzeroF32({kK, kN}, gen), mom = nonzeroF32({kK, kN}, gen);
+    for (auto* e : {&*pingPong, &*inPlace}) {
+      ASSERT_TRUE((*e)->bindArgument(1, w).isOk());
+      ASSERT_TRUE((*e)->bindArgument(2, mom).isOk());
+    }
+    for (int step = 0; step < 5; ++step) {
+      SCOPED_TRACE("step " + std::to_string(step));
+      Literal x = nonzeroF32({kB, kK}, gen);
+      std::vector<Literal> batch = {x.clone()};
+      auto want = (*pingPong)->run(batch);
+      std::vector<Literal> batch2 = {x.clone()};
+      auto got = (*inPlace)->run(batch2);
+      ASSERT_TRUE(want) << want.status().toString();
+      ASSERT_TRUE(got) << got.status().toString();
+      EXPECT_TRUE(got->outputs[0].bitwiseEqual(want->outputs[0]));
+      for (size_t arg : {size_t{1}, size_t{2}}) {
+        auto a = (*pingPong)->readArgument(arg);
+        auto b = (*inPlace)->readArgument(arg);
+        ASSERT_TRUE(a && b);
+        EXPECT_TRUE(b->bitwiseEqual(*a)) << "argument " << arg;
+      }
+    }
+    EXPECT_EQ((*inPlace)->stats().graphLaunches, mode.graphs ? 5 : 0);
+    size_t nextValues = 0;
+    for (const auto& [what, bytes] : (*inPlace)->deviceMemoryBreakdown())
+      if (what == "carried arguments' next values") nextValues = bytes;
+    if (mode.fuse) {
+      EXPECT_EQ(nextValues, 0u);
+    }
   }
 }
 

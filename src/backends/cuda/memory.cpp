@@ -38,6 +38,8 @@ Status assignSlots(Plan& plan) {
   // (plan.h CarriedBuffer), outside the arena.
   for (const CarriedBuffer& c : plan.carried)
     if (c.resultBuffer != c.argBuffer) isIntermediate[static_cast<size_t>(c.resultBuffer)] = false;
+  // Arguments keep buffers of their own, also those a step writes (CompileOptions::carryInPlace).
+  for (int b : plan.argBuffers) isIntermediate[static_cast<size_t>(b)] = false;
   for (const Value* v : plan.outputs) lastUse[static_cast<size_t>(plan.bufferOf.at(v))] = kLiveToEnd;
   for (const Value* v : plan.taps) lastUse[static_cast<size_t>(plan.bufferOf.at(v))] = kLiveToEnd;
   std::vector<int> firstDef(numBuffers, -1);

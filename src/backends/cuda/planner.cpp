@@ -2,6 +2,7 @@
 #include "backends/cuda/planner.h"
 
 #include <algorithm>
+#include <optional>
 #include <cstdio>
 #include <cstring>
 #include <functional>
@@ -161,6 +162,7 @@ class Planner {
   void planHoisting();
   // CompileOptions::carriedResults: where each carried result is computed (Plan::carried).
   void planCarried(const Operation& terminator);
+  bool computeInPlace(int from, int arg);
   // The steps that may run as one CUDA graph (Plan::graphSegments).
   void planGraphSegments();
 
@@ -714,6 +716,44 @@ void Planner::planHoisting() {
   }
 }
 
+// CompileOptions::carryInPlace: moves value buffer `from` (a carried result) into argument
+// buffer `arg` when that is safe: one per-run step outside any loop writes `from`, reading `arg`
+// element for element (Step::inPlaceInputs), and no step after it reads `arg` (nor is `arg` a
+// result or a tap, read at the end). Later readers of `from` read `arg` instead.
+bool Planner::computeInPlace(int from, int arg) {
+  std::optional<size_t> writer;
+  for (size_t s = 0; s < plan_.steps.size(); ++s)
+    for (int b : plan_.steps[s].outputBuffers)
+      if (b == from) {
+        if (writer || plan_.hoisted[s]) return false;
+        writer = s;
+      }
+  if (!writer) return false;
+  Step& w = plan_.steps[*writer];
+  if (w.outputBuffers.size() != 1) return false;
+  for (const auto& [first, last] : plan_.loops)
+    if (*writer >= first && *writer <= last) return false;
+  bool readsInPlace = false;
+  for (size_t k : w.inPlaceInputs) readsInPlace = readsInPlace || w.inputBuffers[k] == arg;
+  if (!readsInPlace || std::count(w.inputBuffers.begin(), w.inputBuffers.end(), arg) != 1) return false;
+  for (size_t s = *writer + 1; s < plan_.steps.size(); ++s)
+    for (int b : plan_.steps[s].inputBuffers)
+      if (b == arg) return false;
+  for (const Value* v : plan_.outputs)
+    if (plan_.bufferOf.at(v) == arg) return false;
+  for (const Value* v : plan_.taps)
+    if (plan_.bufferOf.at(v) == arg) return false;
+  w.outputBuffers[0] = arg;
+  for (size_t s = *writer + 1; s < plan_.steps.size(); ++s)
+    for (int& b : plan_.steps[s].inputBuffers)
+      if (b == from) b = arg;
+  for (auto& [value, b] : plan_.bufferOf)
+    if (b == from) b = arg;
+  plan_.bufferBytes[static_cast<size_t>(from)] = 0;  // no longer used
+  ++plan_.stats.carriedInPlace;
+  return true;
+}
+
 void Planner::planCarried(const Operation& terminator) {
   const size_t numBuffers = plan_.bufferBytes.size();
   std::vector<bool> perRunWrite(numBuffers, false), hoistedWrite(numBuffers, false), fixed(numBuffers, false);
@@ -731,6 +771,10 @@ void Planner::planCarried(const Operation& terminator) {
     const auto f = static_cast<size_t>(from);
     if (from == carried.argBuffer) {
       carried.resultBuffer = from;  // the argument itself (or a reshape of it): unchanged
+    } else if (options_.carryInPlace && f < numBuffers && perRunWrite[f] && !hoistedWrite[f] && !fixed[f] && !taken[f] &&
+               computeInPlace(from, carried.argBuffer)) {
+      carried.resultBuffer = carried.argBuffer;  // written over the argument by its last reader
+      taken[f] = true;
     } else if (f < numBuffers && perRunWrite[f] && !hoistedWrite[f] && !fixed[f] && !taken[f]) {
       carried.resultBuffer = from;  // computed by this run: straight into the next buffer
       taken[f] = true;
