@@ -26,7 +26,10 @@
 // the carried state (the argument and its next value, as a run without carrying holds the
 // argument and the result at its end), never a third, where writing in place would hold one. A
 // run that fails before the swap leaves every argument as it was: runs never write argument
-// buffers.
+// buffers. With CompileOptions::carryInPlace the planner gives that proof where it is simple
+// (the step computing the result reads the argument element for element and is its last
+// reader, outside loops: an optimizer update) and writes such results over their arguments, one
+// copy of the state instead of two, at the price of a half-updated state after a failed run.
 //
 // Grids: an interpreter.run_parallel step (GridKernel) runs each process of the grid, an executor
 // of its own on the same device, on a host thread of its own; the processes read their operands
