@@ -21,7 +21,7 @@ DEPENDS = {
     "autodiff": ["ir"],
     "transforms": ["eval", "ir"],
     "runtime": ["transforms", "stablehlo", "ir"],
-    "train": ["runtime", "autodiff", "ir"],
+    "train": ["runtime", "transforms", "autodiff", "ir"],
     "backends/cpu": ["runtime", "eval"],
     "backends/cuda": ["runtime", "transforms", "eval"],
     "backends": ["backends/cpu", "backends/cuda"],

@@ -10,6 +10,7 @@
 #include "ir/verifier.h"
 #include "runtime/file_io.h"
 #include "stablehlo/parser.h"
+#include "transforms/refine_shapes.h"
 
 namespace wf::train {
 
@@ -49,8 +50,16 @@ Expected<std::unique_ptr<Trainer>> Trainer::open(const std::string& packageDir, 
   co.carriedResults.clear();
   for (auto [result, argument] : p.trainStepCarried()) co.carriedResults.push_back({result, argument});
   co.carryInPlace = options.updateInPlace;
-  const Operation* entry = t->module_.lookupFunction("train_step");
-  WF_ASSIGN_OR_RETURN(t->trainStep_, t->backend_->compile(t->module_, *entry, co));
+  // @train_step calls the value-and-grad function, then the update: compiled as one flat
+  // function (calls inlined), so that a backend fuses and schedules across the two, and a
+  // profile names the ops rather than the two calls.
+  const Operation* declared = t->module_.lookupFunction("train_step");
+  if (!declared) return internalError(packageDir + ": the train module has no @train_step");
+  const std::vector<Type> argTypes = FuncOp(declared).functionType().inputs;
+  WF_ASSIGN_OR_RETURN(t->flatTrainStep_, refineShapes(t->module_, "train_step", argTypes));
+  const Operation* entry = t->flatTrainStep_->lookupFunction("train_step");
+  if (!entry) return internalError("inlining lost @train_step");
+  WF_ASSIGN_OR_RETURN(t->trainStep_, t->backend_->compile(*t->flatTrainStep_, *entry, co));
   WF_RETURN_IF_ERROR(t->bindInitialState());
   return t;
 }

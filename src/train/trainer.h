@@ -99,6 +99,7 @@ class Trainer {
   TrainingPackage package_;
   TrainerOptions options_;
   Module module_;
+  std::unique_ptr<Module> flatTrainStep_;  // @train_step with its calls inlined (what trainStep_ runs)
   Module evalModule_;
   std::unique_ptr<Backend> backend_;
   std::unique_ptr<Executable> trainStep_;
