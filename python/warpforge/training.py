@@ -72,7 +72,7 @@ def export_training(model: torch.nn.Module, example_batch, loss_fn, out_dir, opt
                     golden_steps: int = 5, grad_clip=None, *, name: str | None = None, batch_names=None,
                     eval_fn=None, eval_batch=None, eval_batch_names=None, eval_output_names=None,
                     warpforge_binary: str | None = None, golden_device: str = "cpu",
-                    golden_grads: str = "all") -> dict:
+                    golden_grads: str = "all", accumulation_steps: int = 1) -> dict:
     """Writes the training package `out_dir` and returns its manifest.
 
     example_batch: a tensor or a tuple of tensors, passed as `loss_fn(model, *batch)`, which must
@@ -90,6 +90,10 @@ def export_training(model: torch.nn.Module, example_batch, loss_fn, out_dir, opt
     golden_device: where PyTorch runs the golden steps ("cuda" for a model too big for the CPU), in
         true float32 (TF32 off). golden_grads: "all" records every step's gradients, "first" only
         step 1's (a large model's gradients of 20 steps would not fit a package).
+    accumulation_steps: K > 1 accumulates gradients over K micro-batches per update, as a PyTorch
+        loop calling `(loss_fn(model, *micro) / K).backward()` K times, then `optimizer.step()`:
+        example_batch is one whole update's batch, cut into K micro-batches along the first
+        dimension, and the programs take one micro-batch.
     warpforge_binary: the `warpforge` executable that writes train_step.mlir (value and grad of
         the loss, then the update, as one function); default: $WARPFORGE, then `warpforge` on
         PATH. Without one the package has no train_step.mlir and the trainer derives it.
@@ -105,6 +109,7 @@ def export_training(model: torch.nn.Module, example_batch, loss_fn, out_dir, opt
         raise ValueError(f"{len(batch_names)} batch names for {len(batch)} batch tensors")
     if golden_steps < 1:
         raise ValueError("golden_steps must be at least 1")
+    micro_batches = _split_micro_batches(batch, accumulation_steps)
     name = name or type(model).__name__
     check_no_dropout(model)
     _check_padding_rows(model)
@@ -123,13 +128,13 @@ def export_training(model: torch.nn.Module, example_batch, loss_fn, out_dir, opt
     # the loss in train mode, on a copy (BatchNorm would update the user's running statistics)
     probe = copy.deepcopy(model).train()
     with torch.no_grad():
-        ref = loss_fn(probe, *batch)
+        ref = loss_fn(probe, *micro_batches[0])
     if not isinstance(ref, torch.Tensor) or ref.dim() != 0 or not ref.is_floating_point():
         what = (f"a tensor of shape {list(ref.shape)} and dtype {ref.dtype}" if isinstance(ref, torch.Tensor)
                 else type(ref).__name__)
         raise TrainingExportError(f"loss_fn must return a scalar floating-point tensor, it returned {what}")
 
-    lowered, ep = _lower_loss(model, loss_fn, batch, batch_names, name)
+    lowered, ep = _lower_loss(model, loss_fn, micro_batches[0], batch_names, name)
     weights = {w.name: t for w, t in zip(lowered.weights, weight_tensors(ep, lowered))}
     trainable = {p.name for p in spec.params}
     missing = [n for n in trainable if n not in weights]
@@ -175,7 +180,8 @@ def export_training(model: torch.nn.Module, example_batch, loss_fn, out_dir, opt
     if golden_grads not in ("all", "first"):
         raise ValueError(f"golden_grads must be 'all' or 'first', not {golden_grads!r}")
     golden, golden_files = _golden_run(model, optimizer, lr_schedule, loss_fn, batch, batch_names, spec, schedule,
-                                       golden_steps, weights, golden_device, golden_grads == "all")
+                                       golden_steps, weights, golden_device, golden_grads == "all",
+                                       accumulation_steps)
 
     eval_section, eval_text, eval_constants = None, None, {}
     if eval_fn is not None:
@@ -202,6 +208,7 @@ def export_training(model: torch.nn.Module, example_batch, loss_fn, out_dir, opt
                           "arguments": opt_args, "results": opt_results},
             "lr_schedule": schedule,
             "grad_clip": spec.grad_clip,
+            "accumulation_steps": accumulation_steps,
             "dropout": "none",
             "mode": "train",
             "golden": golden,
@@ -213,6 +220,20 @@ def export_training(model: torch.nn.Module, example_batch, loss_fn, out_dir, opt
     _write(out_dir, manifest, lowered.text, opt_text, weights, state0, golden_files, eval_text, eval_constants,
            binary)
     return manifest
+
+
+def _split_micro_batches(batch, k) -> list:
+    """The example batch cut into `k` micro-batches along the first dimension (gradient
+    accumulation); [batch] for k = 1."""
+    if not isinstance(k, int) or isinstance(k, bool) or k < 1:
+        raise ValueError(f"accumulation_steps must be a positive integer, not {k!r}")
+    if k == 1:
+        return [batch]
+    for i, x in enumerate(batch):
+        if x.dim() == 0 or x.shape[0] % k:
+            raise ValueError(f"accumulation_steps={k}: batch tensor {i} of shape {list(x.shape)} does not split into "
+                             f"{k} micro-batches along its first dimension")
+    return [tuple(x.chunk(k, dim=0)[m].contiguous() for x in batch) for m in range(k)]
 
 
 def _find_warpforge(explicit):
@@ -336,13 +357,13 @@ def _training_decompositions():
 
 
 def _golden_run(model, optimizer, scheduler, loss_fn, batch, batch_names, spec, schedule, steps, weights0,
-                device="cpu", all_grads_recorded=True):
+                device="cpu", all_grads_recorded=True, accumulation_steps=1):
     """PyTorch's own training steps on the example batch, from copies of the user's objects, on
     `device` (true float32 there: TF32 off for matmuls and convolutions). Every tensor recorded is
     brought back to the CPU."""
     with _true_fp32(device):
         return _golden_steps(model, optimizer, scheduler, loss_fn, batch, batch_names, spec, schedule, steps,
-                             weights0, torch.device(device), all_grads_recorded)
+                             weights0, torch.device(device), all_grads_recorded, accumulation_steps)
 
 
 class _true_fp32:
@@ -369,18 +390,32 @@ def _cpu(tensors: dict) -> dict:
     return {k: _host(v) for k, v in tensors.items()}
 
 
+def _backward(model, loss_fn, micro_batches):
+    """Gradient accumulation as a PyTorch loop does it: `(loss / K).backward()` on each of the K
+    micro-batches. Returns the micro-batch losses and their mean (what such a loop reports)."""
+    k = len(micro_batches)
+    losses = []
+    for micro in micro_batches:
+        loss = loss_fn(model, *micro)
+        (loss / k if k > 1 else loss).backward()
+        losses.append(_host(loss))
+    mean = losses[0] if k == 1 else torch.tensor(sum(float(x) / k for x in losses), dtype=losses[0].dtype)
+    return losses, mean
+
+
 def _golden_steps(model, optimizer, scheduler, loss_fn, batch, batch_names, spec, schedule, steps, weights0, device,
-                  all_grads_recorded):
+                  all_grads_recorded, accumulation_steps=1):
     g_model, g_opt, g_sched = copy.deepcopy((model, optimizer, scheduler))
     g_model.to(device)  # moves the parameters in place: the copied optimizer keeps them
     g_model.train()
     files = {"golden/batch.safetensors": dict(zip(batch_names, batch))}
     batch = tuple(x.to(device) for x in batch)
+    micro_batches = _split_micro_batches(batch, accumulation_steps)
     params = dict(g_model.named_parameters())
     if spec.grad_clip is not None:
         clip_params = [params[p.name] for p in spec.params]
-    losses, lrs, all_grads = [], [], {}
-    files["golden/grads_step1_f64.safetensors"] = _float64_grads(model, loss_fn, batch, spec, device)
+    losses, micro_losses, lrs, all_grads = [], [], [], {}
+    files["golden/grads_step1_f64.safetensors"] = _float64_grads(model, loss_fn, micro_batches, spec, device)
     for step in range(1, steps + 1):
         group_lrs = [float(g["lr"]) for g in g_opt.param_groups]
         expect = lr_at(schedule, step)
@@ -389,9 +424,9 @@ def _golden_steps(model, optimizer, scheduler, loss_fn, batch, batch_names, spec
                                       f"{expect}")
         lrs.append(group_lrs)
         g_opt.zero_grad(set_to_none=True)
-        loss = loss_fn(g_model, *batch)
-        loss.backward()
-        losses.append(_host(loss))
+        step_losses, loss = _backward(g_model, loss_fn, micro_batches)
+        micro_losses.append(torch.stack(step_losses))
+        losses.append(loss)
         if all_grads_recorded or step == 1:
             all_grads.update({f"{step}.{p.name}": _host(params[p.name].grad) for p in spec.params
                               if params[p.name].grad is not None})
@@ -414,6 +449,9 @@ def _golden_steps(model, optimizer, scheduler, loss_fn, batch, batch_names, spec
             files["golden/weights_step1.safetensors"] = _state_by_arg(g_model, weights0)
             files["golden/optimizer_state_step1.safetensors"] = _cpu(torch_state(spec, g_opt, params))
     files["golden/loss.safetensors"] = {"loss": torch.stack(losses)}
+    if accumulation_steps > 1:
+        # [steps, K]: each micro-batch's loss; `loss` is their mean
+        files["golden/loss.safetensors"]["micro_loss"] = torch.stack(micro_losses)
     files["golden/grads.safetensors"] = all_grads
     files["golden/weights_final.safetensors"] = _state_by_arg(g_model, weights0)
     state = _cpu(torch_state(spec, g_opt, params))
@@ -421,6 +459,8 @@ def _golden_steps(model, optimizer, scheduler, loss_fn, batch, batch_names, spec
     files["golden/optimizer_state_final.safetensors"] = state
     files["golden/lr.safetensors"] = {"lr": torch.tensor(lrs, dtype=torch.float64)}
     summary = {"steps": steps, "loss": [float(x) for x in losses], "lr": lrs}
+    if accumulation_steps > 1:
+        summary["micro_loss"] = [[float(x) for x in row] for row in micro_losses]
     files["golden/summary.json"] = summary
     golden = {
         "steps": steps,
@@ -439,15 +479,14 @@ def _golden_steps(model, optimizer, scheduler, loss_fn, batch, batch_names, spec
     return golden, files
 
 
-def _float64_grads(model, loss_fn, batch, spec, device) -> dict:
+def _float64_grads(model, loss_fn, micro_batches, spec, device) -> dict:
     """Step 1's gradients computed in float64: where float32 rounding decides a ReLU or a sum
     cancels, PyTorch's float32 gradient can be further from the exact one than WarpForge's;
     `validate --training` then judges both by their distance to these (DESIGN.md's float64
     arbitration)."""
     m64 = copy.deepcopy(model).to(device=device, dtype=torch.float64).train()
-    b64 = tuple(x.to(torch.float64) if x.is_floating_point() else x for x in batch)
-    loss = loss_fn(m64, *b64)
-    loss.backward()
+    _backward(m64, loss_fn, [tuple(x.to(torch.float64) if x.is_floating_point() else x for x in micro)
+                             for micro in micro_batches])
     params = dict(m64.named_parameters())
     return {p.name: _host(params[p.name].grad) for p in spec.params if params[p.name].grad is not None}
 

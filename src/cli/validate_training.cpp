@@ -5,6 +5,7 @@
 // first step and tensor that diverge are named.
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <filesystem>
 #include <limits>
 #include <map>
@@ -74,6 +75,53 @@ class GoldenRun {
   int64_t steps_ = 0;
 };
 
+// The golden batch cut into `k` micro-batches of equal size along the first dimension.
+Expected<std::vector<std::vector<Literal>>> splitMicroBatches(const std::vector<Literal>& batch, int64_t k,
+                                                              const std::string& file) {
+  std::vector<std::vector<Literal>> out(static_cast<size_t>(k));
+  for (const Literal& t : batch) {
+    if (k == 1) {
+      out[0].push_back(t);
+      continue;
+    }
+    if (t.shape().empty() || t.shape()[0] % k != 0)
+      return invalidArgument(file + ": a batch tensor of shape " + t.type().toString() + " does not split into " +
+                             std::to_string(k) + " micro-batches along its first dimension");
+    std::vector<int64_t> shape = t.shape();
+    shape[0] /= k;
+    const size_t bytes = t.sizeBytes() / static_cast<size_t>(k);
+    for (int64_t m = 0; m < k; ++m) {
+      Literal part = Literal::uninitialized(Type::tensor(shape, t.elementType()));
+      std::memcpy(part.data(), t.data() + static_cast<size_t>(m) * bytes, bytes);
+      out[static_cast<size_t>(m)].push_back(std::move(part));
+    }
+  }
+  return out;
+}
+
+// loss_value_and_grad over the micro-batches of an update: the gradients summed as the train step
+// accumulates them (each times 1/K), the loss and buffer updates those of the last micro-batch
+// (only the gradients are read from it).
+Expected<std::vector<Literal>> accumulatedValueAndGrad(train::Trainer& t, const std::vector<std::vector<Literal>>& microBatches) {
+  if (microBatches.size() == 1) return t.valueAndGrad(microBatches[0]);
+  const size_t first = 1 + t.package().bufferUpdateArguments().size();
+  const double scale = 1.0 / static_cast<double>(microBatches.size());
+  std::vector<Literal> sum;
+  for (const std::vector<Literal>& mb : microBatches) {
+    WF_ASSIGN_OR_RETURN(std::vector<Literal> vg, t.valueAndGrad(mb));
+    if (sum.empty()) {
+      sum = std::move(vg);
+      for (size_t i = first; i < sum.size(); ++i)
+        for (int64_t e = 0; e < sum[i].numElements(); ++e) sum[i].setDouble(e, sum[i].getDouble(e) * scale);
+      continue;
+    }
+    for (size_t i = first; i < sum.size(); ++i)
+      for (int64_t e = 0; e < sum[i].numElements(); ++e)
+        sum[i].setDouble(e, sum[i].getDouble(e) + vg[i].getDouble(e) * scale);
+  }
+  return sum;
+}
+
 }  // namespace
 
 int runValidateTraining(const ValidateOptions& options) {
@@ -100,11 +148,23 @@ int runValidateTraining(const ValidateOptions& options) {
     if (!v) return reportStatus(notFound(golden->file("batch") + ": no batch tensor '" + name + "'"));
     batch.push_back(*v);
   }
+  // With gradient accumulation the golden batch is the whole update's: K micro-batches along
+  // the first dimension, in order.
+  const int64_t micro = t.accumulation();
+  auto split = splitMicroBatches(batch, micro, golden->file("batch"));
+  if (!split) return reportStatus(split.status());
+  const std::vector<std::vector<Literal>> microBatches = std::move(*split);
   auto lossFile = golden->read("loss");
   if (!lossFile) return reportStatus(lossFile.status());
   const Literal* losses = lossFile->find("loss");
   if (!losses || losses->numElements() < golden->steps())
     return reportStatus(invalidArgument(golden->file("loss") + ": 'loss' must hold one value per golden step"));
+  // The loss of each micro-batch, [steps, K], where the golden run accumulated gradients.
+  const Literal* microLosses = micro > 1 ? lossFile->find("micro_loss") : nullptr;
+  if (micro > 1 && (!microLosses || microLosses->numElements() != golden->steps() * micro))
+    return reportStatus(invalidArgument(golden->file("loss") + ": 'micro_loss' must hold " + std::to_string(micro) +
+                                        " micro-batch losses per golden step (the trainer accumulates " +
+                                        std::to_string(micro) + ")"));
   std::optional<SafetensorsFile> grads;
   if (!golden->file("grads").empty()) {
     auto g = golden->read("grads");
@@ -260,7 +320,7 @@ int runValidateTraining(const ValidateOptions& options) {
       for (size_t a : pkg.paramArguments())
         if (grads->find(std::to_string(s) + "." + pkg.lossArguments()[a].name)) haveGrads = true;
     if (haveGrads) {
-      auto vg = t.valueAndGrad(batch);
+      auto vg = accumulatedValueAndGrad(t, microBatches);
       if (!vg) return reportStatus(vg.status().withContext("step " + std::to_string(s)));
       for (size_t i = 0; i < pkg.paramArguments().size(); ++i) {
         const std::string& name = pkg.lossArguments()[pkg.paramArguments()[i]].name;
@@ -273,9 +333,14 @@ int runValidateTraining(const ValidateOptions& options) {
       }
       if (failed) break;
     }
-    auto r = t.step(batch);
+    auto r = t.step(std::span<const std::vector<Literal>>(microBatches));
     if (!r) return reportStatus(r.status());
     lrSum += r->lrs.empty() ? 0.0 : *std::max_element(r->lrs.begin(), r->lrs.end());
+    for (int64_t m = 0; microLosses && m < micro; ++m) {
+      Literal mine = Literal::scalarDouble(ElementType::kF64, r->microLosses[static_cast<size_t>(m)]);
+      Literal expected = Literal::scalarDouble(ElementType::kF64, microLosses->getDouble((s - 1) * micro + m));
+      record({s, "loss", "micro-batch " + std::to_string(m), lossTol, compareTensors(mine, expected, lossTol), ""});
+    }
     Literal mine = Literal::scalarDouble(ElementType::kF64, r->loss);
     Literal expected = Literal::scalarDouble(ElementType::kF64, losses->getDouble(s - 1));
     record({s, "loss", "loss", lossTol, compareTensors(mine, expected, lossTol), ""});
@@ -332,7 +397,7 @@ int runValidateTraining(const ValidateOptions& options) {
               << " golden steps\n";
     std::cout << "  step  loss (warpforge)   loss (golden)      rel err\n";
     for (const Check& c : checks) {
-      if (c.what != "loss") continue;
+      if (c.what != "loss" || c.name != "loss") continue;  // the step losses (micro-batches counted below)
       char line[160];
       double rel = c.cmp.worstExpected != 0 ? std::abs(c.cmp.worstActual - c.cmp.worstExpected) / std::abs(c.cmp.worstExpected) : 0;
       std::snprintf(line, sizeof line, "  %4lld  %-17.9g  %-17.9g  %.2e%s\n", static_cast<long long>(c.step),

@@ -42,13 +42,23 @@ Expected<std::unique_ptr<Trainer>> Trainer::open(const std::string& packageDir, 
   WF_ASSIGN_OR_RETURN(t->backend_, createBackend(options.device));
 
   const TrainingPackage& p = t->package_;
+  if (options.accumulation < 0) return invalidArgument("gradient accumulation: the micro-batch count must be positive");
+  t->accumulation_ = options.accumulation > 0 ? options.accumulation : p.accumulationSteps();
+  const bool accumulate = t->accumulation_ > 1;
   CompileOptions co = options.compile;
   co.boundArguments.clear();
   for (size_t i = p.numBatchArguments(); i < p.lossArguments().size(); ++i) co.boundArguments.push_back(i);
   for (size_t s = 0; s < p.state().size(); ++s) co.boundArguments.push_back(p.trainStepStateArgument(s));
+  if (accumulate)
+    for (size_t i = 0; i < p.paramArguments().size(); ++i) co.boundArguments.push_back(p.accumulatorArgument(i));
   co.carriedResults.clear();
-  for (auto [result, argument] : p.trainStepCarried()) co.carriedResults.push_back({result, argument});
-  const Operation* entry = t->module_.lookupFunction("train_step");
+  for (auto [result, argument] : accumulate ? p.trainStepAccumulateCarried() : p.trainStepCarried())
+    co.carriedResults.push_back({result, argument});
+  const char* entryName = accumulate ? "train_step_accumulate" : "train_step";
+  const Operation* entry = t->module_.lookupFunction(entryName);
+  if (!entry)
+    return notFound(p.dir() + ": the train-step program has no @" + entryName +
+                    " (written before gradient accumulation): export the package again");
   WF_ASSIGN_OR_RETURN(t->trainStep_, t->backend_->compile(t->module_, *entry, co));
   WF_RETURN_IF_ERROR(t->bindInitialState());
   return t;
@@ -90,6 +100,23 @@ Status Trainer::bindInitialState() {
   stepsDone_ = 0;
   if (const Literal* step = state.find("step")) stepsDone_ = step->getInt(0);
   evalWeightsStale_ = true;
+  return clearAccumulators();
+}
+
+Status Trainer::nonFiniteLoss(const StepResult& r) {
+  auto first = firstNonFinite();
+  std::string where = first && !first->empty() ? "; the first weight or state tensor that is not finite: '" + *first + "'"
+                                              : "; every weight and state tensor is still finite";
+  return invalidArgument("step " + std::to_string(r.step) + ": the loss is " + std::to_string(r.loss) + where);
+}
+
+Status Trainer::clearAccumulators() {
+  if (accumulation_ <= 1) return Status::ok();
+  const TrainingPackage& p = package_;
+  for (size_t i = 0; i < p.paramArguments().size(); ++i) {
+    const LossArgument& a = p.lossArguments()[p.paramArguments()[i]];
+    WF_RETURN_IF_ERROR(trainStep_->bindArgument(p.accumulatorArgument(i), Literal::zeros(Type::tensor(a.shape, a.dtype))));
+  }
   return Status::ok();
 }
 
@@ -105,7 +132,52 @@ Status Trainer::checkBatch(std::span<const Literal> batch) const {
   return Status::ok();
 }
 
+Expected<StepResult> Trainer::step(std::span<const std::vector<Literal>> microBatches) {
+  if (accumulation_ <= 1) {
+    if (microBatches.size() != 1)
+      return invalidArgument("step: " + std::to_string(microBatches.size()) +
+                             " micro-batches given, the trainer makes an update per batch (no gradient accumulation)");
+    return step(std::span<const Literal>(microBatches[0]));
+  }
+  const int64_t k = accumulation_;
+  if (static_cast<int64_t>(microBatches.size()) != k)
+    return invalidArgument("step: " + std::to_string(microBatches.size()) + " micro-batches given, an update takes " +
+                           std::to_string(k));
+  for (size_t i = 0; i < microBatches.size(); ++i)
+    if (Status s = checkBatch(microBatches[i]); !s.isOk()) return s.withContext("micro-batch " + std::to_string(i));
+  StepResult r;
+  r.step = stepsDone_ + 1;
+  r.lrs = package_.schedule().lrAt(r.step);
+  Literal lr = Literal::zeros(Type::tensor({static_cast<int64_t>(r.lrs.size())}, ElementType::kF32));
+  for (size_t g = 0; g < r.lrs.size(); ++g) lr.setDouble(static_cast<int64_t>(g), r.lrs[g]);
+  for (int64_t i = 0; i < k; ++i) {
+    std::vector<Literal> args(microBatches[static_cast<size_t>(i)].begin(), microBatches[static_cast<size_t>(i)].end());
+    args.push_back(Literal::scalarInt(ElementType::kSI64, r.step));
+    args.push_back(lr);
+    args.push_back(Literal::scalarInt(ElementType::kSI64, i));
+    args.push_back(Literal::scalarInt(ElementType::kSI64, k));
+    auto run = trainStep_->run(args);
+    if (!run) {
+      Status cleared = clearAccumulators();
+      Status s = run.status().withContext("step " + std::to_string(r.step) + ", micro-batch " + std::to_string(i));
+      return cleared.isOk() ? s : s.withContext("and clearing the gradient accumulators failed: " + cleared.message());
+    }
+    if (run->outputs.empty()) return internalError("train_step_accumulate returned no loss");
+    r.microLosses.push_back(run->outputs[0].getDouble(0));
+    r.report = std::move(run->report);
+  }
+  stepsDone_ = r.step;
+  evalWeightsStale_ = true;
+  r.loss = 0;
+  for (double l : r.microLosses) r.loss += l / static_cast<double>(k);
+  if (!std::isfinite(r.loss)) return nonFiniteLoss(r);
+  return r;
+}
+
 Expected<StepResult> Trainer::step(std::span<const Literal> batch) {
+  if (accumulation_ > 1)
+    return invalidArgument("step: the trainer accumulates " + std::to_string(accumulation_) +
+                           " micro-batches per update; give them all");
   WF_RETURN_IF_ERROR(checkBatch(batch));
   StepResult r;
   r.step = stepsDone_ + 1;
@@ -121,13 +193,9 @@ Expected<StepResult> Trainer::step(std::span<const Literal> batch) {
   evalWeightsStale_ = true;
   if (run->outputs.empty()) return internalError("train_step returned no loss");
   r.loss = run->outputs[0].getDouble(0);
+  r.microLosses = {r.loss};
   r.report = std::move(run->report);
-  if (!std::isfinite(r.loss)) {
-    auto first = firstNonFinite();
-    std::string where = first && !first->empty() ? "; the first weight or state tensor that is not finite: '" + *first + "'"
-                                                : "; every weight and state tensor is still finite";
-    return invalidArgument("step " + std::to_string(r.step) + ": the loss is " + std::to_string(r.loss) + where);
-  }
+  if (!std::isfinite(r.loss)) return nonFiniteLoss(r);
   return r;
 }
 
@@ -379,6 +447,7 @@ Expected<std::map<std::string, int64_t>> Trainer::loadCheckpoint(const std::stri
   }
   stepsDone_ = step->getInt(0);
   evalWeightsStale_ = true;
+  WF_RETURN_IF_ERROR(clearAccumulators());  // a checkpoint is taken between updates
   std::map<std::string, int64_t> extra;
   for (const NamedLiteral& t : file.tensors)
     if (t.name.rfind("trainer.", 0) == 0 && t.name != "trainer.step" && t.value.numElements() == 1)

@@ -28,11 +28,17 @@ struct TrainerOptions {
   DeviceSpec device;
   CompileOptions compile;  // fuse, TF32, graphs, threads (boundArguments and carried results are the trainer's)
   bool withEval = true;    // compile the eval program too, when the package has one
+  // Micro-batches per optimizer update (gradient accumulation); 0: the package's
+  // `training.accumulation_steps`.
+  int64_t accumulation = 0;
 };
 
 struct StepResult {
   int64_t step = 0;         // the update just made (1 for the first)
+  // The loss of the update: with gradient accumulation, the mean of its micro-batches' losses
+  // (what a PyTorch loop that adds up (loss / K).item() reports).
   double loss = 0;
+  std::vector<double> microLosses;  // each micro-batch's loss, in order (one without accumulation)
   std::vector<double> lrs;  // the lr of each param group used by this update
   RunReport report;
 };
@@ -49,6 +55,8 @@ class Trainer {
   size_t deviceBytesInUse() const;
   // Updates made so far (0 before the first step, or the checkpoint's count after loading one).
   int64_t stepsDone() const { return stepsDone_; }
+  // Micro-batches per update (TrainerOptions::accumulation, or the package's).
+  int64_t accumulation() const { return accumulation_; }
 
   // The batch tensors the loss program takes, in its argument order (names: package().lossArguments()).
   Status checkBatch(std::span<const Literal> batch) const;
@@ -56,6 +64,12 @@ class Trainer {
   // they were; a non-finite loss is reported as an error naming the step, and the weights are
   // then those of the failed update (inspect them with firstNonFinite()).
   Expected<StepResult> step(std::span<const Literal> batch);
+  // One update over accumulation() micro-batches (each a batch as above): the gradients of each
+  // are accumulated on the device (grad / K added to a carried accumulator), then one update.
+  // Every micro-batch is checked before the first runs. A failure in a later micro-batch leaves
+  // the weights and optimizer state as they were and clears the accumulators (buffers that the
+  // earlier micro-batches updated, BatchNorm's running statistics, keep those updates).
+  Expected<StepResult> step(std::span<const std::vector<Literal>> microBatches);
   // The loss, buffer updates and gradients (loss_value_and_grad) at the current weights, without
   // updating anything: for validation.
   Expected<std::vector<Literal>> valueAndGrad(std::span<const Literal> batch);
@@ -84,6 +98,8 @@ class Trainer {
  private:
   Trainer() = default;
   Status bindInitialState();
+  Status clearAccumulators();
+  Status nonFiniteLoss(const StepResult& r);
   Expected<Literal> readBound(size_t trainStepArgument);
 
   TrainingPackage package_;
@@ -99,6 +115,7 @@ class Trainer {
   // not update), as bound: a backend may release its copy once weight preprocessing has read it.
   std::map<size_t, Literal> fixedValues_;
   int64_t stepsDone_ = 0;
+  int64_t accumulation_ = 1;
 };
 
 }  // namespace wf::train
