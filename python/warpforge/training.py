@@ -9,13 +9,16 @@ import os
 import shutil
 import subprocess
 import warnings
+from types import SimpleNamespace
 
 import torch
+import torch.nn.functional as F
 from safetensors.torch import save_file
 
 from . import __version__
 from .export import decomposition_table, module_symbol, output_vals, weight_tensors
 from .lower import lower_program
+from .lowering.random import DROPOUT_SWITCH, RNG_ALGORITHM, RNG_STATE
 from .optimizers import (UnsupportedOptimizerError, describe_optimizer, describe_schedule, initial_state, lr_at,
                          optimizer_program, torch_state)
 from .package import _tensors, write_dir_atomically, write_json
@@ -27,8 +30,9 @@ TRAINING_TOLERANCES = {
     "weights": {"rtol": 1e-4, "atol": 1e-6},
 }
 
-# ops that draw random numbers: a training golden must be deterministic
+# ops that draw random numbers with torch's generator: refused (dropout has WarpForge's RNG)
 _RANDOM_OPS = ("dropout", "bernoulli", "rand", "normal", "uniform", "multinomial", "exponential")
+_WARPFORGE_RANDOM_OPS = ("native_dropout",)
 
 
 class TrainingExportError(ValueError):
@@ -51,28 +55,11 @@ def _strip(name: str) -> str:
     return name[len("model."):] if name.startswith("model.") else name
 
 
-def check_no_dropout(model: torch.nn.Module):
-    """Raises TrainingExportError naming every dropout module with p > 0 (goldens need a
-    deterministic loss)."""
-    bad = []
-    for path, m in model.named_modules():
-        p = None
-        if isinstance(m, torch.nn.modules.dropout._DropoutNd):
-            p = m.p
-        elif isinstance(m, torch.nn.MultiheadAttention):
-            p = m.dropout
-        if p:
-            bad.append(f"{path or '<root>'} ({type(m).__name__}, p={p})")
-    if bad:
-        raise TrainingExportError(
-            "dropout is active in train mode, which makes the loss random; set p=0 on: " + ", ".join(bad))
-
-
 def export_training(model: torch.nn.Module, example_batch, loss_fn, out_dir, optimizer, lr_schedule=None,
                     golden_steps: int = 5, grad_clip=None, *, name: str | None = None, batch_names=None,
                     eval_fn=None, eval_batch=None, eval_batch_names=None, eval_output_names=None,
                     warpforge_binary: str | None = None, golden_device: str = "cpu",
-                    golden_grads: str = "all", accumulation_steps: int = 1) -> dict:
+                    golden_grads: str = "all", accumulation_steps: int = 1, rng_seed: int = 0) -> dict:
     """Writes the training package `out_dir` and returns its manifest.
 
     example_batch: a tensor or a tuple of tensors, passed as `loss_fn(model, *batch)`, which must
@@ -97,8 +84,12 @@ def export_training(model: torch.nn.Module, example_batch, loss_fn, out_dir, opt
     warpforge_binary: the `warpforge` executable that writes train_step.mlir (value and grad of
         the loss, then the update, as one function); default: $WARPFORGE, then `warpforge` on
         PATH. Without one the package has no train_step.mlir and the trainer derives it.
-    The model is traced in train mode. Dropout with p > 0 is refused; BatchNorm's running
-    statistics become extra results of the loss program."""
+    rng_seed: the key of the RNG state that dropout draws from in training (THREE_FRY; the
+        state is carried from step to step and saved in checkpoints).
+    The model is traced in train mode. Dropout (nn.Dropout, F.dropout, attention dropout) draws
+    its masks from WarpForge's RNG; the golden run is PyTorch's with dropout off, which the
+    package's dropout switch reproduces. BatchNorm's running statistics become extra results of
+    the loss program."""
     if isinstance(example_batch, torch.Tensor):
         example_batch = (example_batch,)
     batch = tuple(example_batch)
@@ -111,7 +102,6 @@ def export_training(model: torch.nn.Module, example_batch, loss_fn, out_dir, opt
         raise ValueError("golden_steps must be at least 1")
     micro_batches = _split_micro_batches(batch, accumulation_steps)
     name = name or type(model).__name__
-    check_no_dropout(model)
     _check_padding_rows(model)
 
     param_names = {}
@@ -135,7 +125,7 @@ def export_training(model: torch.nn.Module, example_batch, loss_fn, out_dir, opt
         raise TrainingExportError(f"loss_fn must return a scalar floating-point tensor, it returned {what}")
 
     lowered, ep = _lower_loss(model, loss_fn, micro_batches[0], batch_names, name)
-    weights = {w.name: t for w, t in zip(lowered.weights, weight_tensors(ep, lowered))}
+    weights = _weight_values(ep, lowered, rng_seed)
     trainable = {p.name for p in spec.params}
     missing = [n for n in trainable if n not in weights]
     if missing:
@@ -148,7 +138,7 @@ def export_training(model: torch.nn.Module, example_batch, loss_fn, out_dir, opt
         arguments.append({"name": a.name, "argument": i, "kind": "batch", "dtype": a.value.type.dtype,
                           "shape": list(a.value.type.shape)})
     for j, w in enumerate(lowered.weights):
-        kind = w.kind
+        kind = _ARGUMENT_KINDS.get(w.kind, w.kind)
         entry = {"name": w.name, "argument": len(lowered.inputs) + j, "kind": kind, "dtype": w.value.type.dtype,
                  "shape": list(w.value.type.shape)}
         if kind == "parameter":
@@ -209,7 +199,7 @@ def export_training(model: torch.nn.Module, example_batch, loss_fn, out_dir, opt
             "lr_schedule": schedule,
             "grad_clip": spec.grad_clip,
             "accumulation_steps": accumulation_steps,
-            "dropout": "none",
+            "dropout": _dropout_section(lowered, rng_seed),
             "mode": "train",
             "golden": golden,
             "eval": eval_section,
@@ -220,6 +210,35 @@ def export_training(model: torch.nn.Module, example_batch, loss_fn, out_dir, opt
     _write(out_dir, manifest, lowered.text, opt_text, weights, state0, golden_files, eval_text, eval_constants,
            binary)
     return manifest
+
+
+# The RNG's arguments of the loss program as the trainer treats them: the state is a buffer each
+# step updates (carried, checkpointed), the switch a constant it binds (off for validation).
+_ARGUMENT_KINDS = {"rng_state": "buffer", "dropout_switch": "constant"}
+
+
+def _weight_values(ep, lowered, rng_seed) -> dict:
+    """The initial value of every weight argument of the loss program: the model's, and the RNG
+    state (key `rng_seed`, counter 0) and dropout switch (on) where it draws random numbers."""
+    model_weights = [w for w in lowered.weights if w.kind not in _ARGUMENT_KINDS]
+    values = dict(zip((w.name for w in model_weights), weight_tensors(ep, SimpleNamespace(weights=model_weights))))
+    for w in lowered.weights:
+        if w.kind == "rng_state":
+            if not 0 <= rng_seed < 2 ** 64:
+                raise ValueError(f"rng_seed must be in [0, 2**64), not {rng_seed}")
+            values[w.name] = torch.tensor([rng_seed, 0], dtype=torch.uint64)
+        elif w.kind == "dropout_switch":
+            values[w.name] = torch.tensor(True)
+    return values
+
+
+def _dropout_section(lowered, rng_seed):
+    """The manifest's `training.dropout`: "none" for a loss without dropout, else where its RNG is."""
+    kinds = {w.kind: w.name for w in lowered.weights}
+    if "rng_state" not in kinds:
+        return "none"
+    return {"rng_state": kinds["rng_state"], "switch": kinds["dropout_switch"], "algorithm": RNG_ALGORITHM,
+            "seed": rng_seed, "golden": "off"}
 
 
 def _split_micro_batches(batch, k) -> list:
@@ -302,12 +321,13 @@ def _lower_loss(model, loss_fn, batch, batch_names, name):
     ep = torch.export.export(wrapper, batch, strict=False)
     ep = ep.run_decompositions(_training_decompositions())
     random = sorted({str(n.target) for n in ep.graph.nodes if n.op == "call_function"
-                     and any(r in _op_name(n.target) for r in _RANDOM_OPS)})
+                     and any(r in _op_name(n.target) for r in _RANDOM_OPS)
+                     and _op_name(n.target) not in _WARPFORGE_RANDOM_OPS})
     if random:
-        raise TrainingExportError(f"the loss uses random ops {random} (functional dropout?): the training golden "
-                                  "must be deterministic; remove them or give them p=0")
+        raise TrainingExportError(f"the loss uses random ops {random}: only dropout has WarpForge's RNG in training; "
+                                  "remove them")
     lowered = lower_program(ep, batch_names, {}, module_symbol(name + "_loss"), buffer_mutations=True,
-                            weight_name=_strip)
+                            weight_name=_strip, rng=True)
     if len(lowered.outputs) != 1 + len(lowered.mutated_buffers):
         raise TrainingExportError(f"the loss program has {len(lowered.outputs) - len(lowered.mutated_buffers)} "
                                   "outputs; loss_fn must return one scalar tensor")
@@ -361,9 +381,31 @@ def _golden_run(model, optimizer, scheduler, loss_fn, batch, batch_names, spec, 
     """PyTorch's own training steps on the example batch, from copies of the user's objects, on
     `device` (true float32 there: TF32 off for matmuls and convolutions). Every tensor recorded is
     brought back to the CPU."""
-    with _true_fp32(device):
+    with _true_fp32(device), _DropoutOff():
         return _golden_steps(model, optimizer, scheduler, loss_fn, batch, batch_names, spec, schedule, steps,
                              weights0, torch.device(device), all_grads_recorded, accumulation_steps)
+
+
+class _DropoutOff(torch.overrides.TorchFunctionMode):
+    """PyTorch with dropout off while the model stays in train mode (BatchNorm keeps its batch
+    statistics): every dropout function returns its input, and attention runs without dropout.
+    The golden run is deterministic so; WarpForge's programs compute the same with their dropout
+    switch off."""
+
+    _IDENTITY = {F.dropout, F.dropout1d, F.dropout2d, F.dropout3d, F.alpha_dropout, F.feature_alpha_dropout,
+                 torch.dropout, torch.feature_dropout, torch.alpha_dropout, torch.feature_alpha_dropout,
+                 torch.dropout_, torch.feature_dropout_, torch.alpha_dropout_, torch.feature_alpha_dropout_}
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        if func in self._IDENTITY:
+            return args[0] if args else kwargs["input"]
+        if func is F.scaled_dot_product_attention:
+            if len(args) > 4:  # (query, key, value, attn_mask, dropout_p, ...)
+                args = args[:4] + (0.0,) + tuple(args[5:])
+            else:
+                kwargs = {**kwargs, "dropout_p": 0.0}
+        return func(*args, **kwargs)
 
 
 class _true_fp32:
@@ -492,9 +534,10 @@ def _float64_grads(model, loss_fn, micro_batches, spec, device) -> dict:
 
 
 def _state_by_arg(model, weights0: dict) -> dict:
-    """The model's parameters and buffers under the loss program's argument names."""
+    """The model's parameters and buffers under the loss program's argument names (not the RNG
+    state, which the golden run, with dropout off, does not have)."""
     sd = model.state_dict()
-    return {k: (_host(sd[k]) if k in sd else v) for k, v in weights0.items()}
+    return {k: (_host(sd[k]) if k in sd else v) for k, v in weights0.items() if k not in (RNG_STATE, DROPOUT_SWITCH)}
 
 
 def _write(out_dir, manifest, loss_text, opt_text, weights, state0, golden_files, eval_text=None,
@@ -534,5 +577,5 @@ def _write(out_dir, manifest, loss_text, opt_text, weights, state0, golden_files
     write_dir_atomically(out_dir, fill)
 
 
-__all__ = ["export_training", "TrainingExportError", "UnsupportedOptimizerError", "check_no_dropout",
+__all__ = ["export_training", "TrainingExportError", "UnsupportedOptimizerError",
            "TRAINING_TOLERANCES", "lr_at"]

@@ -119,6 +119,7 @@ int runTrain(const TrainOptions& options) {
   topts.device = *device;
   topts.compile = options.compile;
   topts.accumulation = options.accumulate;
+  topts.dropout = options.dropout;
   auto opened = train::Trainer::open(options.package, topts);
   if (!opened) return reportStatus(opened.status());
   train::Trainer& trainer = **opened;

@@ -131,6 +131,12 @@ int runValidateTraining(const ValidateOptions& options) {
   topts.device = *device;
   topts.compile = options.compile;
   topts.withEval = false;
+  {
+    // The golden run was made with dropout off (PyTorch's masks cannot be shared): so is the replay.
+    auto pkg = train::TrainingPackage::open(options.package);
+    if (!pkg) return reportStatus(pkg.status());
+    topts.dropout = !pkg->goldenWithoutDropout();
+  }
   auto trainer = train::Trainer::open(options.package, topts);
   if (!trainer) return reportStatus(trainer.status());
   train::Trainer& t = **trainer;

@@ -85,6 +85,12 @@ Status Trainer::bindInitialState() {
     const Literal* w = weights.find(a.name);
     if (!w) return notFound(wpath + ": no tensor '" + a.name + "' (a " + a.kind + " of the loss program)");
     WF_RETURN_IF_ERROR(checkAgainst(*w, Type::tensor(a.shape, a.dtype), wpath + ": '" + a.name + "'"));
+    if (static_cast<int64_t>(i) == p.dropoutSwitchArgument()) {
+      Literal on = Literal::scalarInt(ElementType::kI1, options_.dropout ? 1 : 0);
+      WF_RETURN_IF_ERROR(trainStep_->bindArgument(i, on));
+      fixedValues_[i] = std::move(on);
+      continue;
+    }
     WF_RETURN_IF_ERROR(trainStep_->bindArgument(i, *w));
     if (!carried.count(i)) fixedValues_[i] = *w;
   }

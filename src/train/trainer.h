@@ -31,6 +31,9 @@ struct TrainerOptions {
   // Micro-batches per optimizer update (gradient accumulation); 0: the package's
   // `training.accumulation_steps`.
   int64_t accumulation = 0;
+  // Dropout in train steps (packages whose loss has dropout); off computes every dropout as the
+  // identity, as the golden run does. The RNG state advances either way.
+  bool dropout = true;
 };
 
 struct StepResult {

@@ -215,6 +215,27 @@ Expected<TrainingPackage> TrainingPackage::open(const std::string& dir) {
       return invalidArgument(mpath + ": training.accumulation_steps must be a positive integer");
     p.accumulationSteps_ = k.get<int64_t>();
   }
+  if (t->contains("dropout") && (*t)["dropout"].is_object()) {
+    const std::string dw = mpath + ": training.dropout";
+    const json& d = (*t)["dropout"];
+    WF_ASSIGN_OR_RETURN(std::string state, stringField(d, "rng_state", dw));
+    WF_ASSIGN_OR_RETURN(std::string sw, stringField(d, "switch", dw));
+    auto find = [&](const std::string& name, const char* kind, const Type& type) -> Expected<int64_t> {
+      auto it = byName.find(name);
+      if (it == byName.end()) return invalidArgument(dw + ": '" + name + "' is not an argument of the loss program");
+      const LossArgument& a = p.lossArguments_[it->second];
+      if (a.kind != kind || Type::tensor(a.shape, a.dtype) != type)
+        return invalidArgument(dw + ": '" + name + "' must be a " + kind + " of type " + type.toString());
+      return static_cast<int64_t>(it->second);
+    };
+    WF_ASSIGN_OR_RETURN(p.rngStateArgument_, find(state, "buffer", Type::tensor({2}, ElementType::kUI64)));
+    WF_ASSIGN_OR_RETURN(p.dropoutSwitchArgument_, find(sw, "constant", Type::tensor({}, ElementType::kI1)));
+    if (std::find(p.bufferUpdateArguments_.begin(), p.bufferUpdateArguments_.end(),
+                  static_cast<size_t>(p.rngStateArgument_)) == p.bufferUpdateArguments_.end())
+      return invalidArgument(dw + ": the loss program does not return the next RNG state ('" + state +
+                             "' is not in training.buffer_updates)");
+    p.goldenWithoutDropout_ = d.contains("golden") && d["golden"] == "off";
+  }
 
   // The eval program, optional.
   if (t->contains("eval") && !(*t)["eval"].is_null()) {

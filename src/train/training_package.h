@@ -99,6 +99,12 @@ class TrainingPackage {
   // Micro-batches per optimizer update the golden run was made with (`training.accumulation_steps`,
   // 1 when absent); the trainer's default.
   int64_t accumulationSteps() const { return accumulationSteps_; }
+  // Dropout (`training.dropout`): the loss argument holding the RNG state (tensor<2xui64>, a buffer
+  // each step advances) and the dropout switch (tensor<i1>, a constant: true in the weights file),
+  // -1 when the loss has no dropout; whether the golden run was made with dropout off.
+  int64_t rngStateArgument() const { return rngStateArgument_; }
+  int64_t dropoutSwitchArgument() const { return dropoutSwitchArgument_; }
+  bool goldenWithoutDropout() const { return goldenWithoutDropout_; }
 
   // The loss and optimizer programs in one module with
   //   @loss_value_and_grad(loss args...) -> (loss, buffer updates..., grads of the params...)
@@ -140,6 +146,8 @@ class TrainingPackage {
   std::vector<StateTensor> state_;
   size_t numGroups_ = 0;
   int64_t accumulationSteps_ = 1;
+  int64_t rngStateArgument_ = -1, dropoutSwitchArgument_ = -1;
+  bool goldenWithoutDropout_ = false;
   LrSchedule schedule_;
   std::string optimizerKind_, lossFile_, lossEntry_, optimizerFile_, optimizerEntry_, weightsFile_, stateFile_;
   std::string evalFile_, evalEntry_, evalConstantsFile_;
