@@ -59,7 +59,8 @@ def export_training(model: torch.nn.Module, example_batch, loss_fn, out_dir, opt
                     golden_steps: int = 5, grad_clip=None, *, name: str | None = None, batch_names=None,
                     eval_fn=None, eval_batch=None, eval_batch_names=None, eval_output_names=None,
                     warpforge_binary: str | None = None, golden_device: str = "cpu",
-                    golden_grads: str = "all", accumulation_steps: int = 1, rng_seed: int = 0) -> dict:
+                    golden_grads: str = "all", accumulation_steps: int = 1, rng_seed: int = 0,
+                    autocast: torch.dtype | None = None) -> dict:
     """Writes the training package `out_dir` and returns its manifest.
 
     example_batch: a tensor or a tuple of tensors, passed as `loss_fn(model, *batch)`, which must
@@ -84,6 +85,12 @@ def export_training(model: torch.nn.Module, example_batch, loss_fn, out_dir, opt
     warpforge_binary: the `warpforge` executable that writes train_step.mlir (value and grad of
         the loss, then the update, as one function); default: $WARPFORGE, then `warpforge` on
         PATH. Without one the package has no train_step.mlir and the trainer derives it.
+    autocast: torch.bfloat16 (or torch.float16) runs loss_fn under
+        `torch.autocast(device_type of golden_device, dtype=autocast)`, as a PyTorch AMP loop runs
+        its forward and loss; a loss_fn that enters torch.autocast itself is recognised as well.
+        The programs carry the casts autocast inserts; parameters and optimizer state stay float32
+        (master weights). The golden run is PyTorch's under autocast, and a float64 run of the same
+        steps is recorded as the reference that `validate --training` judges both by.
     rng_seed: the key of the RNG state that dropout draws from in training (THREE_FRY; the
         state is carried from step to step and saved in checkpoints).
     The model is traced in train mode. Dropout (nn.Dropout, F.dropout, attention dropout) draws
@@ -102,6 +109,7 @@ def export_training(model: torch.nn.Module, example_batch, loss_fn, out_dir, opt
         raise ValueError("golden_steps must be at least 1")
     micro_batches = _split_micro_batches(batch, accumulation_steps)
     name = name or type(model).__name__
+    loss_fn = _with_autocast(loss_fn, autocast, golden_device)
     _check_padding_rows(model)
 
     param_names = {}
@@ -172,6 +180,11 @@ def export_training(model: torch.nn.Module, example_batch, loss_fn, out_dir, opt
     golden, golden_files = _golden_run(model, optimizer, lr_schedule, loss_fn, batch, batch_names, spec, schedule,
                                        golden_steps, weights, golden_device, golden_grads == "all",
                                        accumulation_steps)
+    low = _autocast_dtype(ep, autocast)
+    if low is not None:
+        golden["low_precision"] = _low_precision_reference(model, optimizer, lr_schedule, loss_fn, batch, batch_names,
+                                                           spec, schedule, golden_steps, weights, golden_device,
+                                                           accumulation_steps, golden_files, low)
 
     eval_section, eval_text, eval_constants = None, None, {}
     if eval_fn is not None:
@@ -199,6 +212,8 @@ def export_training(model: torch.nn.Module, example_batch, loss_fn, out_dir, opt
             "lr_schedule": schedule,
             "grad_clip": spec.grad_clip,
             "accumulation_steps": accumulation_steps,
+            "autocast": None if low is None else {"dtype": low, "device_type": torch.device(golden_device).type,
+                                                  "master_weights": "f32"},
             "dropout": _dropout_section(lowered, rng_seed),
             "mode": "train",
             "golden": golden,
@@ -210,6 +225,106 @@ def export_training(model: torch.nn.Module, example_batch, loss_fn, out_dir, opt
     _write(out_dir, manifest, lowered.text, opt_text, weights, state0, golden_files, eval_text, eval_constants,
            binary)
     return manifest
+
+
+_LOW_DTYPES = {torch.bfloat16: "bf16", torch.float16: "f16"}
+
+
+def _with_autocast(loss_fn, dtype, device):
+    """loss_fn run under torch.autocast(device type, dtype), or loss_fn itself for dtype None."""
+    if dtype is None:
+        return loss_fn
+    if dtype not in _LOW_DTYPES:
+        raise ValueError(f"autocast must be torch.bfloat16 or torch.float16, not {dtype!r}")
+    device_type = torch.device(device).type
+    if device_type != "cpu":
+        # The loss is traced on CPU tensors, which a CUDA autocast region leaves alone: the
+        # programs would lack the casts that the golden run on the GPU makes.
+        raise TrainingExportError(f"autocast with golden_device={device!r}: the loss is traced on the CPU, where "
+                                  f"torch.autocast({device_type!r}) inserts no casts; export with golden_device='cpu'")
+
+    def autocast_loss(model, *batch):
+        with torch.autocast(device_type, dtype=dtype):
+            return loss_fn(model, *batch)
+    return autocast_loss
+
+
+def _autocast_dtype(ep, requested):
+    """The low-precision type the traced loss computes in where its parameters are float32 (the
+    casts of an autocast region), or None."""
+    if requested is not None:
+        return _LOW_DTYPES[requested]
+    found = {n.meta["val"].dtype for n in ep.graph.nodes
+             if isinstance(n.meta.get("val"), torch.Tensor) and n.meta["val"].dtype in _LOW_DTYPES}
+    params = {p.dtype for p in ep.state_dict.values() if p.is_floating_point()}
+    if len(found) > 1:
+        raise TrainingExportError(f"the loss computes in several low-precision types {sorted(map(str, found))}")
+    return _LOW_DTYPES[found.pop()] if found and params <= {torch.float32} else None
+
+
+def _rel_l2(x, ref):
+    """||x - ref|| / ||ref|| in float64 (0 where both are zero, None where only ref is)."""
+    d = (x.double() - ref.double()).norm().item()
+    n = ref.double().norm().item()
+    if n == 0:
+        return 0.0 if d == 0 else None
+    return d / n
+
+
+def _errors(have: dict, ref: dict, base: dict | None = None) -> dict:
+    """Per tensor and over all tensors ("*"): relative L2 error of `have` against `ref`, both as
+    changes from `base` where given (weights: the update, not the weight, carries the error)."""
+    out, num, den = {}, 0.0, 0.0
+    for k, r in ref.items():
+        if k not in have or not r.is_floating_point():
+            continue
+        h = have[k].double()
+        r = r.double()
+        if base is not None and k in base:
+            h, r = h - base[k].double(), r - base[k].double()
+        e = _rel_l2(h, r)
+        if e is not None:
+            out[k] = e
+        num += (h - r).norm().item() ** 2
+        den += r.norm().item() ** 2
+    out["*"] = (num ** 0.5 / den ** 0.5) if den > 0 else 0.0
+    return out
+
+
+def _low_precision_reference(model, optimizer, scheduler, loss_fn, batch, batch_names, spec, schedule, steps,
+                             weights0, device, accumulation_steps, golden_files, low) -> dict:
+    """The float64 run of the golden steps (autocast casts no float64 tensor, so the same loss_fn
+    runs there without them) and PyTorch's own low-precision error against it, per step and per
+    tensor: what `validate --training` holds WarpForge's error to."""
+    with _DropoutOff():
+        _, ref = _golden_steps(model, optimizer, scheduler, loss_fn, batch, batch_names, spec, schedule, steps,
+                               weights0, torch.device(device), False, accumulation_steps, dtype=torch.float64)
+    names = {"loss": "reference_loss", "weights_step1": "reference_weights_step1",
+             "weights_final": "reference_weights_final", "optimizer_state_step1": "reference_optimizer_state_step1",
+             "optimizer_state_final": "reference_optimizer_state_final"}
+    section = {"dtype": low, "reference": "float64"}
+    for key, name in names.items():
+        rel = f"golden/{name}.safetensors"
+        golden_files[rel] = ref[f"golden/{key}.safetensors"]
+        section[name] = rel
+    section["reference_grads_step1"] = "golden/grads_step1_f64.safetensors"
+    torch_loss = golden_files["golden/loss.safetensors"]["loss"].double()
+    ref_loss = ref["golden/loss.safetensors"]["loss"].double()
+    state0 = {k: torch.zeros_like(v) for k, v in ref["golden/optimizer_state_final.safetensors"].items()}
+    section["torch_error"] = {
+        "loss": [abs(a - b).item() / abs(b).item() if b != 0 else abs(a - b).item() for a, b in zip(torch_loss, ref_loss)],
+        "gradients": _errors(golden_files["golden/grads_step1.safetensors"],
+                             golden_files["golden/grads_step1_f64.safetensors"]),
+        "weights_step1": _errors(golden_files["golden/weights_step1.safetensors"],
+                                 ref["golden/weights_step1.safetensors"], weights0),
+        "weights_final": _errors(golden_files["golden/weights_final.safetensors"],
+                                 ref["golden/weights_final.safetensors"], weights0),
+        "optimizer_state_step1": _errors(golden_files["golden/optimizer_state_step1.safetensors"],
+                                         ref["golden/optimizer_state_step1.safetensors"], state0),
+        "optimizer_state_final": _errors(golden_files["golden/optimizer_state_final.safetensors"],
+                                         ref["golden/optimizer_state_final.safetensors"], state0),
+    }
+    return section
 
 
 # The RNG's arguments of the loss program as the trainer treats them: the state is a buffer each
@@ -446,18 +561,22 @@ def _backward(model, loss_fn, micro_batches):
 
 
 def _golden_steps(model, optimizer, scheduler, loss_fn, batch, batch_names, spec, schedule, steps, weights0, device,
-                  all_grads_recorded, accumulation_steps=1):
+                  all_grads_recorded, accumulation_steps=1, dtype=None):
+    """dtype: run in that floating type instead of the model's (the float64 reference of a mixed
+    precision package), without the float64 gradients."""
     g_model, g_opt, g_sched = copy.deepcopy((model, optimizer, scheduler))
-    g_model.to(device)  # moves the parameters in place: the copied optimizer keeps them
+    g_model.to(device=device, dtype=dtype)  # moves the parameters in place: the copied optimizer keeps them
     g_model.train()
     files = {"golden/batch.safetensors": dict(zip(batch_names, batch))}
-    batch = tuple(x.to(device) for x in batch)
+    batch = tuple(x.to(device=device, dtype=dtype) if dtype is not None and x.is_floating_point() else x.to(device)
+                  for x in batch)
     micro_batches = _split_micro_batches(batch, accumulation_steps)
     params = dict(g_model.named_parameters())
     if spec.grad_clip is not None:
         clip_params = [params[p.name] for p in spec.params]
     losses, micro_losses, lrs, all_grads = [], [], [], {}
-    files["golden/grads_step1_f64.safetensors"] = _float64_grads(model, loss_fn, micro_batches, spec, device)
+    if dtype is None:
+        files["golden/grads_step1_f64.safetensors"] = _float64_grads(model, loss_fn, micro_batches, spec, device)
     for step in range(1, steps + 1):
         group_lrs = [float(g["lr"]) for g in g_opt.param_groups]
         expect = lr_at(schedule, step)
