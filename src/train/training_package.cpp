@@ -90,6 +90,19 @@ Status checkSignature(const Module& module, const std::string& entry, const std:
   return Status::ok();
 }
 
+// Ends `fn` (one block, its arguments in `type.inputs`) by returning `results`, and appends it.
+void appendFunction(Module& module, std::unique_ptr<Operation> fn, FunctionType type, const std::vector<Value*>& results,
+                    const Location& here) {
+  auto ret = std::make_unique<Operation>("func.return", here);
+  for (Value* v : results) {
+    ret->addOperand(v);
+    type.results.push_back(v->type());
+  }
+  fn->region(0).front().append(std::move(ret));
+  fn->setAttr("function_type", Attribute::functionType(type));
+  module.append(std::move(fn));
+}
+
 }  // namespace
 
 std::string TrainingPackage::path(const std::string& relative) const {
@@ -411,14 +424,7 @@ Status TrainingPackage::addAccumulateStep(Module& module, const std::vector<Type
   for (size_t s = 0; s < state_.size(); ++s) results.push_back(keepAtLast(update->result(numParams + s), stateArgs[s]));
   for (size_t i = 0; i < numParams; ++i) results.push_back(keepAtLast(b.zeros(newAcc[i]->type()), newAcc[i]));
   WF_RETURN_IF_ERROR(b.status());
-  auto ret = std::make_unique<Operation>("func.return", here);
-  for (Value* v : results) {
-    ret->addOperand(v);
-    type.results.push_back(v->type());
-  }
-  body.append(std::move(ret));
-  fn->setAttr("function_type", Attribute::functionType(type));
-  module.append(std::move(fn));
+  appendFunction(module, std::move(fn), type, results, here);
   return Status::ok();
 }
 
@@ -554,14 +560,7 @@ Expected<Module> TrainingPackage::deriveTrainModule() const {
   for (size_t i = 0; i < numParams; ++i) results.push_back(update->result(i));
   for (size_t k = 0; k < numBuffers; ++k) results.push_back(vg->result(1 + k));
   for (size_t s = 0; s < state_.size(); ++s) results.push_back(update->result(numParams + s));
-  auto ret = std::make_unique<Operation>("func.return", here);
-  for (Value* v : results) {
-    ret->addOperand(v);
-    type.results.push_back(v->type());
-  }
-  body.append(std::move(ret));
-  fn->setAttr("function_type", Attribute::functionType(type));
-  module.append(std::move(fn));
+  appendFunction(module, std::move(fn), type, results, here);
   WF_RETURN_IF_ERROR(addAccumulateStep(module, lossArgTypes, vgName, here));
   Status verified = verifyModule(module);
   if (!verified.isOk()) return internalError("the train-step program does not verify: " + verified.message());
