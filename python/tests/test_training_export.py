@@ -188,25 +188,43 @@ def test_non_scalar_loss_is_refused(tmp_path):
     assert not (tmp_path / "bad").exists()
 
 
-def test_dropout_is_refused(tmp_path):
+def test_dropout_draws_from_the_rng_state(tmp_path):
+    """Dropout (module or functional) is exported with WarpForge's RNG: the loss program takes the
+    RNG state and the dropout switch after the weights and returns the next state; the golden run
+    is PyTorch's with dropout off."""
     torch.manual_seed(0)
     model = nn.Sequential(nn.Linear(6, 8), nn.Dropout(0.1), nn.Linear(8, 4))
     opt = torch.optim.SGD(model.parameters(), lr=0.1)
-    with pytest.raises(warpforge.TrainingExportError, match=r"set p=0 on: 1 \(Dropout, p=0.1\)"):
-        warpforge.export_training(model, (torch.randn(2, 6), torch.tensor([0, 1])), ce_loss, tmp_path / "d", opt)
-    # p=0 is fine
+    batch = (torch.randn(2, 6), torch.tensor([0, 1]))
+    for name, loss in (("module", ce_loss), ("functional", lambda m, x, y: F.cross_entropy(F.dropout(m(x), 0.2), y))):
+        manifest = warpforge.export_training(model, batch, loss, tmp_path / name, opt, golden_steps=1, rng_seed=7)
+        t = manifest["training"]
+        assert t["dropout"] == {"rng_state": "warpforge.rng_state", "switch": "warpforge.dropout",
+                                "algorithm": "THREE_FRY", "seed": 7, "golden": "off"}
+        args = {a["name"]: a for a in t["loss"]["arguments"]}
+        assert args["warpforge.rng_state"]["kind"] == "buffer" and args["warpforge.rng_state"]["dtype"] == "ui64"
+        assert args["warpforge.dropout"]["kind"] == "constant" and args["warpforge.dropout"]["dtype"] == "i1"
+        assert t["buffer_updates"] == ["warpforge.rng_state"]
+        weights = load_file(str(tmp_path / name / "weights.safetensors"))
+        assert weights["warpforge.rng_state"].tolist() == [7, 0] and bool(weights["warpforge.dropout"])
+        assert "rng_bit_generator" in (tmp_path / name / "loss.mlir").read_text()
+        assert "warpforge.rng_state" not in load_file(str(tmp_path / name / "golden" / "weights_final.safetensors"))
+    # the golden run has dropout off: its loss is the model's without dropout
     model[1].p = 0.0
-    warpforge.export_training(model, (torch.randn(2, 6), torch.tensor([0, 1])), ce_loss, tmp_path / "d", opt,
-                              golden_steps=1)
+    with torch.no_grad():
+        want = ce_loss(model, *batch)
+    golden = load_file(str(tmp_path / "module" / "golden" / "loss.safetensors"))["loss"][0]
+    torch.testing.assert_close(golden, want, rtol=0, atol=0)
 
 
-def test_functional_dropout_is_refused(tmp_path):
+def test_other_random_ops_are_refused(tmp_path):
     torch.manual_seed(0)
     model = nn.Linear(6, 4)
     opt = torch.optim.SGD(model.parameters(), lr=0.1)
     with pytest.raises(warpforge.TrainingExportError, match="random ops"):
         warpforge.export_training(model, (torch.randn(2, 6), torch.tensor([0, 1])),
-                                  lambda m, x, y: F.cross_entropy(F.dropout(m(x), 0.2), y), tmp_path / "d", opt)
+                                  lambda m, x, y: F.cross_entropy(m(x) + torch.rand(2, 4), y), tmp_path / "d", opt)
+    assert not (tmp_path / "d").exists()
 
 
 def test_unsupported_optimizer_is_named(tmp_path):

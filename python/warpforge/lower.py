@@ -15,6 +15,7 @@ from torch.export.graph_signature import InputKind, OutputKind
 from .activations import module_paths
 from .lowering import LOWERINGS, Context, LoweringError, SymArg, Unavailable
 from .lowering.context import to_expr
+from .lowering.random import DROPOUT_SWITCH, RNG_STATE, RandomStream
 from .mlir import Builder, Value
 
 
@@ -104,12 +105,16 @@ def find_unsupported(graph) -> list:
 
 
 def lower_program(ep, input_names: list, activation_nodes: dict, module_name: str = "main", low: str | None = None,
-                  *, buffer_mutations: bool = False, weight_name=None) -> Lowered:
+                  *, buffer_mutations: bool = False, weight_name=None, rng: bool = False) -> Lowered:
     """`low` ("bf16"/"f16"): arguments and results keep that type, matmuls and convolutions take
     operands of that type, and everything else computes in f32 (as torch.autocast does).
     buffer_mutations: the new values of the buffers the program mutates (BatchNorm's running
     statistics in train mode) become results after the user outputs, named in `mutated_buffers`;
-    otherwise they are dropped. weight_name: maps a state_dict name to the argument's name."""
+    otherwise they are dropped. weight_name: maps a state_dict name to the argument's name.
+    rng: dropout in train mode draws from an RNG state (lowering/random.py): where the program
+    uses it, the state and the dropout switch become its last arguments (kinds `rng_state` and
+    `dropout_switch`, no `target`) and the advanced state its last result, named in
+    `mutated_buffers`."""
     graph = ep.graph
     unsupported = find_unsupported(graph)
     if unsupported:
@@ -118,6 +123,8 @@ def lower_program(ep, input_names: list, activation_nodes: dict, module_name: st
     b = Builder()
     ctx = Context(b)
     ctx.low = low
+    if rng:
+        ctx.rng = RandomStream(ctx)
     by_name = {n.name: n for n in graph.nodes if n.op == "placeholder"}
     activation_names = {path: b.reserve(path) for path in activation_nodes}
 
@@ -199,6 +206,11 @@ def lower_program(ep, input_names: list, activation_nodes: dict, module_name: st
         outputs.append(ctx.convert(v, ctx.storage_dtype(arg)))
         if spec.kind == OutputKind.BUFFER_MUTATION:
             mutated.append(weight_name(spec.target) if weight_name else spec.target)
+    if ctx.rng is not None and ctx.rng.used:
+        weights.append(Argument(RNG_STATE, "rng_state", value=ctx.rng.initial))
+        weights.append(Argument(DROPOUT_SWITCH, "dropout_switch", value=ctx.rng.enabled))
+        outputs.append(ctx.rng.state)
+        mutated.append(RNG_STATE)
 
     text = _render(b, module_name, inputs + weights, outputs)
     acts = {p: "%" + n for p, n in activation_names.items() if p in activation_nodes}

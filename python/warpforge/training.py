@@ -9,13 +9,16 @@ import os
 import shutil
 import subprocess
 import warnings
+from types import SimpleNamespace
 
 import torch
+import torch.nn.functional as F
 from safetensors.torch import save_file
 
 from . import __version__
 from .export import decomposition_table, module_symbol, output_vals, weight_tensors
 from .lower import lower_program
+from .lowering.random import DROPOUT_SWITCH, RNG_ALGORITHM, RNG_STATE
 from .optimizers import (UnsupportedOptimizerError, describe_optimizer, describe_schedule, initial_state, lr_at,
                          optimizer_program, torch_state)
 from .package import _tensors, write_dir_atomically, write_json
@@ -27,8 +30,9 @@ TRAINING_TOLERANCES = {
     "weights": {"rtol": 1e-4, "atol": 1e-6},
 }
 
-# ops that draw random numbers: a training golden must be deterministic
+# ops that draw random numbers with torch's generator: refused (dropout has WarpForge's RNG)
 _RANDOM_OPS = ("dropout", "bernoulli", "rand", "normal", "uniform", "multinomial", "exponential")
+_WARPFORGE_RANDOM_OPS = ("native_dropout",)
 
 
 class TrainingExportError(ValueError):
@@ -51,28 +55,12 @@ def _strip(name: str) -> str:
     return name[len("model."):] if name.startswith("model.") else name
 
 
-def check_no_dropout(model: torch.nn.Module):
-    """Raises TrainingExportError naming every dropout module with p > 0 (goldens need a
-    deterministic loss)."""
-    bad = []
-    for path, m in model.named_modules():
-        p = None
-        if isinstance(m, torch.nn.modules.dropout._DropoutNd):
-            p = m.p
-        elif isinstance(m, torch.nn.MultiheadAttention):
-            p = m.dropout
-        if p:
-            bad.append(f"{path or '<root>'} ({type(m).__name__}, p={p})")
-    if bad:
-        raise TrainingExportError(
-            "dropout is active in train mode, which makes the loss random; set p=0 on: " + ", ".join(bad))
-
-
 def export_training(model: torch.nn.Module, example_batch, loss_fn, out_dir, optimizer, lr_schedule=None,
                     golden_steps: int = 5, grad_clip=None, *, name: str | None = None, batch_names=None,
                     eval_fn=None, eval_batch=None, eval_batch_names=None, eval_output_names=None,
                     warpforge_binary: str | None = None, golden_device: str = "cpu",
-                    golden_grads: str = "all") -> dict:
+                    golden_grads: str = "all", accumulation_steps: int = 1, rng_seed: int = 0,
+                    autocast: torch.dtype | None = None) -> dict:
     """Writes the training package `out_dir` and returns its manifest.
 
     example_batch: a tensor or a tuple of tensors, passed as `loss_fn(model, *batch)`, which must
@@ -90,11 +78,25 @@ def export_training(model: torch.nn.Module, example_batch, loss_fn, out_dir, opt
     golden_device: where PyTorch runs the golden steps ("cuda" for a model too big for the CPU), in
         true float32 (TF32 off). golden_grads: "all" records every step's gradients, "first" only
         step 1's (a large model's gradients of 20 steps would not fit a package).
+    accumulation_steps: K > 1 accumulates gradients over K micro-batches per update, as a PyTorch
+        loop calling `(loss_fn(model, *micro) / K).backward()` K times, then `optimizer.step()`:
+        example_batch is one whole update's batch, cut into K micro-batches along the first
+        dimension, and the programs take one micro-batch.
     warpforge_binary: the `warpforge` executable that writes train_step.mlir (value and grad of
         the loss, then the update, as one function); default: $WARPFORGE, then `warpforge` on
         PATH. Without one the package has no train_step.mlir and the trainer derives it.
-    The model is traced in train mode. Dropout with p > 0 is refused; BatchNorm's running
-    statistics become extra results of the loss program."""
+    autocast: torch.bfloat16 (or torch.float16) runs loss_fn under
+        `torch.autocast(device_type of golden_device, dtype=autocast)`, as a PyTorch AMP loop runs
+        its forward and loss; a loss_fn that enters torch.autocast itself is recognised as well.
+        The programs carry the casts autocast inserts; parameters and optimizer state stay float32
+        (master weights). The golden run is PyTorch's under autocast, and a float64 run of the same
+        steps is recorded as the reference that `validate --training` judges both by.
+    rng_seed: the key of the RNG state that dropout draws from in training (THREE_FRY; the
+        state is carried from step to step and saved in checkpoints).
+    The model is traced in train mode. Dropout (nn.Dropout, F.dropout, attention dropout) draws
+    its masks from WarpForge's RNG; the golden run is PyTorch's with dropout off, which the
+    package's dropout switch reproduces. BatchNorm's running statistics become extra results of
+    the loss program."""
     if isinstance(example_batch, torch.Tensor):
         example_batch = (example_batch,)
     batch = tuple(example_batch)
@@ -105,8 +107,9 @@ def export_training(model: torch.nn.Module, example_batch, loss_fn, out_dir, opt
         raise ValueError(f"{len(batch_names)} batch names for {len(batch)} batch tensors")
     if golden_steps < 1:
         raise ValueError("golden_steps must be at least 1")
+    micro_batches = _split_micro_batches(batch, accumulation_steps)
     name = name or type(model).__name__
-    check_no_dropout(model)
+    loss_fn = _with_autocast(loss_fn, autocast, golden_device)
     _check_padding_rows(model)
 
     param_names = {}
@@ -123,14 +126,14 @@ def export_training(model: torch.nn.Module, example_batch, loss_fn, out_dir, opt
     # the loss in train mode, on a copy (BatchNorm would update the user's running statistics)
     probe = copy.deepcopy(model).train()
     with torch.no_grad():
-        ref = loss_fn(probe, *batch)
+        ref = loss_fn(probe, *micro_batches[0])
     if not isinstance(ref, torch.Tensor) or ref.dim() != 0 or not ref.is_floating_point():
         what = (f"a tensor of shape {list(ref.shape)} and dtype {ref.dtype}" if isinstance(ref, torch.Tensor)
                 else type(ref).__name__)
         raise TrainingExportError(f"loss_fn must return a scalar floating-point tensor, it returned {what}")
 
-    lowered, ep = _lower_loss(model, loss_fn, batch, batch_names, name)
-    weights = {w.name: t for w, t in zip(lowered.weights, weight_tensors(ep, lowered))}
+    lowered, ep = _lower_loss(model, loss_fn, micro_batches[0], batch_names, name)
+    weights = _weight_values(ep, lowered, rng_seed)
     trainable = {p.name for p in spec.params}
     missing = [n for n in trainable if n not in weights]
     if missing:
@@ -143,7 +146,7 @@ def export_training(model: torch.nn.Module, example_batch, loss_fn, out_dir, opt
         arguments.append({"name": a.name, "argument": i, "kind": "batch", "dtype": a.value.type.dtype,
                           "shape": list(a.value.type.shape)})
     for j, w in enumerate(lowered.weights):
-        kind = w.kind
+        kind = _ARGUMENT_KINDS.get(w.kind, w.kind)
         entry = {"name": w.name, "argument": len(lowered.inputs) + j, "kind": kind, "dtype": w.value.type.dtype,
                  "shape": list(w.value.type.shape)}
         if kind == "parameter":
@@ -175,7 +178,13 @@ def export_training(model: torch.nn.Module, example_batch, loss_fn, out_dir, opt
     if golden_grads not in ("all", "first"):
         raise ValueError(f"golden_grads must be 'all' or 'first', not {golden_grads!r}")
     golden, golden_files = _golden_run(model, optimizer, lr_schedule, loss_fn, batch, batch_names, spec, schedule,
-                                       golden_steps, weights, golden_device, golden_grads == "all")
+                                       golden_steps, weights, golden_device, golden_grads == "all",
+                                       accumulation_steps)
+    low = _autocast_dtype(ep, autocast)
+    if low is not None:
+        golden["low_precision"] = _low_precision_reference(model, optimizer, lr_schedule, loss_fn, batch, batch_names,
+                                                           spec, schedule, golden_steps, weights, golden_device,
+                                                           accumulation_steps, golden_files, low)
 
     eval_section, eval_text, eval_constants = None, None, {}
     if eval_fn is not None:
@@ -202,7 +211,10 @@ def export_training(model: torch.nn.Module, example_batch, loss_fn, out_dir, opt
                           "arguments": opt_args, "results": opt_results},
             "lr_schedule": schedule,
             "grad_clip": spec.grad_clip,
-            "dropout": "none",
+            "accumulation_steps": accumulation_steps,
+            "autocast": None if low is None else {"dtype": low, "device_type": torch.device(golden_device).type,
+                                                  "master_weights": "f32"},
+            "dropout": _dropout_section(lowered, rng_seed),
             "mode": "train",
             "golden": golden,
             "eval": eval_section,
@@ -213,6 +225,149 @@ def export_training(model: torch.nn.Module, example_batch, loss_fn, out_dir, opt
     _write(out_dir, manifest, lowered.text, opt_text, weights, state0, golden_files, eval_text, eval_constants,
            binary)
     return manifest
+
+
+_LOW_DTYPES = {torch.bfloat16: "bf16", torch.float16: "f16"}
+
+
+def _with_autocast(loss_fn, dtype, device):
+    """loss_fn run under torch.autocast(device type, dtype), or loss_fn itself for dtype None."""
+    if dtype is None:
+        return loss_fn
+    if dtype not in _LOW_DTYPES:
+        raise ValueError(f"autocast must be torch.bfloat16 or torch.float16, not {dtype!r}")
+    device_type = torch.device(device).type
+    if device_type != "cpu":
+        # The loss is traced on CPU tensors, which a CUDA autocast region leaves alone: the
+        # programs would lack the casts that the golden run on the GPU makes.
+        raise TrainingExportError(f"autocast with golden_device={device!r}: the loss is traced on the CPU, where "
+                                  f"torch.autocast({device_type!r}) inserts no casts; export with golden_device='cpu'")
+
+    def autocast_loss(model, *batch):
+        with torch.autocast(device_type, dtype=dtype):
+            return loss_fn(model, *batch)
+    return autocast_loss
+
+
+def _autocast_dtype(ep, requested):
+    """The low-precision type the traced loss computes in where its parameters are float32 (the
+    casts of an autocast region), or None."""
+    if requested is not None:
+        return _LOW_DTYPES[requested]
+    found = {n.meta["val"].dtype for n in ep.graph.nodes
+             if isinstance(n.meta.get("val"), torch.Tensor) and n.meta["val"].dtype in _LOW_DTYPES}
+    params = {p.dtype for p in ep.state_dict.values() if p.is_floating_point()}
+    if len(found) > 1:
+        raise TrainingExportError(f"the loss computes in several low-precision types {sorted(map(str, found))}")
+    return _LOW_DTYPES[found.pop()] if found and params <= {torch.float32} else None
+
+
+def _rel_l2(x, ref):
+    """||x - ref|| / ||ref|| in float64 (0 where both are zero, None where only ref is)."""
+    d = (x.double() - ref.double()).norm().item()
+    n = ref.double().norm().item()
+    if n == 0:
+        return 0.0 if d == 0 else None
+    return d / n
+
+
+def _errors(have: dict, ref: dict, base: dict | None = None) -> dict:
+    """Per tensor and over all tensors ("*"): relative L2 error of `have` against `ref`, both as
+    changes from `base` where given (weights: the update, not the weight, carries the error)."""
+    out, num, den = {}, 0.0, 0.0
+    for k, r in ref.items():
+        if k not in have or not r.is_floating_point():
+            continue
+        h = have[k].double()
+        r = r.double()
+        if base is not None and k in base:
+            h, r = h - base[k].double(), r - base[k].double()
+        e = _rel_l2(h, r)
+        if e is not None:
+            out[k] = e
+        num += (h - r).norm().item() ** 2
+        den += r.norm().item() ** 2
+    out["*"] = (num ** 0.5 / den ** 0.5) if den > 0 else 0.0
+    return out
+
+
+def _low_precision_reference(model, optimizer, scheduler, loss_fn, batch, batch_names, spec, schedule, steps,
+                             weights0, device, accumulation_steps, golden_files, low) -> dict:
+    """The float64 run of the golden steps (autocast casts no float64 tensor, so the same loss_fn
+    runs there without them) and PyTorch's own low-precision error against it, per step and per
+    tensor: what `validate --training` holds WarpForge's error to."""
+    with _DropoutOff():
+        _, ref = _golden_steps(model, optimizer, scheduler, loss_fn, batch, batch_names, spec, schedule, steps,
+                               weights0, torch.device(device), False, accumulation_steps, dtype=torch.float64)
+    names = {"loss": "reference_loss", "weights_step1": "reference_weights_step1",
+             "weights_final": "reference_weights_final", "optimizer_state_step1": "reference_optimizer_state_step1",
+             "optimizer_state_final": "reference_optimizer_state_final"}
+    section = {"dtype": low, "reference": "float64"}
+    for key, name in names.items():
+        rel = f"golden/{name}.safetensors"
+        golden_files[rel] = ref[f"golden/{key}.safetensors"]
+        section[name] = rel
+    section["reference_grads_step1"] = "golden/grads_step1_f64.safetensors"
+    torch_loss = golden_files["golden/loss.safetensors"]["loss"].double()
+    ref_loss = ref["golden/loss.safetensors"]["loss"].double()
+    state0 = {k: torch.zeros_like(v) for k, v in ref["golden/optimizer_state_final.safetensors"].items()}
+    section["torch_error"] = {
+        "loss": [abs(a - b).item() / abs(b).item() if b != 0 else abs(a - b).item() for a, b in zip(torch_loss, ref_loss)],
+        "gradients": _errors(golden_files["golden/grads_step1.safetensors"],
+                             golden_files["golden/grads_step1_f64.safetensors"]),
+        "weights_step1": _errors(golden_files["golden/weights_step1.safetensors"],
+                                 ref["golden/weights_step1.safetensors"], weights0),
+        "weights_final": _errors(golden_files["golden/weights_final.safetensors"],
+                                 ref["golden/weights_final.safetensors"], weights0),
+        "optimizer_state_step1": _errors(golden_files["golden/optimizer_state_step1.safetensors"],
+                                         ref["golden/optimizer_state_step1.safetensors"], state0),
+        "optimizer_state_final": _errors(golden_files["golden/optimizer_state_final.safetensors"],
+                                         ref["golden/optimizer_state_final.safetensors"], state0),
+    }
+    return section
+
+
+# The RNG's arguments of the loss program as the trainer treats them: the state is a buffer each
+# step updates (carried, checkpointed), the switch a constant it binds (off for validation).
+_ARGUMENT_KINDS = {"rng_state": "buffer", "dropout_switch": "constant"}
+
+
+def _weight_values(ep, lowered, rng_seed) -> dict:
+    """The initial value of every weight argument of the loss program: the model's, and the RNG
+    state (key `rng_seed`, counter 0) and dropout switch (on) where it draws random numbers."""
+    model_weights = [w for w in lowered.weights if w.kind not in _ARGUMENT_KINDS]
+    values = dict(zip((w.name for w in model_weights), weight_tensors(ep, SimpleNamespace(weights=model_weights))))
+    for w in lowered.weights:
+        if w.kind == "rng_state":
+            if not 0 <= rng_seed < 2 ** 64:
+                raise ValueError(f"rng_seed must be in [0, 2**64), not {rng_seed}")
+            values[w.name] = torch.tensor([rng_seed, 0], dtype=torch.uint64)
+        elif w.kind == "dropout_switch":
+            values[w.name] = torch.tensor(True)
+    return values
+
+
+def _dropout_section(lowered, rng_seed):
+    """The manifest's `training.dropout`: "none" for a loss without dropout, else where its RNG is."""
+    kinds = {w.kind: w.name for w in lowered.weights}
+    if "rng_state" not in kinds:
+        return "none"
+    return {"rng_state": kinds["rng_state"], "switch": kinds["dropout_switch"], "algorithm": RNG_ALGORITHM,
+            "seed": rng_seed, "golden": "off"}
+
+
+def _split_micro_batches(batch, k) -> list:
+    """The example batch cut into `k` micro-batches along the first dimension (gradient
+    accumulation); [batch] for k = 1."""
+    if not isinstance(k, int) or isinstance(k, bool) or k < 1:
+        raise ValueError(f"accumulation_steps must be a positive integer, not {k!r}")
+    if k == 1:
+        return [batch]
+    for i, x in enumerate(batch):
+        if x.dim() == 0 or x.shape[0] % k:
+            raise ValueError(f"accumulation_steps={k}: batch tensor {i} of shape {list(x.shape)} does not split into "
+                             f"{k} micro-batches along its first dimension")
+    return [tuple(x.chunk(k, dim=0)[m].contiguous() for x in batch) for m in range(k)]
 
 
 def _find_warpforge(explicit):
@@ -281,12 +436,13 @@ def _lower_loss(model, loss_fn, batch, batch_names, name):
     ep = torch.export.export(wrapper, batch, strict=False)
     ep = ep.run_decompositions(_training_decompositions())
     random = sorted({str(n.target) for n in ep.graph.nodes if n.op == "call_function"
-                     and any(r in _op_name(n.target) for r in _RANDOM_OPS)})
+                     and any(r in _op_name(n.target) for r in _RANDOM_OPS)
+                     and _op_name(n.target) not in _WARPFORGE_RANDOM_OPS})
     if random:
-        raise TrainingExportError(f"the loss uses random ops {random} (functional dropout?): the training golden "
-                                  "must be deterministic; remove them or give them p=0")
+        raise TrainingExportError(f"the loss uses random ops {random}: only dropout has WarpForge's RNG in training; "
+                                  "remove them")
     lowered = lower_program(ep, batch_names, {}, module_symbol(name + "_loss"), buffer_mutations=True,
-                            weight_name=_strip)
+                            weight_name=_strip, rng=True)
     if len(lowered.outputs) != 1 + len(lowered.mutated_buffers):
         raise TrainingExportError(f"the loss program has {len(lowered.outputs) - len(lowered.mutated_buffers)} "
                                   "outputs; loss_fn must return one scalar tensor")
@@ -336,13 +492,35 @@ def _training_decompositions():
 
 
 def _golden_run(model, optimizer, scheduler, loss_fn, batch, batch_names, spec, schedule, steps, weights0,
-                device="cpu", all_grads_recorded=True):
+                device="cpu", all_grads_recorded=True, accumulation_steps=1):
     """PyTorch's own training steps on the example batch, from copies of the user's objects, on
     `device` (true float32 there: TF32 off for matmuls and convolutions). Every tensor recorded is
     brought back to the CPU."""
-    with _true_fp32(device):
+    with _true_fp32(device), _DropoutOff():
         return _golden_steps(model, optimizer, scheduler, loss_fn, batch, batch_names, spec, schedule, steps,
-                             weights0, torch.device(device), all_grads_recorded)
+                             weights0, torch.device(device), all_grads_recorded, accumulation_steps)
+
+
+class _DropoutOff(torch.overrides.TorchFunctionMode):
+    """PyTorch with dropout off while the model stays in train mode (BatchNorm keeps its batch
+    statistics): every dropout function returns its input, and attention runs without dropout.
+    The golden run is deterministic so; WarpForge's programs compute the same with their dropout
+    switch off."""
+
+    _IDENTITY = {F.dropout, F.dropout1d, F.dropout2d, F.dropout3d, F.alpha_dropout, F.feature_alpha_dropout,
+                 torch.dropout, torch.feature_dropout, torch.alpha_dropout, torch.feature_alpha_dropout,
+                 torch.dropout_, torch.feature_dropout_, torch.alpha_dropout_, torch.feature_alpha_dropout_}
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        if func in self._IDENTITY:
+            return args[0] if args else kwargs["input"]
+        if func is F.scaled_dot_product_attention:
+            if len(args) > 4:  # (query, key, value, attn_mask, dropout_p, ...)
+                args = args[:4] + (0.0,) + tuple(args[5:])
+            else:
+                kwargs = {**kwargs, "dropout_p": 0.0}
+        return func(*args, **kwargs)
 
 
 class _true_fp32:
@@ -369,18 +547,36 @@ def _cpu(tensors: dict) -> dict:
     return {k: _host(v) for k, v in tensors.items()}
 
 
+def _backward(model, loss_fn, micro_batches):
+    """Gradient accumulation as a PyTorch loop does it: `(loss / K).backward()` on each of the K
+    micro-batches. Returns the micro-batch losses and their mean (what such a loop reports)."""
+    k = len(micro_batches)
+    losses = []
+    for micro in micro_batches:
+        loss = loss_fn(model, *micro)
+        (loss / k if k > 1 else loss).backward()
+        losses.append(_host(loss))
+    mean = losses[0] if k == 1 else torch.tensor(sum(float(x) / k for x in losses), dtype=losses[0].dtype)
+    return losses, mean
+
+
 def _golden_steps(model, optimizer, scheduler, loss_fn, batch, batch_names, spec, schedule, steps, weights0, device,
-                  all_grads_recorded):
+                  all_grads_recorded, accumulation_steps=1, dtype=None):
+    """dtype: run in that floating type instead of the model's (the float64 reference of a mixed
+    precision package), without the float64 gradients."""
     g_model, g_opt, g_sched = copy.deepcopy((model, optimizer, scheduler))
-    g_model.to(device)  # moves the parameters in place: the copied optimizer keeps them
+    g_model.to(device=device, dtype=dtype)  # moves the parameters in place: the copied optimizer keeps them
     g_model.train()
     files = {"golden/batch.safetensors": dict(zip(batch_names, batch))}
-    batch = tuple(x.to(device) for x in batch)
+    batch = tuple(x.to(device=device, dtype=dtype) if dtype is not None and x.is_floating_point() else x.to(device)
+                  for x in batch)
+    micro_batches = _split_micro_batches(batch, accumulation_steps)
     params = dict(g_model.named_parameters())
     if spec.grad_clip is not None:
         clip_params = [params[p.name] for p in spec.params]
-    losses, lrs, all_grads = [], [], {}
-    files["golden/grads_step1_f64.safetensors"] = _float64_grads(model, loss_fn, batch, spec, device)
+    losses, micro_losses, lrs, all_grads = [], [], [], {}
+    if dtype is None:
+        files["golden/grads_step1_f64.safetensors"] = _float64_grads(model, loss_fn, micro_batches, spec, device)
     for step in range(1, steps + 1):
         group_lrs = [float(g["lr"]) for g in g_opt.param_groups]
         expect = lr_at(schedule, step)
@@ -389,9 +585,9 @@ def _golden_steps(model, optimizer, scheduler, loss_fn, batch, batch_names, spec
                                       f"{expect}")
         lrs.append(group_lrs)
         g_opt.zero_grad(set_to_none=True)
-        loss = loss_fn(g_model, *batch)
-        loss.backward()
-        losses.append(_host(loss))
+        step_losses, loss = _backward(g_model, loss_fn, micro_batches)
+        micro_losses.append(torch.stack(step_losses))
+        losses.append(loss)
         if all_grads_recorded or step == 1:
             all_grads.update({f"{step}.{p.name}": _host(params[p.name].grad) for p in spec.params
                               if params[p.name].grad is not None})
@@ -414,6 +610,9 @@ def _golden_steps(model, optimizer, scheduler, loss_fn, batch, batch_names, spec
             files["golden/weights_step1.safetensors"] = _state_by_arg(g_model, weights0)
             files["golden/optimizer_state_step1.safetensors"] = _cpu(torch_state(spec, g_opt, params))
     files["golden/loss.safetensors"] = {"loss": torch.stack(losses)}
+    if accumulation_steps > 1:
+        # [steps, K]: each micro-batch's loss; `loss` is their mean
+        files["golden/loss.safetensors"]["micro_loss"] = torch.stack(micro_losses)
     files["golden/grads.safetensors"] = all_grads
     files["golden/weights_final.safetensors"] = _state_by_arg(g_model, weights0)
     state = _cpu(torch_state(spec, g_opt, params))
@@ -421,6 +620,8 @@ def _golden_steps(model, optimizer, scheduler, loss_fn, batch, batch_names, spec
     files["golden/optimizer_state_final.safetensors"] = state
     files["golden/lr.safetensors"] = {"lr": torch.tensor(lrs, dtype=torch.float64)}
     summary = {"steps": steps, "loss": [float(x) for x in losses], "lr": lrs}
+    if accumulation_steps > 1:
+        summary["micro_loss"] = [[float(x) for x in row] for row in micro_losses]
     files["golden/summary.json"] = summary
     golden = {
         "steps": steps,
@@ -439,23 +640,23 @@ def _golden_steps(model, optimizer, scheduler, loss_fn, batch, batch_names, spec
     return golden, files
 
 
-def _float64_grads(model, loss_fn, batch, spec, device) -> dict:
+def _float64_grads(model, loss_fn, micro_batches, spec, device) -> dict:
     """Step 1's gradients computed in float64: where float32 rounding decides a ReLU or a sum
     cancels, PyTorch's float32 gradient can be further from the exact one than WarpForge's;
     `validate --training` then judges both by their distance to these (DESIGN.md's float64
     arbitration)."""
     m64 = copy.deepcopy(model).to(device=device, dtype=torch.float64).train()
-    b64 = tuple(x.to(torch.float64) if x.is_floating_point() else x for x in batch)
-    loss = loss_fn(m64, *b64)
-    loss.backward()
+    _backward(m64, loss_fn, [tuple(x.to(torch.float64) if x.is_floating_point() else x for x in micro)
+                             for micro in micro_batches])
     params = dict(m64.named_parameters())
     return {p.name: _host(params[p.name].grad) for p in spec.params if params[p.name].grad is not None}
 
 
 def _state_by_arg(model, weights0: dict) -> dict:
-    """The model's parameters and buffers under the loss program's argument names."""
+    """The model's parameters and buffers under the loss program's argument names (not the RNG
+    state, which the golden run, with dropout off, does not have)."""
     sd = model.state_dict()
-    return {k: (_host(sd[k]) if k in sd else v) for k, v in weights0.items()}
+    return {k: (_host(sd[k]) if k in sd else v) for k, v in weights0.items() if k not in (RNG_STATE, DROPOUT_SWITCH)}
 
 
 def _write(out_dir, manifest, loss_text, opt_text, weights, state0, golden_files, eval_text=None,
@@ -495,5 +696,5 @@ def _write(out_dir, manifest, loss_text, opt_text, weights, state0, golden_files
     write_dir_atomically(out_dir, fill)
 
 
-__all__ = ["export_training", "TrainingExportError", "UnsupportedOptimizerError", "check_no_dropout",
+__all__ = ["export_training", "TrainingExportError", "UnsupportedOptimizerError",
            "TRAINING_TOLERANCES", "lr_at"]

@@ -135,6 +135,8 @@ struct TrainOptions {
   int64_t epochs = 0;          // --epochs (default 1 when --steps is not given)
   int64_t steps = 0;           // --steps
   int64_t batch = 0;           // --batch: checked against the package's batch size
+  int64_t accumulate = 0;      // --accumulate K micro-batches per update (0: the package's)
+  bool dropout = true;         // --no-dropout: every dropout the identity (the golden run's setting)
   std::string device = "cpu";
   std::string checkpointDir;   // --checkpoint-dir: checkpoint.safetensors, loss_curve.json, metrics.json
   bool resume = false;         // --resume from checkpoint-dir's checkpoint

@@ -236,6 +236,10 @@ int main(int argc, char** argv) {
   auto* epochsOpt = trainCmd->add_option("--epochs", train.epochs, "Epochs (default 1)");
   trainCmd->add_option("--steps", train.steps, "Updates in all (instead of --epochs)")->excludes(epochsOpt);
   trainCmd->add_option("--batch", train.batch, "Batch size; must be the one the package was exported with");
+  trainCmd->add_option("--accumulate", train.accumulate,
+                       "Micro-batches of --batch per update (gradient accumulation; default: the package's)")
+      ->check(CLI::PositiveNumber);
+  trainCmd->add_flag("--no-dropout{false}", train.dropout, "Train with every dropout off (the RNG state still advances)");
   trainCmd->add_option("--device", train.device, "Device to run on: cpu (default), cuda, cuda:N");
   trainCmd->add_option("--checkpoint-dir", train.checkpointDir, "Directory for the checkpoint, loss_curve.json and metrics.json");
   trainCmd->add_flag("--resume", train.resume, "Continue from the checkpoint in --checkpoint-dir");

@@ -144,6 +144,8 @@ int runTrain(const TrainOptions& options) {
   topts.device = *device;
   topts.compile = options.compile;
   topts.compile.recordTimings = topts.compile.recordTimings || options.profile;
+  topts.accumulation = options.accumulate;
+  topts.dropout = options.dropout;
   auto opened = train::Trainer::open(options.package, topts);
   if (!opened) return reportStatus(opened.status());
   train::Trainer& trainer = **opened;
@@ -168,10 +170,14 @@ int runTrain(const TrainOptions& options) {
   }
   if (Status s = data->bind(std::move(batchArgs)); !s.isOk()) return reportStatus(s);
   const int64_t n = data->size();
-  const int64_t perEpoch = n / batch;  // drop_last, as the reference loops do
+  // An update takes `micro` batches (gradient accumulation); an epoch has n / batch batches
+  // (drop_last, as the reference loops do) and the updates whole groups of them make.
+  const int64_t micro = trainer.accumulation();
+  const int64_t perUpdate = batch * micro;
+  const int64_t perEpoch = n / batch / micro;
   if (perEpoch == 0)
-    return reportStatus(invalidArgument(options.data + ": " + std::to_string(n) + " examples, fewer than one batch of " +
-                                        std::to_string(batch)));
+    return reportStatus(invalidArgument(options.data + ": " + std::to_string(n) + " examples, fewer than one update of " +
+                                        std::to_string(micro) + " batch(es) of " + std::to_string(batch)));
   const int64_t total = options.steps > 0 ? options.steps : perEpoch * std::max<int64_t>(options.epochs, 1);
   std::optional<train::Dataset> evalData;
   if (!options.evalData.empty()) {
@@ -196,8 +202,8 @@ int runTrain(const TrainOptions& options) {
   if (ec) return reportStatus(invalidArgument(outDir + ": cannot create directory: " + ec.message()));
   const std::string curvePath = (fs::path(outDir) / "loss_curve.json").string();
   const std::string metricsPath = (fs::path(outDir) / "metrics.json").string();
-  json curve = {{"package", pkg.name()}, {"device", trainer.deviceName()}, {"batch", batch}, {"seed", options.seed},
-                {"steps", json::array()}};
+  json curve = {{"package", pkg.name()}, {"device", trainer.deviceName()}, {"batch", batch}, {"accumulation", micro},
+                {"seed", options.seed}, {"steps", json::array()}};
   json metrics = {{"package", pkg.name()}, {"metric", options.metric}, {"evaluations", json::array()}};
   if (options.resume) {
     auto extra = trainer.loadCheckpoint(ckptPath);
@@ -205,6 +211,10 @@ int runTrain(const TrainOptions& options) {
     if (extra->count("seed") && static_cast<uint64_t>((*extra)["seed"]) != options.seed)
       return reportStatus(invalidArgument(ckptPath + ": the checkpoint was made with --seed " + std::to_string((*extra)["seed"]) +
                                           "; resume with the same seed to keep the data order"));
+    if (extra->count("accumulation") && (*extra)["accumulation"] != micro)
+      return reportStatus(invalidArgument(ckptPath + ": the checkpoint was made with --accumulate " +
+                                          std::to_string((*extra)["accumulation"]) + ", this run takes " + std::to_string(micro) +
+                                          " micro-batches per update; resume with the same to keep the data order"));
     // Keep what the earlier run recorded up to the checkpoint.
     for (auto [path, doc] : {std::pair{curvePath, &curve}, std::pair{metricsPath, &metrics}}) {
       auto text = readFileBytes(path);
@@ -224,8 +234,10 @@ int runTrain(const TrainOptions& options) {
 
   auto save = [&]() -> Status {
     if (ckptPath.empty()) return Status::ok();
-    return trainer.saveCheckpoint(ckptPath,
-                                  {{"seed", static_cast<int64_t>(options.seed)}, {"examples", n}, {"batch", batch}});
+    return trainer.saveCheckpoint(ckptPath, {{"seed", static_cast<int64_t>(options.seed)},
+                                             {"examples", n},
+                                             {"batch", batch},
+                                             {"accumulation", micro}});
   };
   auto runEval = [&](int64_t step) -> Status {
     if (!evalData) return Status::ok();
@@ -239,7 +251,8 @@ int runTrain(const TrainOptions& options) {
   };
 
   std::cerr << "warpforge: training " << pkg.name() << " on " << trainer.deviceName() << ": " << n << " examples, batch "
-            << batch << ", " << perEpoch << " steps per epoch, steps " << trainer.stepsDone() + 1 << ".." << total << "\n";
+            << batch << (micro > 1 ? " x " + std::to_string(micro) + " micro-batches" : std::string()) << ", " << perEpoch
+            << " steps per epoch, steps " << trainer.stepsDone() + 1 << ".." << total << "\n";
   const bool tty = isatty(2);
   Profile profile;
   const auto start = Clock::now();
@@ -252,11 +265,16 @@ int runTrain(const TrainOptions& options) {
       order = train::epochPermutation(options.seed, static_cast<uint64_t>(epoch), n, options.shuffle);
       orderEpoch = epoch;
     }
-    std::vector<int64_t> idx(order.begin() + within * batch, order.begin() + (within + 1) * batch);
-    auto inputs = data->batch(idx);
-    if (!inputs) return reportStatus(inputs.status());
+    std::vector<std::vector<Literal>> inputs;
+    for (int64_t m = 0; m < micro; ++m) {
+      const int64_t start = within * perUpdate + m * batch;
+      std::vector<int64_t> idx(order.begin() + start, order.begin() + start + batch);
+      auto b = data->batch(idx);
+      if (!b) return reportStatus(b.status());
+      inputs.push_back(std::move(*b));
+    }
     auto t0 = Clock::now();
-    auto r = trainer.step(*inputs);
+    auto r = trainer.step(std::span<const std::vector<Literal>>(inputs));
     if (r && options.profile && s >= first + kProfileWarmupSteps) profile.add(r->report);
     double ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
     if (!r) {
@@ -265,7 +283,13 @@ int runTrain(const TrainOptions& options) {
       printError(r.status().message());
       return kExitFailure;
     }
-    curve["steps"].push_back({{"step", s}, {"epoch", epoch}, {"loss", number(r->loss)}, {"lr", r->lrs}, {"ms", ms}});
+    json row = {{"step", s}, {"epoch", epoch}, {"loss", number(r->loss)}, {"lr", r->lrs}, {"ms", ms}};
+    if (micro > 1) {
+      json losses = json::array();
+      for (double l : r->microLosses) losses.push_back(number(l));
+      row["micro_losses"] = std::move(losses);
+    }
+    curve["steps"].push_back(std::move(row));
     if (s == first) curve["device_bytes_in_use"] = trainer.deviceBytesInUse();
     const double elapsed = std::chrono::duration<double>(Clock::now() - start).count();
     const double perStep = elapsed / static_cast<double>(s - first + 1);
@@ -274,7 +298,7 @@ int runTrain(const TrainOptions& options) {
       char line[256];
       std::snprintf(line, sizeof line, "step %lld/%lld  epoch %lld  loss %.6f  lr %.3g  %.1f examples/s  ETA %s",
                     static_cast<long long>(s), static_cast<long long>(total), static_cast<long long>(epoch + 1), r->loss,
-                    r->lrs.empty() ? 0.0 : r->lrs[0], static_cast<double>(batch) / perStep,
+                    r->lrs.empty() ? 0.0 : r->lrs[0], static_cast<double>(perUpdate) / perStep,
                     formatSeconds(perStep * static_cast<double>(total - s)).c_str());
       std::cerr << (tty ? "\r" : "") << line << (tty && !log ? "" : "\n") << std::flush;
     }

@@ -5,6 +5,8 @@
 // first step and tensor that diverge are named.
 #include <algorithm>
 #include <cmath>
+#include <cstring>
+#include <functional>
 #include <filesystem>
 #include <limits>
 #include <map>
@@ -30,7 +32,19 @@ struct Check {
   Tolerances tol;
   Comparison cmp;
   std::string arbitrated;  // why a comparison outside `tol` passes (noise-level gradients under Adam)
+  // A mixed-precision package's verdict (lowPrecisionReplay): the relative L2 error against the
+  // float64 reference, PyTorch's own, and the limit; `rule` says how it was judged.
+  struct LowPrecision {
+    std::string rule;
+    double relL2 = 0, torchRelL2 = 0, limit = 0;
+  } low;
 };
+
+// A mixed-precision (autocast) package passes a check when WarpForge's relative L2 error against
+// the float64 reference is within this factor of PyTorch's own error in the same precision
+// (validate.cpp's rule for inference packages, with room for two implementations rounding
+// independently), or when it passes the float32 tolerance row against the reference outright.
+constexpr double kLowPrecisionFactor = 2.0;
 
 json number(double v) {
   if (std::isnan(v)) return nullptr;
@@ -66,6 +80,12 @@ class GoldenRun {
     if (f.empty()) return notFound("the golden run has no '" + std::string(key) + "' file");
     return readSafetensors(f);
   }
+  // A file the golden run names by its package-relative path (the mixed-precision reference).
+  std::string resolve(const std::string& rel) const {
+    if (dir_.empty()) return pkg_->path(rel);
+    return (std::filesystem::path(dir_) / std::filesystem::path(rel).filename()).string();
+  }
+  const json& spec() const { return spec_; }
 
  private:
   json spec_;
@@ -73,6 +93,175 @@ class GoldenRun {
   std::string dir_;
   int64_t steps_ = 0;
 };
+
+// The golden batch cut into `k` micro-batches of equal size along the first dimension.
+Expected<std::vector<std::vector<Literal>>> splitMicroBatches(const std::vector<Literal>& batch, int64_t k,
+                                                              const std::string& file) {
+  std::vector<std::vector<Literal>> out(static_cast<size_t>(k));
+  for (const Literal& t : batch) {
+    if (k == 1) {
+      out[0].push_back(t);
+      continue;
+    }
+    if (t.shape().empty() || t.shape()[0] % k != 0)
+      return invalidArgument(file + ": a batch tensor of shape " + t.type().toString() + " does not split into " +
+                             std::to_string(k) + " micro-batches along its first dimension");
+    std::vector<int64_t> shape = t.shape();
+    shape[0] /= k;
+    const size_t bytes = t.sizeBytes() / static_cast<size_t>(k);
+    for (int64_t m = 0; m < k; ++m) {
+      Literal part = Literal::uninitialized(Type::tensor(shape, t.elementType()));
+      std::memcpy(part.data(), t.data() + static_cast<size_t>(m) * bytes, bytes);
+      out[static_cast<size_t>(m)].push_back(std::move(part));
+    }
+  }
+  return out;
+}
+
+// loss_value_and_grad over the micro-batches of an update: the gradients summed as the train step
+// accumulates them (each times 1/K), the loss and buffer updates those of the last micro-batch
+// (only the gradients are read from it).
+Expected<std::vector<Literal>> accumulatedValueAndGrad(train::Trainer& t, const std::vector<std::vector<Literal>>& microBatches) {
+  if (microBatches.size() == 1) return t.valueAndGrad(microBatches[0]);
+  const size_t first = 1 + t.package().bufferUpdateArguments().size();
+  const double scale = 1.0 / static_cast<double>(microBatches.size());
+  std::vector<Literal> sum;
+  for (const std::vector<Literal>& mb : microBatches) {
+    WF_ASSIGN_OR_RETURN(std::vector<Literal> vg, t.valueAndGrad(mb));
+    if (sum.empty()) {
+      sum = std::move(vg);
+      for (size_t i = first; i < sum.size(); ++i)
+        for (int64_t e = 0; e < sum[i].numElements(); ++e) sum[i].setDouble(e, sum[i].getDouble(e) * scale);
+      continue;
+    }
+    for (size_t i = first; i < sum.size(); ++i)
+      for (int64_t e = 0; e < sum[i].numElements(); ++e)
+        sum[i].setDouble(e, sum[i].getDouble(e) + vg[i].getDouble(e) * scale);
+  }
+  return sum;
+}
+
+// ||have - ref|| / ||ref|| in double, both taken as changes from `base` when given; 0 where both
+// are zero, infinity where only ref is, NaN where have is not finite.
+double relL2(const Literal& have, const Literal& ref, const Literal* base) {
+  double num = 0, den = 0;
+  for (int64_t i = 0; i < ref.numElements(); ++i) {
+    const double b = base ? base->getDouble(i) : 0.0;
+    const double h = have.getDouble(i) - b, r = ref.getDouble(i) - b;
+    num += (h - r) * (h - r);
+    den += r * r;
+  }
+  if (std::isnan(num)) return std::numeric_limits<double>::quiet_NaN();
+  if (den == 0) return num == 0 ? 0.0 : std::numeric_limits<double>::infinity();
+  return std::sqrt(num / den);
+}
+
+// The replay of a mixed-precision package (an autocast loss, float32 master weights): the loss of
+// every step, the gradients of step 1, the weights (as updates from the initial ones) and the
+// optimizer state after step 1 and after the last step, each judged against the float64 run that
+// export_training recorded, by PyTorch's own error in the same precision (kLowPrecisionFactor).
+Status lowPrecisionReplay(train::Trainer& t, const GoldenRun& golden, const std::vector<std::vector<Literal>>& microBatches,
+                          const std::function<void(Check)>& record, const std::function<bool()>& failed) {
+  const train::TrainingPackage& pkg = t.package();
+  const json& lp = golden.spec()["low_precision"];
+  const std::string where = pkg.path("manifest.json") + ": training.golden.low_precision";
+  if (!lp.is_object() || !lp.contains("torch_error") || !lp["torch_error"].is_object())
+    return invalidArgument(where + ": no `torch_error`");
+  const json& te = lp["torch_error"];
+  auto readRef = [&](const char* key) -> Expected<SafetensorsFile> {
+    if (!lp.contains(key) || !lp[key].is_string()) return invalidArgument(where + ": no `" + key + "` file");
+    return readSafetensors(golden.resolve(lp[key].get<std::string>()));
+  };
+  // PyTorch's error on one tensor of a group, and over the whole group ("*").
+  auto torchError = [&](const char* group, const std::string& name, double& tensor, double& all) {
+    tensor = all = 0;
+    if (!te.contains(group) || !te[group].is_object()) return;
+    const json& g = te[group];
+    if (g.contains(name) && g[name].is_number()) tensor = g[name].get<double>();
+    if (g.contains("*") && g["*"].is_number()) all = g["*"].get<double>();
+  };
+  auto judge = [&](int64_t step, const char* what, const std::string& name, const Literal& have, const Literal& ref,
+                   const Literal* base, double torchTensor, double torchAll, const Tolerances& fp32) {
+    Check c{step, what, name, fp32, compareTensors(have, ref, fp32), "", {}};
+    Check::LowPrecision& v = c.low;
+    v.relL2 = relL2(have, ref, base);
+    v.torchRelL2 = torchTensor;
+    v.limit = kLowPrecisionFactor * std::max(torchTensor, torchAll);
+    char why[200];
+    if (c.cmp.passed) {
+      std::snprintf(why, sizeof why, "within the float32 tolerance of the float64 reference");
+    } else {
+      c.cmp.passed = std::isfinite(v.relL2) && v.relL2 <= v.limit;
+      std::snprintf(why, sizeof why, "rel_l2 %.3g vs float64 %s %.3g = %.3g x PyTorch's own (%.3g, its whole %s %.3g)",
+                    v.relL2, c.cmp.passed ? "<=" : ">", v.limit, kLowPrecisionFactor, torchTensor, what, torchAll);
+    }
+    v.rule = why;
+    record(std::move(c));
+  };
+  WF_ASSIGN_OR_RETURN(SafetensorsFile refLoss, readRef("reference_loss"));
+  const Literal* refLosses = refLoss.find("loss");
+  if (!refLosses || refLosses->numElements() < golden.steps())
+    return invalidArgument(where + ": the reference 'loss' must hold one value per golden step");
+  if (!te.contains("loss") || !te["loss"].is_array() || static_cast<int64_t>(te["loss"].size()) < golden.steps())
+    return invalidArgument(where + ": torch_error.loss must hold one value per golden step");
+  double torchLossMax = 0;
+  for (const json& e : te["loss"])
+    if (e.is_number()) torchLossMax = std::max(torchLossMax, e.get<double>());
+  WF_ASSIGN_OR_RETURN(SafetensorsFile initial, readSafetensors(pkg.path(pkg.weightsFile())));
+  const Tolerances lossTol = pkg.tolerance("loss"), gradTol = pkg.tolerance("gradients"),
+                   weightTol = pkg.tolerance("weights"), stateTol = pkg.tolerance("optimizer_state");
+  const size_t numBuffers = pkg.bufferUpdateArguments().size();
+
+  // Step 1's gradients against the float64 ones.
+  {
+    WF_ASSIGN_OR_RETURN(SafetensorsFile refGrads, readRef("reference_grads_step1"));
+    WF_ASSIGN_OR_RETURN(std::vector<Literal> vg, accumulatedValueAndGrad(t, microBatches));
+    for (size_t i = 0; i < pkg.paramArguments().size(); ++i) {
+      const std::string& name = pkg.lossArguments()[pkg.paramArguments()[i]].name;
+      const Literal* ref = refGrads.find(name);
+      if (!ref) continue;
+      double tensor, all;
+      torchError("gradients", name, tensor, all);
+      judge(1, "gradient", name, vg[1 + numBuffers + i], *ref, nullptr, tensor, all, gradTol);
+    }
+  }
+  struct Snapshot {
+    int64_t step;
+    const char *weights, *state, *weightsError, *stateError;
+  };
+  const Snapshot snapshots[] = {
+      {1, "reference_weights_step1", "reference_optimizer_state_step1", "weights_step1", "optimizer_state_step1"},
+      {golden.steps(), "reference_weights_final", "reference_optimizer_state_final", "weights_final", "optimizer_state_final"}};
+  for (int64_t s = 1; s <= golden.steps() && !failed(); ++s) {
+    WF_ASSIGN_OR_RETURN(train::StepResult r, t.step(std::span<const std::vector<Literal>>(microBatches)));
+    const double torchLoss = te["loss"][static_cast<size_t>(s - 1)].is_number() ? te["loss"][static_cast<size_t>(s - 1)].get<double>() : 0;
+    judge(s, "loss", "loss", Literal::scalarDouble(ElementType::kF64, r.loss),
+          Literal::scalarDouble(ElementType::kF64, refLosses->getDouble(s - 1)), nullptr, torchLoss, torchLossMax, lossTol);
+    for (const Snapshot& snap : snapshots) {
+      if (snap.step != s || failed()) continue;
+      WF_ASSIGN_OR_RETURN(SafetensorsFile refWeights, readRef(snap.weights));
+      WF_ASSIGN_OR_RETURN(std::vector<NamedLiteral> have, t.weights());
+      for (const NamedLiteral& w : have) {
+        const Literal* ref = refWeights.find(w.name);
+        const Literal* base = initial.find(w.name);
+        if (!ref || !isFloat(ref->elementType()) || !base) continue;
+        double tensor, all;
+        torchError(snap.weightsError, w.name, tensor, all);
+        judge(s, "weight", w.name, w.value, *ref, base, tensor, all, weightTol);
+      }
+      WF_ASSIGN_OR_RETURN(SafetensorsFile refState, readRef(snap.state));
+      WF_ASSIGN_OR_RETURN(std::vector<NamedLiteral> state, t.optimizerState());
+      for (const NamedLiteral& st : state) {
+        const Literal* ref = refState.find(st.name);
+        if (!ref) continue;
+        double tensor, all;
+        torchError(snap.stateError, st.name, tensor, all);
+        judge(s, "optimizer_state", st.name, st.value, *ref, nullptr, tensor, all, stateTol);
+      }
+    }
+  }
+  return Status::ok();
+}
 
 }  // namespace
 
@@ -83,6 +272,12 @@ int runValidateTraining(const ValidateOptions& options) {
   topts.device = *device;
   topts.compile = options.compile;
   topts.withEval = false;
+  {
+    // The golden run was made with dropout off (PyTorch's masks cannot be shared): so is the replay.
+    auto pkg = train::TrainingPackage::open(options.package);
+    if (!pkg) return reportStatus(pkg.status());
+    topts.dropout = !pkg->goldenWithoutDropout();
+  }
   auto trainer = train::Trainer::open(options.package, topts);
   if (!trainer) return reportStatus(trainer.status());
   train::Trainer& t = **trainer;
@@ -100,11 +295,23 @@ int runValidateTraining(const ValidateOptions& options) {
     if (!v) return reportStatus(notFound(golden->file("batch") + ": no batch tensor '" + name + "'"));
     batch.push_back(*v);
   }
+  // With gradient accumulation the golden batch is the whole update's: K micro-batches along
+  // the first dimension, in order.
+  const int64_t micro = t.accumulation();
+  auto split = splitMicroBatches(batch, micro, golden->file("batch"));
+  if (!split) return reportStatus(split.status());
+  const std::vector<std::vector<Literal>> microBatches = std::move(*split);
   auto lossFile = golden->read("loss");
   if (!lossFile) return reportStatus(lossFile.status());
   const Literal* losses = lossFile->find("loss");
   if (!losses || losses->numElements() < golden->steps())
     return reportStatus(invalidArgument(golden->file("loss") + ": 'loss' must hold one value per golden step"));
+  // The loss of each micro-batch, [steps, K], where the golden run accumulated gradients.
+  const Literal* microLosses = micro > 1 ? lossFile->find("micro_loss") : nullptr;
+  if (micro > 1 && (!microLosses || microLosses->numElements() != golden->steps() * micro))
+    return reportStatus(invalidArgument(golden->file("loss") + ": 'micro_loss' must hold " + std::to_string(micro) +
+                                        " micro-batch losses per golden step (the trainer accumulates " +
+                                        std::to_string(micro) + ")"));
   std::optional<SafetensorsFile> grads;
   if (!golden->file("grads").empty()) {
     auto g = golden->read("grads");
@@ -139,7 +346,7 @@ int runValidateTraining(const ValidateOptions& options) {
     if (!c.cmp.passed && !failed) {
       failed = true;
       firstFailure = "step " + std::to_string(c.step) + ": " + c.what + " '" + c.name + "' diverges: " +
-                     c.cmp.summary(c.tol);
+                     (c.low.rule.empty() ? c.cmp.summary(c.tol) : c.low.rule);
     }
     checks.push_back(std::move(c));
   };
@@ -186,7 +393,7 @@ int runValidateTraining(const ValidateOptions& options) {
     for (const train::LossArgument& a : pkg.lossArguments())
       if (a.name == name && a.kind == "buffer") isBuffer = true;
     const Tolerances tol = isBuffer ? pkg.tolerance("activations") : weightTol;
-    Check c{step, "weight", name, tol, compareTensors(have, want, tol), ""};
+    Check c{step, "weight", name, tol, compareTensors(have, want, tol), "", {}};
     std::string param = name;  // a tied name's gradient is its primary's
     for (const train::LossArgument& a : pkg.lossArguments())
       if (a.name == name && a.tiedTo >= 0) param = pkg.lossArguments()[static_cast<size_t>(a.tiedTo)].name;
@@ -227,7 +434,7 @@ int runValidateTraining(const ValidateOptions& options) {
   std::map<std::string, std::string> stateParam;
   for (const train::StateTensor& st : pkg.state()) stateParam[st.name] = st.param;
   auto stateCheck = [&](int64_t step, const std::string& name, const Literal& have, const Literal& want) {
-    Check c{step, "optimizer_state", name, stateTol, compareTensors(have, want, stateTol), ""};
+    Check c{step, "optimizer_state", name, stateTol, compareTensors(have, want, stateTol), "", {}};
     const Literal* g32 = grads ? grads->find("1." + stateParam[name]) : nullptr;
     const Literal* g64 = grads64 ? grads64->find(stateParam[name]) : nullptr;
     if (!c.cmp.passed && step == 1 && c.cmp.problem.empty() && c.cmp.nanCount == 0 && g32 && g64 &&
@@ -252,7 +459,13 @@ int runValidateTraining(const ValidateOptions& options) {
     record(std::move(c));
   };
 
-  for (int64_t s = 1; s <= golden->steps() && !failed; ++s) {
+  // A mixed-precision package: judged against the float64 reference by PyTorch's own error.
+  const bool lowPrecision = golden->spec().contains("low_precision") && golden->spec()["low_precision"].is_object();
+  if (lowPrecision) {
+    Status st = lowPrecisionReplay(t, *golden, microBatches, record, [&] { return failed; });
+    if (!st.isOk()) return reportStatus(st);
+  }
+  for (int64_t s = 1; s <= golden->steps() && !failed && !lowPrecision; ++s) {
     addGoldenGrads(s);
     // The gradients at this step's starting weights, where the golden run recorded them.
     bool haveGrads = false;
@@ -260,7 +473,7 @@ int runValidateTraining(const ValidateOptions& options) {
       for (size_t a : pkg.paramArguments())
         if (grads->find(std::to_string(s) + "." + pkg.lossArguments()[a].name)) haveGrads = true;
     if (haveGrads) {
-      auto vg = t.valueAndGrad(batch);
+      auto vg = accumulatedValueAndGrad(t, microBatches);
       if (!vg) return reportStatus(vg.status().withContext("step " + std::to_string(s)));
       for (size_t i = 0; i < pkg.paramArguments().size(); ++i) {
         const std::string& name = pkg.lossArguments()[pkg.paramArguments()[i]].name;
@@ -269,16 +482,21 @@ int runValidateTraining(const ValidateOptions& options) {
         const Literal& mine = (*vg)[1 + numBuffers + i];
         const Literal* ref64 = s == 1 && grads64 ? grads64->find(name) : nullptr;
         if (ref64 && ref64->type().shape() != g->type().shape()) ref64 = nullptr;
-        record({s, "gradient", name, gradTol, compareTensors(mine, *g, gradTol, ref64), ""});
+        record({s, "gradient", name, gradTol, compareTensors(mine, *g, gradTol, ref64), "", {}});
       }
       if (failed) break;
     }
-    auto r = t.step(batch);
+    auto r = t.step(std::span<const std::vector<Literal>>(microBatches));
     if (!r) return reportStatus(r.status());
     lrSum += r->lrs.empty() ? 0.0 : *std::max_element(r->lrs.begin(), r->lrs.end());
+    for (int64_t m = 0; microLosses && m < micro; ++m) {
+      Literal mine = Literal::scalarDouble(ElementType::kF64, r->microLosses[static_cast<size_t>(m)]);
+      Literal expected = Literal::scalarDouble(ElementType::kF64, microLosses->getDouble((s - 1) * micro + m));
+      record({s, "loss", "micro-batch " + std::to_string(m), lossTol, compareTensors(mine, expected, lossTol), "", {}});
+    }
     Literal mine = Literal::scalarDouble(ElementType::kF64, r->loss);
     Literal expected = Literal::scalarDouble(ElementType::kF64, losses->getDouble(s - 1));
-    record({s, "loss", "loss", lossTol, compareTensors(mine, expected, lossTol), ""});
+    record({s, "loss", "loss", lossTol, compareTensors(mine, expected, lossTol), "", {}});
     for (const Snapshot& snap : snapshots) {
       if (snap.step != s || failed) continue;
       if (!golden->file(snap.weights).empty()) {
@@ -321,6 +539,12 @@ int runValidateTraining(const ValidateOptions& options) {
         row["golden"] = number(c.cmp.worstExpected);
       }
       if (!c.cmp.problem.empty()) row["problem"] = c.cmp.problem;
+      if (!c.low.rule.empty()) {
+        row["rel_l2"] = number(c.low.relL2);
+        row["torch_rel_l2"] = number(c.low.torchRelL2);
+        row["rel_l2_limit"] = number(c.low.limit);
+        row["rule"] = c.low.rule;
+      }
       if (!c.arbitrated.empty()) row["arbitrated"] = c.arbitrated;
       rows.push_back(std::move(row));
     }
@@ -332,7 +556,7 @@ int runValidateTraining(const ValidateOptions& options) {
               << " golden steps\n";
     std::cout << "  step  loss (warpforge)   loss (golden)      rel err\n";
     for (const Check& c : checks) {
-      if (c.what != "loss") continue;
+      if (c.what != "loss" || c.name != "loss") continue;  // the step losses (micro-batches counted below)
       char line[160];
       double rel = c.cmp.worstExpected != 0 ? std::abs(c.cmp.worstActual - c.cmp.worstExpected) / std::abs(c.cmp.worstExpected) : 0;
       std::snprintf(line, sizeof line, "  %4lld  %-17.9g  %-17.9g  %.2e%s\n", static_cast<long long>(c.step),

@@ -43,22 +43,31 @@ Expected<std::unique_ptr<Trainer>> Trainer::open(const std::string& packageDir, 
   WF_ASSIGN_OR_RETURN(t->backend_, createBackend(options.device));
 
   const TrainingPackage& p = t->package_;
+  if (options.accumulation < 0) return invalidArgument("gradient accumulation: the micro-batch count must be positive");
+  t->accumulation_ = options.accumulation > 0 ? options.accumulation : p.accumulationSteps();
+  const bool accumulate = t->accumulation_ > 1;
   CompileOptions co = options.compile;
   co.boundArguments.clear();
   for (size_t i = p.numBatchArguments(); i < p.lossArguments().size(); ++i) co.boundArguments.push_back(i);
   for (size_t s = 0; s < p.state().size(); ++s) co.boundArguments.push_back(p.trainStepStateArgument(s));
+  if (accumulate)
+    for (size_t i = 0; i < p.paramArguments().size(); ++i) co.boundArguments.push_back(p.accumulatorArgument(i));
   co.carriedResults.clear();
-  for (auto [result, argument] : p.trainStepCarried()) co.carriedResults.push_back({result, argument});
+  for (auto [result, argument] : accumulate ? p.trainStepAccumulateCarried() : p.trainStepCarried())
+    co.carriedResults.push_back({result, argument});
   co.carryInPlace = options.updateInPlace;
-  // @train_step calls the value-and-grad function, then the update: compiled as one flat
+  const char* entryName = accumulate ? "train_step_accumulate" : "train_step";
+  const Operation* declared = t->module_.lookupFunction(entryName);
+  if (!declared)
+    return notFound(p.dir() + ": the train-step program has no @" + entryName +
+                    " (written before gradient accumulation): export the package again");
+  // The train step calls the value-and-grad function, then the update: compiled as one flat
   // function (calls inlined), so that a backend fuses and schedules across the two, and a
-  // profile names the ops rather than the two calls.
-  const Operation* declared = t->module_.lookupFunction("train_step");
-  if (!declared) return internalError(packageDir + ": the train module has no @train_step");
+  // profile names the ops rather than the calls.
   const std::vector<Type> argTypes = FuncOp(declared).functionType().inputs;
-  WF_ASSIGN_OR_RETURN(t->flatTrainStep_, refineShapes(t->module_, "train_step", argTypes));
-  const Operation* entry = t->flatTrainStep_->lookupFunction("train_step");
-  if (!entry) return internalError("inlining lost @train_step");
+  WF_ASSIGN_OR_RETURN(t->flatTrainStep_, refineShapes(t->module_, entryName, argTypes));
+  const Operation* entry = t->flatTrainStep_->lookupFunction(entryName);
+  if (!entry) return internalError(std::string("inlining lost @") + entryName);
   WF_ASSIGN_OR_RETURN(t->trainStep_, t->backend_->compile(*t->flatTrainStep_, *entry, co));
   WF_RETURN_IF_ERROR(t->bindInitialState());
   return t;
@@ -85,6 +94,12 @@ Status Trainer::bindInitialState() {
     const Literal* w = weights.find(a.name);
     if (!w) return notFound(wpath + ": no tensor '" + a.name + "' (a " + a.kind + " of the loss program)");
     WF_RETURN_IF_ERROR(checkAgainst(*w, Type::tensor(a.shape, a.dtype), wpath + ": '" + a.name + "'"));
+    if (static_cast<int64_t>(i) == p.dropoutSwitchArgument()) {
+      Literal on = Literal::scalarInt(ElementType::kI1, options_.dropout ? 1 : 0);
+      WF_RETURN_IF_ERROR(trainStep_->bindArgument(i, on));
+      fixedValues_[i] = std::move(on);
+      continue;
+    }
     WF_RETURN_IF_ERROR(trainStep_->bindArgument(i, *w));
     if (!carried.count(i)) fixedValues_[i] = *w;
   }
@@ -100,6 +115,23 @@ Status Trainer::bindInitialState() {
   stepsDone_ = 0;
   if (const Literal* step = state.find("step")) stepsDone_ = step->getInt(0);
   evalWeightsStale_ = true;
+  return clearAccumulators();
+}
+
+Status Trainer::nonFiniteLoss(const StepResult& r) {
+  auto first = firstNonFinite();
+  std::string where = first && !first->empty() ? "; the first weight or state tensor that is not finite: '" + *first + "'"
+                                              : "; every weight and state tensor is still finite";
+  return invalidArgument("step " + std::to_string(r.step) + ": the loss is " + std::to_string(r.loss) + where);
+}
+
+Status Trainer::clearAccumulators() {
+  if (accumulation_ <= 1) return Status::ok();
+  const TrainingPackage& p = package_;
+  for (size_t i = 0; i < p.paramArguments().size(); ++i) {
+    const LossArgument& a = p.lossArguments()[p.paramArguments()[i]];
+    WF_RETURN_IF_ERROR(trainStep_->bindArgument(p.accumulatorArgument(i), Literal::zeros(Type::tensor(a.shape, a.dtype))));
+  }
   return Status::ok();
 }
 
@@ -115,8 +147,57 @@ Status Trainer::checkBatch(std::span<const Literal> batch) const {
   return Status::ok();
 }
 
+Expected<StepResult> Trainer::step(std::span<const std::vector<Literal>> microBatches) {
+  if (accumulation_ <= 1) {
+    if (microBatches.size() != 1)
+      return invalidArgument("step: " + std::to_string(microBatches.size()) +
+                             " micro-batches given, the trainer makes an update per batch (no gradient accumulation)");
+    return step(std::span<const Literal>(microBatches[0]));
+  }
+  if (!halfUpdated_.empty()) return invalidArgument(halfUpdated_);
+  const int64_t k = accumulation_;
+  if (static_cast<int64_t>(microBatches.size()) != k)
+    return invalidArgument("step: " + std::to_string(microBatches.size()) + " micro-batches given, an update takes " +
+                           std::to_string(k));
+  for (size_t i = 0; i < microBatches.size(); ++i)
+    if (Status s = checkBatch(microBatches[i]); !s.isOk()) return s.withContext("micro-batch " + std::to_string(i));
+  StepResult r;
+  r.step = stepsDone_ + 1;
+  r.lrs = package_.schedule().lrAt(r.step);
+  Literal lr = Literal::zeros(Type::tensor({static_cast<int64_t>(r.lrs.size())}, ElementType::kF32));
+  for (size_t g = 0; g < r.lrs.size(); ++g) lr.setDouble(static_cast<int64_t>(g), r.lrs[g]);
+  for (int64_t i = 0; i < k; ++i) {
+    std::vector<Literal> args(microBatches[static_cast<size_t>(i)].begin(), microBatches[static_cast<size_t>(i)].end());
+    args.push_back(Literal::scalarInt(ElementType::kSI64, r.step));
+    args.push_back(lr);
+    args.push_back(Literal::scalarInt(ElementType::kSI64, i));
+    args.push_back(Literal::scalarInt(ElementType::kSI64, k));
+    auto run = trainStep_->run(args);
+    if (!run) {
+      if (trainStep_->stats().carriedInPlace > 0)
+        halfUpdated_ = "step " + std::to_string(r.step) + " failed after it may have updated weights in place (" +
+                       run.status().message() + "); load a checkpoint to go on";
+      Status cleared = clearAccumulators();
+      Status s = run.status().withContext("step " + std::to_string(r.step) + ", micro-batch " + std::to_string(i));
+      return cleared.isOk() ? s : s.withContext("and clearing the gradient accumulators failed: " + cleared.message());
+    }
+    if (run->outputs.empty()) return internalError("train_step_accumulate returned no loss");
+    r.microLosses.push_back(run->outputs[0].getDouble(0));
+    r.report = std::move(run->report);
+  }
+  stepsDone_ = r.step;
+  evalWeightsStale_ = true;
+  r.loss = 0;
+  for (double l : r.microLosses) r.loss += l / static_cast<double>(k);
+  if (!std::isfinite(r.loss)) return nonFiniteLoss(r);
+  return r;
+}
+
 Expected<StepResult> Trainer::step(std::span<const Literal> batch) {
   if (!halfUpdated_.empty()) return invalidArgument(halfUpdated_);
+  if (accumulation_ > 1)
+    return invalidArgument("step: the trainer accumulates " + std::to_string(accumulation_) +
+                           " micro-batches per update; give them all");
   WF_RETURN_IF_ERROR(checkBatch(batch));
   StepResult r;
   r.step = stepsDone_ + 1;
@@ -137,13 +218,9 @@ Expected<StepResult> Trainer::step(std::span<const Literal> batch) {
   evalWeightsStale_ = true;
   if (run->outputs.empty()) return internalError("train_step returned no loss");
   r.loss = run->outputs[0].getDouble(0);
+  r.microLosses = {r.loss};
   r.report = std::move(run->report);
-  if (!std::isfinite(r.loss)) {
-    auto first = firstNonFinite();
-    std::string where = first && !first->empty() ? "; the first weight or state tensor that is not finite: '" + *first + "'"
-                                                : "; every weight and state tensor is still finite";
-    return invalidArgument("step " + std::to_string(r.step) + ": the loss is " + std::to_string(r.loss) + where);
-  }
+  if (!std::isfinite(r.loss)) return nonFiniteLoss(r);
   return r;
 }
 
@@ -396,6 +473,7 @@ Expected<std::map<std::string, int64_t>> Trainer::loadCheckpoint(const std::stri
   stepsDone_ = step->getInt(0);
   evalWeightsStale_ = true;
   halfUpdated_.clear();
+  WF_RETURN_IF_ERROR(clearAccumulators());  // a checkpoint is taken between updates
   std::map<std::string, int64_t> extra;
   for (const NamedLiteral& t : file.tensors)
     if (t.name.rfind("trainer.", 0) == 0 && t.name != "trainer.step" && t.value.numElements() == 1)

@@ -33,11 +33,20 @@ struct TrainerOptions {
   // A step that then fails on the device leaves them half updated: the trainer refuses further
   // steps until a checkpoint is loaded.
   bool updateInPlace = true;
+  // Micro-batches per optimizer update (gradient accumulation); 0: the package's
+  // `training.accumulation_steps`.
+  int64_t accumulation = 0;
+  // Dropout in train steps (packages whose loss has dropout); off computes every dropout as the
+  // identity, as the golden run does. The RNG state advances either way.
+  bool dropout = true;
 };
 
 struct StepResult {
   int64_t step = 0;         // the update just made (1 for the first)
+  // The loss of the update: with gradient accumulation, the mean of its micro-batches' losses
+  // (what a PyTorch loop that adds up (loss / K).item() reports).
   double loss = 0;
+  std::vector<double> microLosses;  // each micro-batch's loss, in order (one without accumulation)
   std::vector<double> lrs;  // the lr of each param group used by this update
   RunReport report;
 };
@@ -58,6 +67,8 @@ class Trainer {
   ExecutableStats trainStepStats() const { return trainStep_->stats(); }
   // Updates made so far (0 before the first step, or the checkpoint's count after loading one).
   int64_t stepsDone() const { return stepsDone_; }
+  // Micro-batches per update (TrainerOptions::accumulation, or the package's).
+  int64_t accumulation() const { return accumulation_; }
 
   // The batch tensors the loss program takes, in its argument order (names: package().lossArguments()).
   Status checkBatch(std::span<const Literal> batch) const;
@@ -66,6 +77,12 @@ class Trainer {
   // steps are then refused until loadCheckpoint()); a non-finite loss is reported as an error naming the step, and the weights are
   // then those of the failed update (inspect them with firstNonFinite()).
   Expected<StepResult> step(std::span<const Literal> batch);
+  // One update over accumulation() micro-batches (each a batch as above): the gradients of each
+  // are accumulated on the device (grad / K added to a carried accumulator), then one update.
+  // Every micro-batch is checked before the first runs. A failure in a later micro-batch leaves
+  // the weights and optimizer state as they were and clears the accumulators (buffers that the
+  // earlier micro-batches updated, BatchNorm's running statistics, keep those updates).
+  Expected<StepResult> step(std::span<const std::vector<Literal>> microBatches);
   // The loss, buffer updates and gradients (loss_value_and_grad) at the current weights, without
   // updating anything: for validation.
   Expected<std::vector<Literal>> valueAndGrad(std::span<const Literal> batch);
@@ -94,6 +111,8 @@ class Trainer {
  private:
   Trainer() = default;
   Status bindInitialState();
+  Status clearAccumulators();
+  Status nonFiniteLoss(const StepResult& r);
   Expected<Literal> readBound(size_t trainStepArgument);
 
   TrainingPackage package_;
@@ -113,6 +132,7 @@ class Trainer {
   // Set when a step failed after it may have written weights in place (updateInPlace): the
   // error, repeated by later steps until a checkpoint is loaded.
   std::string halfUpdated_;
+  int64_t accumulation_ = 1;
 };
 
 }  // namespace wf::train

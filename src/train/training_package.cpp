@@ -90,6 +90,19 @@ Status checkSignature(const Module& module, const std::string& entry, const std:
   return Status::ok();
 }
 
+// Ends `fn` (one block, its arguments in `type.inputs`) by returning `results`, and appends it.
+void appendFunction(Module& module, std::unique_ptr<Operation> fn, FunctionType type, const std::vector<Value*>& results,
+                    const Location& here) {
+  auto ret = std::make_unique<Operation>("func.return", here);
+  for (Value* v : results) {
+    ret->addOperand(v);
+    type.results.push_back(v->type());
+  }
+  fn->region(0).front().append(std::move(ret));
+  fn->setAttr("function_type", Attribute::functionType(type));
+  module.append(std::move(fn));
+}
+
 }  // namespace
 
 std::string TrainingPackage::path(const std::string& relative) const {
@@ -209,6 +222,33 @@ Expected<TrainingPackage> TrainingPackage::open(const std::string& dir) {
     return invalidArgument(mpath + ": training.lr_schedule has " + std::to_string(p.schedule_.baseLrs.size()) +
                            " base_lrs for " + std::to_string(p.numGroups_) + " param groups");
   WF_ASSIGN_OR_RETURN(p.weightsFile_, stringField(*t, "weights", mpath + ": training"));
+  if (t->contains("accumulation_steps")) {
+    const json& k = (*t)["accumulation_steps"];
+    if (!k.is_number_integer() || k.get<int64_t>() < 1)
+      return invalidArgument(mpath + ": training.accumulation_steps must be a positive integer");
+    p.accumulationSteps_ = k.get<int64_t>();
+  }
+  if (t->contains("dropout") && (*t)["dropout"].is_object()) {
+    const std::string dw = mpath + ": training.dropout";
+    const json& d = (*t)["dropout"];
+    WF_ASSIGN_OR_RETURN(std::string state, stringField(d, "rng_state", dw));
+    WF_ASSIGN_OR_RETURN(std::string sw, stringField(d, "switch", dw));
+    auto find = [&](const std::string& name, const char* kind, const Type& type) -> Expected<int64_t> {
+      auto it = byName.find(name);
+      if (it == byName.end()) return invalidArgument(dw + ": '" + name + "' is not an argument of the loss program");
+      const LossArgument& a = p.lossArguments_[it->second];
+      if (a.kind != kind || Type::tensor(a.shape, a.dtype) != type)
+        return invalidArgument(dw + ": '" + name + "' must be a " + kind + " of type " + type.toString());
+      return static_cast<int64_t>(it->second);
+    };
+    WF_ASSIGN_OR_RETURN(p.rngStateArgument_, find(state, "buffer", Type::tensor({2}, ElementType::kUI64)));
+    WF_ASSIGN_OR_RETURN(p.dropoutSwitchArgument_, find(sw, "constant", Type::tensor({}, ElementType::kI1)));
+    if (std::find(p.bufferUpdateArguments_.begin(), p.bufferUpdateArguments_.end(),
+                  static_cast<size_t>(p.rngStateArgument_)) == p.bufferUpdateArguments_.end())
+      return invalidArgument(dw + ": the loss program does not return the next RNG state ('" + state +
+                             "' is not in training.buffer_updates)");
+    p.goldenWithoutDropout_ = d.contains("golden") && d["golden"] == "off";
+  }
 
   // The eval program, optional.
   if (t->contains("eval") && !(*t)["eval"].is_null()) {
@@ -278,6 +318,13 @@ std::vector<std::pair<size_t, size_t>> TrainingPackage::trainStepCarried() const
   return carried;
 }
 
+std::vector<std::pair<size_t, size_t>> TrainingPackage::trainStepAccumulateCarried() const {
+  std::vector<std::pair<size_t, size_t>> carried = trainStepCarried();
+  size_t r = carried.size() + 1;
+  for (size_t i = 0; i < paramArguments_.size(); ++i) carried.emplace_back(r++, accumulatorArgument(i));
+  return carried;
+}
+
 Expected<Module> TrainingPackage::buildTrainModule() const {
   if (!trainStepFile_.empty()) {
     const std::string file = path(trainStepFile_);
@@ -296,9 +343,89 @@ Expected<Module> TrainingPackage::buildTrainModule() const {
     for (const StateTensor& s : state_) results.push_back(Type::tensor(s.shape, s.dtype));
     WF_RETURN_IF_ERROR(checkSignature(module, "train_step", file, args, results));
     if (!module.lookupFunction("loss_value_and_grad")) return notFound(file + ": no function @loss_value_and_grad");
+    // The accumulating step: the same arguments with the accumulators (one per parameter) before
+    // step and lr, then micro_batch and micro_batches; the same results, then the accumulators.
+    if (module.lookupFunction("train_step_accumulate")) {
+      const size_t stepArg = trainStepStepArgument();
+      std::vector<Type> accArgs(args.begin(), args.begin() + static_cast<std::ptrdiff_t>(stepArg)), accResults = results;
+      for (size_t a : paramArguments_) accArgs.push_back(args[a]);
+      accArgs.push_back(args[stepArg]);
+      accArgs.push_back(args[stepArg + 1]);
+      accArgs.push_back(Type::tensor({}, ElementType::kSI64));
+      accArgs.push_back(Type::tensor({}, ElementType::kSI64));
+      for (size_t a : paramArguments_) accResults.push_back(args[a]);
+      WF_RETURN_IF_ERROR(checkSignature(module, "train_step_accumulate", file, accArgs, accResults));
+    }
     return module;
   }
   return deriveTrainModule();
+}
+
+Status TrainingPackage::addAccumulateStep(Module& module, const std::vector<Type>& lossArgTypes,
+                                          const std::string& valueAndGrad, const Location& here) const {
+  // @train_step_accumulate: one micro-batch of gradient accumulation, as a PyTorch loop that calls
+  // (loss / K).backward() on K micro-batches, then optimizer.step() and zero_grad(). The update
+  // runs on every call and is kept only at the last micro-batch (select): one program without
+  // control flow, so a backend runs it as one fused graph; the update is elementwise, a small part
+  // of a step. Buffers (BatchNorm's running statistics) take every micro-batch's update, as
+  // PyTorch's forward passes do.
+  auto fn = std::make_unique<Operation>("func.func", here);
+  fn->setAttr("sym_name", Attribute::string("train_step_accumulate"));
+  Block& body = *fn->addRegion()->addBlock();
+  FunctionType type;
+  auto argument = [&](const Type& t, const std::string& name) {
+    Value* v = body.addArgument(t);
+    v->setNameHint(name);
+    type.inputs.push_back(t);
+    return v;
+  };
+  std::vector<Value*> lossArgs, stateArgs, accArgs;
+  for (size_t i = 0; i < lossArguments_.size(); ++i) lossArgs.push_back(argument(lossArgTypes[i], lossArguments_[i].name));
+  for (const StateTensor& s : state_) stateArgs.push_back(argument(Type::tensor(s.shape, s.dtype), s.name));
+  for (size_t a : paramArguments_) accArgs.push_back(argument(lossArgTypes[a], "grad_acc." + lossArguments_[a].name));
+  const Type i64 = Type::tensor({}, ElementType::kSI64);
+  Value* step = argument(i64, "step");
+  Value* lr = argument(Type::tensor({static_cast<int64_t>(numGroups_)}, ElementType::kF32), "lr");
+  Value* micro = argument(i64, "micro_batch");
+  Value* micros = argument(i64, "micro_batches");
+
+  OpBuilder b(&body, here, &module);
+  const size_t numBuffers = bufferUpdateArguments_.size(), numParams = paramArguments_.size();
+  Operation* vg = b.create("func.call", lossArgs, {{"callee", Attribute::symbolRef(valueAndGrad)}}, {},
+                           1 + numBuffers + numParams);
+  WF_RETURN_IF_ERROR(b.status());
+  // (loss / K).backward() seeds backward with 1/K; scaling the gradient by 1/K afterwards is the
+  // same arithmetic where K is a power of two, and within one rounding of it otherwise.
+  Value* last = b.compare(micro, b.sub(micros, b.scalar(ElementType::kSI64, 1)), "EQ");
+  std::vector<Value*> newAcc;
+  for (size_t i = 0; i < numParams; ++i) {
+    Value* g = vg->result(1 + numBuffers + i);
+    const Type& t = g->type();
+    Value* invK = b.div(b.scalar(t.elementType(), 1), b.convert(micros, t.elementType()));
+    newAcc.push_back(b.add(accArgs[i], b.mul(g, b.broadcastInDim(invK, t, {}))));
+  }
+  std::vector<Value*> optOperands;
+  for (size_t a : paramArguments_) optOperands.push_back(lossArgs[a]);
+  for (Value* g : newAcc) optOperands.push_back(g);
+  for (Value* s : stateArgs) optOperands.push_back(s);
+  optOperands.push_back(step);
+  optOperands.push_back(lr);
+  Operation* update = b.create("func.call", optOperands, {{"callee", Attribute::symbolRef(optimizerEntry_)}}, {},
+                               numParams + state_.size());
+  WF_RETURN_IF_ERROR(b.status());
+  auto keepAtLast = [&](Value* updated, Value* unchanged) {
+    const Type& t = unchanged->type();
+    Type pred = Type::tensor(t.shape(), ElementType::kI1);
+    return b.select(b.broadcastInDim(last, pred, {}), updated, unchanged);
+  };
+  std::vector<Value*> results = {vg->result(0)};
+  for (size_t i = 0; i < numParams; ++i) results.push_back(keepAtLast(update->result(i), lossArgs[paramArguments_[i]]));
+  for (size_t k = 0; k < numBuffers; ++k) results.push_back(vg->result(1 + k));
+  for (size_t s = 0; s < state_.size(); ++s) results.push_back(keepAtLast(update->result(numParams + s), stateArgs[s]));
+  for (size_t i = 0; i < numParams; ++i) results.push_back(keepAtLast(b.zeros(newAcc[i]->type()), newAcc[i]));
+  WF_RETURN_IF_ERROR(b.status());
+  appendFunction(module, std::move(fn), type, results, here);
+  return Status::ok();
 }
 
 Expected<Module> TrainingPackage::deriveTrainModule() const {
@@ -433,14 +560,8 @@ Expected<Module> TrainingPackage::deriveTrainModule() const {
   for (size_t i = 0; i < numParams; ++i) results.push_back(update->result(i));
   for (size_t k = 0; k < numBuffers; ++k) results.push_back(vg->result(1 + k));
   for (size_t s = 0; s < state_.size(); ++s) results.push_back(update->result(numParams + s));
-  auto ret = std::make_unique<Operation>("func.return", here);
-  for (Value* v : results) {
-    ret->addOperand(v);
-    type.results.push_back(v->type());
-  }
-  body.append(std::move(ret));
-  fn->setAttr("function_type", Attribute::functionType(type));
-  module.append(std::move(fn));
+  appendFunction(module, std::move(fn), type, results, here);
+  WF_RETURN_IF_ERROR(addAccumulateStep(module, lossArgTypes, vgName, here));
   Status verified = verifyModule(module);
   if (!verified.isOk()) return internalError("the train-step program does not verify: " + verified.message());
   return module;

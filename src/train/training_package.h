@@ -96,11 +96,26 @@ class TrainingPackage {
   const std::string& evalConstantsFile() const { return evalConstantsFile_; }
   // Tolerances by row name ("loss", "gradients", "weights"), DESIGN.md's table by default.
   Tolerances tolerance(const std::string& row) const;
+  // Micro-batches per optimizer update the golden run was made with (`training.accumulation_steps`,
+  // 1 when absent); the trainer's default.
+  int64_t accumulationSteps() const { return accumulationSteps_; }
+  // Dropout (`training.dropout`): the loss argument holding the RNG state (tensor<2xui64>, a buffer
+  // each step advances) and the dropout switch (tensor<i1>, a constant: true in the weights file),
+  // -1 when the loss has no dropout; whether the golden run was made with dropout off.
+  int64_t rngStateArgument() const { return rngStateArgument_; }
+  int64_t dropoutSwitchArgument() const { return dropoutSwitchArgument_; }
+  bool goldenWithoutDropout() const { return goldenWithoutDropout_; }
 
   // The loss and optimizer programs in one module with
   //   @loss_value_and_grad(loss args...) -> (loss, buffer updates..., grads of the params...)
   //   @train_step(loss args..., state..., step: tensor<i64>, lr: tensor<Gxf32>)
   //       -> (loss, new params..., new buffers..., new state...)
+  //   @train_step_accumulate(loss args..., state..., grad_acc..., step: tensor<i64>,
+  //                          lr: tensor<Gxf32>, micro_batch: tensor<i64>, micro_batches: tensor<i64>)
+  //       -> (loss, new params..., new buffers..., new state..., new grad_acc...)
+  // (one micro-batch of gradient accumulation: grad_acc += grad / micro_batches; at the last
+  // micro-batch, micro_batch == micro_batches - 1, the update with grad_acc, which then restarts
+  // at zero; before it the parameters and state come back unchanged).
   // The package's train_step.mlir when it has one (checked against this layout), else derived
   // from loss.mlir and optimizer.mlir (what `warpforge autodiff PKG` writes). Verified.
   Expected<Module> buildTrainModule() const;
@@ -113,8 +128,16 @@ class TrainingPackage {
   size_t trainStepLrArgument() const { return trainStepStepArgument() + 1; }
   // (result, argument) pairs of train_step: new params, new buffers, new state.
   std::vector<std::pair<size_t, size_t>> trainStepCarried() const;
+  // train_step_accumulate's layout: the state at the same places as train_step's, then one
+  // gradient accumulator per optimized parameter, then step, lr, micro_batch, micro_batches.
+  size_t accumulatorArgument(size_t paramIndex) const { return lossArguments_.size() + state_.size() + paramIndex; }
+  // (result, argument) pairs of train_step_accumulate: train_step's, then the accumulators.
+  std::vector<std::pair<size_t, size_t>> trainStepAccumulateCarried() const;
 
  private:
+  Status addAccumulateStep(Module& module, const std::vector<Type>& lossArgTypes, const std::string& valueAndGrad,
+                           const Location& here) const;
+
   std::string dir_, name_;
   nlohmann::json manifest_;
   std::vector<LossArgument> lossArguments_;
@@ -122,6 +145,9 @@ class TrainingPackage {
   std::vector<size_t> paramArguments_, bufferUpdateArguments_;
   std::vector<StateTensor> state_;
   size_t numGroups_ = 0;
+  int64_t accumulationSteps_ = 1;
+  int64_t rngStateArgument_ = -1, dropoutSwitchArgument_ = -1;
+  bool goldenWithoutDropout_ = false;
   LrSchedule schedule_;
   std::string optimizerKind_, lossFile_, lossEntry_, optimizerFile_, optimizerEntry_, weightsFile_, stateFile_;
   std::string evalFile_, evalEntry_, evalConstantsFile_;

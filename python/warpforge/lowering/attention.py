@@ -8,6 +8,7 @@ import math
 
 from .context import Context, LoweringError, is_static_dim
 from .matmul import dot_general
+from .random import dropout
 from .reduce import softmax
 from .registry import register
 
@@ -24,8 +25,6 @@ def _repeat_heads(ctx: Context, v, groups: int):
 @register("aten.scaled_dot_product_attention.default")
 def _sdpa(ctx: Context, node, q, k, v, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None,
           enable_gqa=False):
-    if dropout_p:
-        raise LoweringError(f"dropout_p={dropout_p} (export the model in eval mode)")
     qd, kd = ctx.dims_of(q), ctx.dims_of(k)
     rank = len(qd)
     if enable_gqa and qd[-3] != kd[-3]:
@@ -72,5 +71,7 @@ def _sdpa(ctx: Context, node, q, k, v, attn_mask=None, dropout_p=0.0, is_causal=
         else:
             s = ctx.binary("stablehlo.add", s, ctx.broadcast(ctx.convert(attn_mask, s.type.dtype), sdims))
     p = softmax(ctx, s, rank - 1)
+    if dropout_p:  # on the attention weights, as PyTorch's math attention applies it
+        p = ctx.convert(dropout(ctx, ctx.convert(p, dtype), float(dropout_p))[0], p.type.dtype)
     out = dot_general(ctx, ctx.convert(p, prod), ctx.convert(v, prod), batch, [rank - 1], [rank - 2])
     return ctx.convert(out, dtype)

@@ -56,6 +56,7 @@ class Context:
         self._sym_cache: dict = {}
         self.node = None  # the node being lowered (for error messages)
         self.low = None  # "bf16" / "f16" in a low-precision export
+        self.rng = None  # random.RandomStream of a training program (dropout)
 
     # ---- types and dims -------------------------------------------------------------------
     @staticmethod
