@@ -60,10 +60,12 @@ Status peerFailure(TcpStore& store, const std::string& operation, const std::str
     if (!dead)
       return unavailable(operation + " failed: " + cause + "; and " + dead.status().message());
     if (!dead->empty()) {
-      std::string names;
-      for (size_t i = 0; i < dead->size(); ++i) names += (i ? ", " : "") + std::to_string((*dead)[i]);
-      return unavailable(operation + " failed: rank " + names + (dead->size() > 1 ? " have" : " has") +
-                         " left the job (connection to the job's store closed): " + cause);
+      // The first rank to leave is the cause; the others usually failed because of it.
+      std::string later;
+      for (size_t i = 1; i < dead->size(); ++i) later += (i > 1 ? ", " : "") + std::to_string((*dead)[i]);
+      return unavailable(operation + " failed: rank " + std::to_string((*dead)[0]) +
+                         " has left the job (connection to the job's store closed" +
+                         (later.empty() ? std::string() : "; then rank " + later) + "): " + cause);
     }
     if (std::chrono::steady_clock::now() >= deadline) break;
     std::this_thread::sleep_for(std::chrono::milliseconds(20));

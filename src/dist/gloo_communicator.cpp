@@ -8,6 +8,7 @@
 
 #include <unistd.h>
 
+#include <cmath>
 #include <condition_variable>
 #include <cstring>
 #include <deque>
@@ -16,6 +17,7 @@
 #include <map>
 #include <mutex>
 #include <thread>
+#include <type_traits>
 
 #include <gloo/allgather.h>
 #include <gloo/allreduce.h>
@@ -79,16 +81,35 @@ struct BHalf {
   static uint16_t store(float v) { return floatToBf16(v); }
 };
 
+// The type a value computes sums and products in: unsigned for integers (wrapping), itself else.
+template <typename C, bool = std::is_integral_v<C>>
+struct WrapOf {
+  using type = C;
+};
+template <typename C>
+struct WrapOf<C, true> {
+  using type = std::make_unsigned_t<C>;
+};
+
+template <typename C>
+bool isNan(C v) {
+  if constexpr (std::is_floating_point_v<C>) return std::isnan(v);
+  return false;
+}
+
 template <typename T, typename Codec>
 gloo::AllreduceOptions::Func reductionOf(ReduceOp op) {
   using C = typename Codec::Compute;
+  // Signed integers wrap (two's complement, as StableHLO's add and multiply do) through their
+  // unsigned type; floating max and min propagate NaN, as StableHLO's maximum and minimum do.
+  using W = typename WrapOf<C>::type;
   std::function<C(C, C)> f;
   switch (op) {
     case ReduceOp::kSum:
-    case ReduceOp::kAvg: f = [](C a, C b) { return static_cast<C>(a + b); }; break;
-    case ReduceOp::kProduct: f = [](C a, C b) { return static_cast<C>(a * b); }; break;
-    case ReduceOp::kMax: f = [](C a, C b) { return a < b ? b : a; }; break;
-    case ReduceOp::kMin: f = [](C a, C b) { return b < a ? b : a; }; break;
+    case ReduceOp::kAvg: f = [](C a, C b) { return static_cast<C>(static_cast<W>(a) + static_cast<W>(b)); }; break;
+    case ReduceOp::kProduct: f = [](C a, C b) { return static_cast<C>(static_cast<W>(a) * static_cast<W>(b)); }; break;
+    case ReduceOp::kMax: f = [](C a, C b) { return isNan(a) ? a : isNan(b) ? b : a < b ? b : a; }; break;
+    case ReduceOp::kMin: f = [](C a, C b) { return isNan(a) ? a : isNan(b) ? b : b < a ? b : a; }; break;
   }
   return [f](void* out, const void* a, const void* b, size_t n) {
     T* o = static_cast<T*>(out);

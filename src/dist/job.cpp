@@ -46,6 +46,12 @@ Expected<std::optional<JobEnv>> jobFromEnvironment() {
   if (!port) return invalidArgument("WORLD_SIZE is set but MASTER_PORT is not");
   if (*port <= 0 || *port > 65535) return invalidArgument("MASTER_PORT=" + std::to_string(*port) + " is not a port");
   env.masterPort = static_cast<int>(*port);
+  const char* agentStore = std::getenv("TORCHELASTIC_USE_AGENT_STORE");
+  env.storePort = agentStore && std::string(agentStore) == "True" ? env.masterPort + 1 : env.masterPort;
+  WF_ASSIGN_OR_RETURN(std::optional<long> storePort, intVariable("WARPFORGE_STORE_PORT"));
+  if (storePort) env.storePort = static_cast<int>(*storePort);
+  if (env.storePort <= 0 || env.storePort > 65535)
+    return invalidArgument("the job's store port " + std::to_string(env.storePort) + " is not a port");
   return std::optional<JobEnv>(env);
 }
 
@@ -66,7 +72,7 @@ Expected<std::unique_ptr<Job>> Job::join(const JobEnv& env, const std::string& b
   job->env_ = env;
   TcpStore::Options options;
   options.host = env.masterAddr;
-  options.port = env.masterPort;
+  options.port = env.storePort;
   options.isServer = env.rank == 0;
   options.rank = env.rank;
   options.timeout = timeout;
@@ -87,6 +93,8 @@ Expected<std::unique_ptr<Job>> Job::join(const JobEnv& env, const std::string& b
 }
 
 Status Job::finish() { return world_->barrierSync(); }
+
+void Job::abandon() { store_->abandon(); }
 
 Job::~Job() {
   world_.reset();  // before the store its rendezvous used

@@ -20,6 +20,10 @@ struct JobEnv {
   int localRank = 0;
   std::string masterAddr = "127.0.0.1";
   int masterPort = 29500;
+  // Where rank 0 serves the job's store: MASTER_PORT, except under torchrun, whose agent already
+  // serves its own store (torch's protocol) there (TORCHELASTIC_USE_AGENT_STORE=True): then
+  // MASTER_PORT + 1. WARPFORGE_STORE_PORT overrides both.
+  int storePort = 29500;
 };
 
 // The job this process belongs to: nullopt when WORLD_SIZE is unset or 1 (a single process). A
@@ -40,6 +44,8 @@ class Job {
   // rank 0 its store) while a peer still reads from them. A rank that failed skips it and exits:
   // its peers then fail at once, naming it, instead of waiting for the timeout.
   Status finish();
+  // The end of a job that failed on this rank: leaves at once, without a goodbye.
+  void abandon();
   ~Job();
 
   const JobEnv& env() const { return env_; }

@@ -18,7 +18,6 @@
 #include <cerrno>
 #include <cstring>
 #include <map>
-#include <set>
 #include <thread>
 
 namespace wf::dist {
@@ -256,7 +255,8 @@ class StoreServer {
 
   void drop(int fd) {
     Client& c = clients_[fd];
-    if (c.rank >= 0 && !c.saidBye) dead_.insert(c.rank);
+    if (c.rank >= 0 && !c.saidBye && std::find(dead_.begin(), dead_.end(), c.rank) == dead_.end())
+      dead_.push_back(c.rank);
     waiters_.erase(std::remove_if(waiters_.begin(), waiters_.end(), [fd](const Waiter& w) { return w.fd == fd; }),
                    waiters_.end());
     ::close(fd);
@@ -336,7 +336,7 @@ class StoreServer {
   std::map<int, Client> clients_;
   std::map<std::string, std::vector<uint8_t>> data_;
   std::vector<Waiter> waiters_;
-  std::set<int> dead_;
+  std::vector<int> dead_;  // in the order they left
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -404,6 +404,16 @@ TcpStore::~TcpStore() {
     ::close(fd_);
   }
   if (server_) server_->stop(timeout_);
+}
+
+void TcpStore::abandon() {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (fd_ >= 0) ::close(fd_);
+  fd_ = -1;
+  broken_ = unavailable("store: this rank left the job");
+  // Rank 0 keeps serving a little while, until the other ranks are gone: they ask the store which
+  // rank left first when their own operations fail.
+  if (server_) server_->stop(std::min<std::chrono::milliseconds>(timeout_, std::chrono::seconds(5)));
 }
 
 Status TcpStore::unreachable(const std::string& what) const {

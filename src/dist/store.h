@@ -45,8 +45,13 @@ class TcpStore {
   Expected<bool> check(const std::vector<std::string>& keys);
   // Waits until every key is set, up to `timeout`.
   Status wait(const std::vector<std::string>& keys, std::chrono::milliseconds timeout);
-  // Ranks whose connection closed without a goodbye, ascending.
+  // Ranks whose connection closed without a goodbye, in the order they left.
   Expected<std::vector<int>> deadRanks();
+
+  // Leaves without a goodbye (a rank that failed): the others see this rank as gone. A server
+  // serves on until the other ranks are gone, at most 5 s (or the timeout), so that they can
+  // still learn who left first. The store is unusable afterwards.
+  void abandon();
 
   int port() const { return port_; }
   std::chrono::milliseconds timeout() const { return timeout_; }

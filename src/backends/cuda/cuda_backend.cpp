@@ -7,6 +7,7 @@
 
 #include "backends/cuda/device.h"
 #include "backends/cuda/executor.h"
+#include "backends/cuda/kernels/collectives.h"
 #include "transforms/refine_shapes.h"
 
 namespace wf::cuda {
@@ -35,6 +36,17 @@ class CudaExecutable final : public Executable {
   std::unique_ptr<Executor> executor_;     // destroyed first: it refers to the module
 };
 
+// The first collective, replica_id, partition_id or run_parallel op under `op`, or null.
+const Operation* firstCollective(const Operation& op) {
+  for (const auto& region : op.regions())
+    for (const auto& block : region->blocks())
+      for (const auto& inner : block->operations()) {
+        if (isCollectiveOp(inner->code()) || inner->code() == OpCode::InterpreterRunParallel) return inner.get();
+        if (const Operation* found = firstCollective(*inner)) return found;
+      }
+  return nullptr;
+}
+
 class CudaBackend final : public Backend {
  public:
   explicit CudaBackend(std::shared_ptr<Device> device) : device_(std::move(device)) {}
@@ -42,6 +54,15 @@ class CudaBackend final : public Backend {
   Expected<std::unique_ptr<Executable>> compile(const Module& module, const Operation& entry,
                                                 const CompileOptions& options) override {
     if (entry.code() != OpCode::FuncFunc) return invalidArgument("compile: entry is not a func.func");
+    // One rank of a distributed job: the CUDA collectives meet only the processes of an
+    // in-process grid so far, so a program that names its replica or meets other replicas would
+    // run as if alone. Say so instead (docs/distributed.md).
+    if (options.job)
+      for (const FuncOp& fn : module.functions())
+        if (const Operation* op = firstCollective(*fn.op()))
+          return unimplemented("cuda: " + op->describe() +
+                               ": collectives across the ranks of a job (WORLD_SIZE > 1) run on the cpu device only "
+                               "for now; NCCL lowering of StableHLO collectives is not wired into the CUDA backend yet");
     // Ops whose result shape is an operand's value (dynamic_iota, dynamic_broadcast_in_dim, ...)
     // or a type's dimension (get_dimension_size) take their static forms first, as XLA's
     // shape refinement does; the program's data is still computed on the device.
