@@ -103,20 +103,23 @@ gloo::AllreduceOptions::Func reductionOf(ReduceOp op) {
   // Signed integers wrap (two's complement, as StableHLO's add and multiply do) through their
   // unsigned type; floating max and min propagate NaN, as StableHLO's maximum and minimum do.
   using W = typename WrapOf<C>::type;
-  std::function<C(C, C)> f;
+  // One loop per operation, the operation inlined in it (the loop vectorises).
+  auto loop = [](auto f) -> gloo::AllreduceOptions::Func {
+    return [f](void* out, const void* a, const void* b, size_t n) {
+      T* o = static_cast<T*>(out);
+      const T* x = static_cast<const T*>(a);
+      const T* y = static_cast<const T*>(b);
+      for (size_t i = 0; i < n; ++i) o[i] = Codec::store(f(Codec::load(x[i]), Codec::load(y[i])));
+    };
+  };
   switch (op) {
     case ReduceOp::kSum:
-    case ReduceOp::kAvg: f = [](C a, C b) { return static_cast<C>(static_cast<W>(a) + static_cast<W>(b)); }; break;
-    case ReduceOp::kProduct: f = [](C a, C b) { return static_cast<C>(static_cast<W>(a) * static_cast<W>(b)); }; break;
-    case ReduceOp::kMax: f = [](C a, C b) { return isNan(a) ? a : isNan(b) ? b : a < b ? b : a; }; break;
-    case ReduceOp::kMin: f = [](C a, C b) { return isNan(a) ? a : isNan(b) ? b : b < a ? b : a; }; break;
+    case ReduceOp::kAvg: return loop([](C a, C b) { return static_cast<C>(static_cast<W>(a) + static_cast<W>(b)); });
+    case ReduceOp::kProduct: return loop([](C a, C b) { return static_cast<C>(static_cast<W>(a) * static_cast<W>(b)); });
+    case ReduceOp::kMax: return loop([](C a, C b) { return isNan(a) ? a : isNan(b) ? b : a < b ? b : a; });
+    case ReduceOp::kMin: return loop([](C a, C b) { return isNan(a) ? a : isNan(b) ? b : b < a ? b : a; });
   }
-  return [f](void* out, const void* a, const void* b, size_t n) {
-    T* o = static_cast<T*>(out);
-    const T* x = static_cast<const T*>(a);
-    const T* y = static_cast<const T*>(b);
-    for (size_t i = 0; i < n; ++i) o[i] = Codec::store(f(Codec::load(x[i]), Codec::load(y[i])));
-  };
+  return loop([](C a, C b) { return static_cast<C>(static_cast<W>(a) + static_cast<W>(b)); });
 }
 
 // Calls fn.template operator()<T, Codec>() for `type`.
