@@ -20,14 +20,15 @@ DEPENDS = {
     "eval": ["ir"],
     "autodiff": ["ir"],
     "transforms": ["eval", "ir"],
+    "dist": ["eval", "ir"],
     "runtime": ["transforms", "stablehlo", "ir"],
     "train": ["runtime", "transforms", "autodiff", "ir"],
-    "backends/cpu": ["runtime", "eval"],
-    "backends/cuda": ["runtime", "transforms", "eval"],
+    "backends/cpu": ["runtime", "dist", "eval"],
+    "backends/cuda": ["runtime", "dist", "transforms", "eval"],
     "backends": ["backends/cpu", "backends/cuda"],
     "serve": ["runtime"],
     "capi": ["backends", "runtime"],
-    "cli": ["serve", "backends", "runtime", "stablehlo", "autodiff", "train"],
+    "cli": ["serve", "backends", "runtime", "stablehlo", "autodiff", "train", "dist"],
 }
 
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"')

@@ -56,6 +56,7 @@ typedef enum wf_status {
   WF_OUT_OF_RANGE = 6,        /* an index beyond the end */
   WF_RESOURCE_EXHAUSTED = 7,  /* out of memory */
   WF_INTERNAL = 8,            /* a WarpForge bug */
+  WF_UNAVAILABLE = 9,         /* a rank of a distributed job or its store stopped answering */
 } wf_status;
 
 typedef struct wf_session wf_session;

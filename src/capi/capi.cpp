@@ -36,6 +36,7 @@ static_assert(static_cast<int>(StatusCode::kUnimplemented) == WF_UNIMPLEMENTED);
 static_assert(static_cast<int>(StatusCode::kOutOfRange) == WF_OUT_OF_RANGE);
 static_assert(static_cast<int>(StatusCode::kResourceExhausted) == WF_RESOURCE_EXHAUSTED);
 static_assert(static_cast<int>(StatusCode::kInternal) == WF_INTERNAL);
+static_assert(static_cast<int>(StatusCode::kUnavailable) == WF_UNAVAILABLE);
 
 struct LastError {
   wf_status code = WF_OK;

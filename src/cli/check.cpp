@@ -92,7 +92,7 @@ class FunctionChecks : public CheckSink {
   int unsupportedLine_ = 0;
 };
 
-Result runFunction(const std::string& file, const Module& module, FuncOp fn) {
+Result runFunction(const std::string& file, const Module& module, FuncOp fn, const CompileOptions& compile) {
   Result r;
   r.file = file;
   r.function = std::string(fn.symName());
@@ -101,7 +101,7 @@ Result runFunction(const std::string& file, const Module& module, FuncOp fn) {
   std::optional<Status> error;
   try {
     // Through the CPU backend, as `run` does: check.* ops report to `checks`.
-    auto executable = makeCpuBackend()->compile(module, *fn.op(), CompileOptions{});
+    auto executable = makeCpuBackend()->compile(module, *fn.op(), compile);
     if (!executable) {
       error = executable.status();
     } else {
@@ -153,7 +153,7 @@ std::vector<NamedLine> scanFunctionNames(std::string_view text, int firstLine) {
 
 // Runs the units of one file from unit `start` on; a unit is one function, or a chunk or file
 // that failed before any function could be named.
-void checkFile(const std::string& path, size_t start, const ResultWriter& out) {
+void checkFile(const std::string& path, size_t start, const ResultWriter& out, const CompileOptions& compile) {
   size_t index = 0;
   auto emit = [&](const Result& r) {
     if (index >= start) out.finish(index, r);
@@ -205,7 +205,7 @@ void checkFile(const std::string& path, size_t start, const ResultWriter& out) {
         continue;
       }
       out.begin(index, std::string(fn.symName()), fn.op()->location().line);
-      emit(runFunction(path, *module, fn));
+      emit(runFunction(path, *module, fn, compile));
     }
   }
 }
@@ -241,7 +241,7 @@ bool writeAll(int fd, const std::string& s) {
   };
   int code = 0;
   try {
-    checkFile(path, start, writer);
+    checkFile(path, start, writer, CompileOptions{});
   } catch (...) {
     code = 3;
   }
@@ -355,12 +355,12 @@ std::vector<Result> checkFileIsolated(const std::string& path, const CheckOption
   }
 }
 
-std::vector<Result> checkFileInProcess(const std::string& path) {
+std::vector<Result> checkFileInProcess(const std::string& path, const CompileOptions& compile) {
   std::vector<Result> results;
   ResultWriter writer;
   writer.begin = [](size_t, const std::string&, int) {};
   writer.finish = [&](size_t, const Result& r) { results.push_back(r); };
-  checkFile(path, 0, writer);
+  checkFile(path, 0, writer, compile);
   return results;
 }
 
@@ -379,7 +379,12 @@ int runCheck(const CheckOptions& options) {
   }
   std::vector<Result> all;
   for (const std::string& file : options.files) {
-    std::vector<Result> results = options.isolate ? checkFileIsolated(file, options) : checkFileInProcess(file);
+    // The ranks of a job run every file in this process, where they joined the job (a child
+    // process per file would need a job of its own per file).
+    CompileOptions compile;
+    compile.job = options.job;
+    std::vector<Result> results =
+        options.isolate && !options.job ? checkFileIsolated(file, options) : checkFileInProcess(file, compile);
     all.insert(all.end(), results.begin(), results.end());
   }
 

@@ -9,6 +9,7 @@
 // Errors go to stderr as `warpforge: error: <message>`.
 #pragma once
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -19,6 +20,10 @@
 namespace CLI {
 class App;
 }  // namespace CLI
+
+namespace wf::dist {
+class Job;
+}  // namespace wf::dist
 
 namespace wf::cli {
 
@@ -42,6 +47,25 @@ Expected<DeviceSpec> resolveDevice(const std::string& flag);
 void printHostFallback(const RunReport& report);
 // True when `path` is a directory (a model package) rather than an MLIR file.
 bool isPackageDirectory(const std::string& path);
+// When the environment describes a distributed job (WORLD_SIZE > 1: torchrun, `warpforge
+// launch`, srun or a Kubernetes operator set RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT,
+// LOCAL_RANK), joins it as this rank: gloo for the cpu, nccl for cuda (device LOCAL_RANK unless
+// --device names one). Null without a job. WARPFORGE_DIST_TIMEOUT bounds every wait.
+Expected<std::shared_ptr<dist::Job>> joinJob(const std::string& deviceFlag);
+// Leaves the job with the command's exit code: after a barrier when it succeeded (a failed
+// barrier makes it 1); at once and without a goodbye when it failed, so that the other ranks
+// fail fast, naming this one.
+int leaveJob(const std::shared_ptr<dist::Job>& job, int exitCode);
+// `warpforge launch -n N -- CMD...` (launch.cpp).
+struct LaunchOptions {
+  int numProcesses = 1;
+  std::string masterAddr = "127.0.0.1";
+  int masterPort = 0;            // 0: a free port
+  double graceSeconds = 5;       // after a rank fails: SIGTERM, then SIGKILL after this long
+  std::vector<std::string> command;
+};
+int runLaunch(const LaunchOptions& options);
+
 // True when `path` is a training package (manifest format "warpforge.training-package").
 bool isTrainingPackage(const std::string& path);
 
@@ -52,6 +76,7 @@ struct CheckOptions {
   bool isolate = true;        // run each file in a child process so a crash is contained
   double timeoutSeconds = 0;  // per function; 0 = no limit (needs isolate)
   std::string device = "cpu";  // only the cpu evaluates check.* ops
+  std::shared_ptr<dist::Job> job;  // one rank of a job (joinJob): every file runs in this process
 };
 int runCheck(const CheckOptions& options);
 

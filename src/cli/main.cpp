@@ -259,6 +259,21 @@ int main(int argc, char** argv) {
 
   CLI::App* serveCmd = addServeCommand(app);
 
+  LaunchOptions launch;
+  CLI::App* launchCmd = app.add_subcommand(
+      "launch",
+      "Run N processes of a distributed job on this machine: `warpforge launch -n N -- CMD ARGS...`.\n"
+      "Each gets RANK, LOCAL_RANK, WORLD_SIZE, LOCAL_WORLD_SIZE, MASTER_ADDR and MASTER_PORT (the variables "
+      "torchrun sets); each line of its output is prefixed `[rank k] `. When a rank exits non-zero or is "
+      "killed, the others are stopped (SIGTERM, then SIGKILL after --grace seconds) and launch exits with "
+      "that rank's code, naming it. Exit 0 when every rank exits 0. See docs/distributed.md.");
+  launchCmd->add_option("-n,--nproc", launch.numProcesses, "Number of processes (ranks)")->required()->check(
+      CLI::Range(1, 4096));
+  launchCmd->add_option("--master-addr", launch.masterAddr, "MASTER_ADDR (default 127.0.0.1)");
+  launchCmd->add_option("--master-port", launch.masterPort, "MASTER_PORT (default: a free port)");
+  launchCmd->add_option("--grace", launch.graceSeconds, "Seconds between SIGTERM and SIGKILL when tearing down");
+  launchCmd->add_option("command", launch.command, "The command each rank runs (after --)")->required();
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -271,16 +286,25 @@ int main(int argc, char** argv) {
     return kExitUsage;
   }
 
+  // Commands that run a program become one rank of a job when WORLD_SIZE > 1.
+  auto asRank = [](const std::string& device, std::shared_ptr<wf::dist::Job>& slot, auto&& body) -> int {
+    auto job = joinJob(device);
+    if (!job) return reportStatus(job.status());
+    slot = *job;
+    int code = body();
+    return leaveJob(*job, code);
+  };
   if (checkCmd->parsed()) {
     check.isolate = !noIsolate;
-    return runCheck(check);
+    return asRank(check.device, check.job, [&] { return runCheck(check); });
   }
-  if (runCmd->parsed()) return runRun(run);
+  if (runCmd->parsed()) return asRank(run.device, run.compile.job, [&] { return runRun(run); });
   if (validateCmd->parsed()) {
     if (validate.training || isTrainingPackage(validate.package)) return runValidateTraining(validate);
-    return runValidate(validate);
+    return asRank(validate.device, validate.compile.job, [&] { return runValidate(validate); });
   }
-  if (benchCmd->parsed()) return runBench(bench);
+  if (benchCmd->parsed()) return asRank(bench.device, bench.compile.job, [&] { return runBench(bench); });
+  if (launchCmd->parsed()) return runLaunch(launch);
   if (inspectCmd->parsed()) return runInspect(inspect);
   if (printCmd->parsed()) return runPrint(print);
   if (autodiffCmd->parsed()) return runAutodiff(autodiff);

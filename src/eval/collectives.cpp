@@ -151,6 +151,31 @@ Status ProcessWaits::firstError() const {
   return error_;
 }
 
+// The in-process grid exchanges every operand (the threads share memory, so that costs no copy).
+Rendezvous::Direct Rendezvous::allReduce(const Operation&, const ProcessGroup&, ProcessId, std::span<const Literal>) {
+  return std::optional<std::vector<Literal>>();
+}
+Rendezvous::Direct Rendezvous::allGather(const Operation&, const ProcessGroup&, ProcessId, std::span<const Literal>,
+                                         int64_t) {
+  return std::optional<std::vector<Literal>>();
+}
+Rendezvous::Direct Rendezvous::reduceScatter(const Operation&, const ProcessGroup&, ProcessId,
+                                             std::span<const Literal>, int64_t) {
+  return std::optional<std::vector<Literal>>();
+}
+Rendezvous::Direct Rendezvous::allToAll(const Operation&, const ProcessGroup&, ProcessId, std::span<const Literal>,
+                                        int64_t, int64_t) {
+  return std::optional<std::vector<Literal>>();
+}
+Rendezvous::Direct Rendezvous::collectiveBroadcast(const Operation&, const ProcessGroup&, ProcessId,
+                                                   std::span<const Literal>, const std::vector<size_t>&) {
+  return std::optional<std::vector<Literal>>();
+}
+Rendezvous::Direct Rendezvous::collectivePermute(const Operation&, const PermuteGroup&, ProcessId,
+                                                 std::span<const Literal>) {
+  return std::optional<std::vector<Literal>>();
+}
+
 CollectiveRendezvous::CollectiveRendezvous(int64_t numReplicas, int64_t numPartitions,
                                            std::vector<const Operation*> infeed)
     : ProcessWaits(numReplicas, numPartitions), infeed_(infeed.begin(), infeed.end()) {}
@@ -200,7 +225,7 @@ Status CollectiveRendezvous::send(int64_t channelId, std::vector<Literal> values
   return Status::ok();
 }
 
-Expected<std::vector<Literal>> CollectiveRendezvous::recv(int64_t channelId, ProcessId self) {
+Expected<std::vector<Literal>> CollectiveRendezvous::recv(int64_t channelId, ProcessId self, const std::vector<Type>&) {
   std::unique_lock<std::mutex> lock(mu_);
   std::deque<std::vector<Literal>>* queue = &channels_[channelId];
   WF_RETURN_IF_ERROR(waitUntil(lock, self, [queue] { return !queue->empty(); },
@@ -472,6 +497,23 @@ Expected<std::vector<std::vector<Literal>>> exchangeIn(const Operation& op, cons
   return r;
 }
 
+// Asks the rendezvous to compute the op itself (Rendezvous::Direct); nullopt: use exchangeIn.
+template <typename Call>
+Expected<std::optional<std::vector<Literal>>> directIn(const Operation& op, size_t groupSize, EvalContext& ctx,
+                                                       Call&& call) {
+  if (groupSize <= 1 || !ctx.rendezvous) return std::optional<std::vector<Literal>>();
+  Rendezvous::Direct r = call(*ctx.rendezvous);
+  if (!r) return r.status().withContext(op.describe());
+  return r;
+}
+
+#define WF_RETURN_IF_DIRECT(op, groupSize, ctx, call)                                       \
+  do {                                                                                     \
+    auto wf_direct_ = directIn(op, groupSize, ctx, call);                                  \
+    if (!wf_direct_) return wf_direct_.status();                                            \
+    if (*wf_direct_) return std::move(**wf_direct_);                                        \
+  } while (0)
+
 // Shape of `l` seen as [outer, l.dim(dim), inner] with inner counted in bytes.
 struct DimView {
   int64_t outer = 1, size = 0, innerBytes = 0;
@@ -494,6 +536,8 @@ Status checkDim(const Operation& op, const Literal& l, int64_t dim, const char* 
                            l.type().toString());
   return Status::ok();
 }
+
+}  // namespace
 
 // Concatenates tensors that agree except along `dim`.
 Literal concatAlong(const std::vector<Literal>& parts, int64_t dim) {
@@ -528,6 +572,8 @@ Literal partAlong(const Literal& l, int64_t count, int64_t index, int64_t dim) {
                 static_cast<size_t>(chunk));
   return out;
 }
+
+namespace {
 
 // Element `i` of `l` as a 0-d tensor of `target` (to_destination_type of the spec).
 Literal scalarAt(const Literal& l, int64_t i, ElementType target) {
@@ -596,6 +642,7 @@ Results zerosLike(const Operation& op) {
 
 Results allReduce(const Operation& op, std::span<const Literal> operands, EvalContext& ctx) {
   WF_ASSIGN_OR_RETURN(ProcessGroup group, requiredGroupOf(op, replicaGroupStrategy(op), ctx));
+  WF_RETURN_IF_DIRECT(op, group.size(), ctx, [&](Rendezvous& r) { return r.allReduce(op, group, selfOf(ctx), operands); });
   WF_ASSIGN_OR_RETURN(auto contributions,
                       exchangeIn(op, group, std::vector<Literal>(operands.begin(), operands.end()), ctx));
   std::vector<Literal> results;
@@ -610,6 +657,8 @@ Results allGather(const Operation& op, std::span<const Literal> operands, EvalCo
   WF_ASSIGN_OR_RETURN(int64_t dim, collectiveIntAttr(op, "all_gather_dim"));
   for (const Literal& l : operands) WF_RETURN_IF_ERROR(checkDim(op, l, dim, "all_gather_dim"));
   WF_ASSIGN_OR_RETURN(ProcessGroup group, requiredGroupOf(op, replicaGroupStrategy(op), ctx));
+  WF_RETURN_IF_DIRECT(op, group.size(), ctx,
+                      [&](Rendezvous& r) { return r.allGather(op, group, selfOf(ctx), operands, dim); });
   WF_ASSIGN_OR_RETURN(auto contributions,
                       exchangeIn(op, group, std::vector<Literal>(operands.begin(), operands.end()), ctx));
   std::vector<Literal> results;
@@ -633,6 +682,9 @@ Results allToAll(const Operation& op, std::span<const Literal> operands, EvalCon
     return invalidArgument(op.describe() + ": split_count " + std::to_string(splitCount) + " differs from the group size " +
                            std::to_string(group.size()));
   const int64_t index = std::find(group.begin(), group.end(), selfOf(ctx)) - group.begin();
+  WF_RETURN_IF_DIRECT(op, group.size(), ctx, [&](Rendezvous& r) {
+    return r.allToAll(op, group, selfOf(ctx), operands, splitDim, concatDim);
+  });
   WF_ASSIGN_OR_RETURN(auto contributions,
                       exchangeIn(op, group, std::vector<Literal>(operands.begin(), operands.end()), ctx));
   std::vector<Literal> results;
@@ -656,6 +708,8 @@ Results reduceScatter(const Operation& op, std::span<const Literal> operands, Ev
                              l.type().toString() + " along dimension " + std::to_string(dim));
   }
   const int64_t index = std::find(group.begin(), group.end(), selfOf(ctx)) - group.begin();
+  WF_RETURN_IF_DIRECT(op, group.size(), ctx,
+                      [&](Rendezvous& r) { return r.reduceScatter(op, group, selfOf(ctx), operands, dim); });
   WF_ASSIGN_OR_RETURN(auto contributions,
                       exchangeIn(op, group, std::vector<Literal>(operands.begin(), operands.end()), ctx));
   std::vector<Literal> results;
@@ -669,6 +723,8 @@ Results reduceScatter(const Operation& op, std::span<const Literal> operands, Ev
 Results collectivePermute(const Operation& op, std::span<const Literal> operands, EvalContext& ctx) {
   WF_ASSIGN_OR_RETURN(PermuteGroup permute, collectivePermuteGroup(op, selfOf(ctx), ctx.numReplicas, ctx.numPartitions));
   if (permute.group.empty()) return zerosLike(op);
+  WF_RETURN_IF_DIRECT(op, permute.group.size(), ctx,
+                      [&](Rendezvous& r) { return r.collectivePermute(op, permute, selfOf(ctx), operands); });
   WF_ASSIGN_OR_RETURN(auto contributions,
                       exchangeIn(op, permute.group, std::vector<Literal>(operands.begin(), operands.end()), ctx));
   if (!permute.source) return zerosLike(op);
@@ -700,6 +756,9 @@ Results collectiveBroadcast(const Operation& op, std::span<const Literal> operan
   WF_ASSIGN_OR_RETURN(std::optional<ProcessGroup> group, groupOf(op, channelGroupStrategy(op), ctx));
   if (!group) return zerosLike(op);
   WF_ASSIGN_OR_RETURN(std::vector<size_t> roots, rootsOf(op, operands, group->size()));
+  WF_RETURN_IF_DIRECT(op, group->size(), ctx, [&](Rendezvous& r) {
+    return r.collectiveBroadcast(op, *group, selfOf(ctx), operands, roots);
+  });
   WF_ASSIGN_OR_RETURN(auto contributions,
                       exchangeIn(op, *group, std::vector<Literal>(operands.begin(), operands.end()), ctx));
   std::vector<Literal> results;
@@ -743,7 +802,9 @@ Results sendKernel(const Operation& op, std::span<const Literal> operands, EvalC
 Results recvKernel(const Operation& op, std::span<const Literal>, EvalContext& ctx) {
   if (!ctx.rendezvous)
     return invalidArgument(op.describe() + ": recv needs a peer process (interpreter.run_parallel)");
-  auto message = ctx.rendezvous->recv(collectiveChannelId(op), selfOf(ctx));
+  std::vector<Type> types;
+  for (size_t i = 0; i + 1 < op.numResults(); ++i) types.push_back(op.result(i)->type());
+  auto message = ctx.rendezvous->recv(collectiveChannelId(op), selfOf(ctx), types);
   if (!message) return message.status().withContext(op.describe());
   std::vector<Literal> results = std::move(*message);
   if (results.size() + 1 != op.numResults())

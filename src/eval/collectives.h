@@ -12,6 +12,7 @@
 #include <map>
 #include <mutex>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -63,6 +64,11 @@ struct PermuteGroup {
 Expected<PermuteGroup> collectivePermuteGroup(const Operation& op, ProcessId self, int64_t numReplicas,
                                               int64_t numPartitions);
 
+// Concatenates tensors that agree except along `dim`; part `index` of `count` equal parts of `l`
+// along `dim`. The data movement of all_gather, all_to_all and reduce_scatter.
+Literal concatAlong(const std::vector<Literal>& parts, int64_t dim);
+Literal partAlong(const Literal& l, int64_t count, int64_t index, int64_t dim);
+
 // The waits of a grid's processes, shared by the CPU's CollectiveRendezvous and the CUDA
 // backend's DeviceRendezvous: a process that fails aborts every wait of the grid, and a wait that
 // no running process can ever end is reported as a deadlock. Subclasses guard their own state
@@ -110,24 +116,60 @@ class ProcessWaits {
   std::vector<Waiter> waiters_;
 };
 
-class CollectiveRendezvous : public ProcessWaits {
+// Where the processes of a program meet: the threads of one in-process grid
+// (CollectiveRendezvous, below) or the processes of a distributed job (dist/host_collectives.h,
+// over a Communicator). The collective kernels find the group and check the operands, then ask
+// the rendezvous: first for the op itself (an implementation that moves less data than an
+// exchange of every operand computes it; nullopt: it does not), else for the exchange.
+class Rendezvous {
  public:
-  CollectiveRendezvous(int64_t numReplicas, int64_t numPartitions, std::vector<const Operation*> infeed = {});
+  virtual ~Rendezvous() = default;
 
   // Process `self` deposits `operands` for the collective of kind `kind` on `channelId` among
   // `group`, waits until every member has deposited, and gets all contributions in group order.
   // The n-th such call of each member on the same (kind, channel, group) meet each other.
-  Expected<std::vector<std::vector<Literal>>> exchange(const std::string& kind, int64_t channelId,
-                                                       const ProcessGroup& group, ProcessId self,
-                                                       std::vector<Literal> operands);
+  virtual Expected<std::vector<std::vector<Literal>>> exchange(const std::string& kind, int64_t channelId,
+                                                               const ProcessGroup& group, ProcessId self,
+                                                               std::vector<Literal> operands) = 0;
+
+  // The ops themselves, with the operands checked and `group` the group of `self`: the results,
+  // or nullopt where this rendezvous leaves the op to exchange().
+  using Direct = Expected<std::optional<std::vector<Literal>>>;
+  virtual Direct allReduce(const Operation& op, const ProcessGroup& group, ProcessId self,
+                           std::span<const Literal> operands);
+  virtual Direct allGather(const Operation& op, const ProcessGroup& group, ProcessId self,
+                           std::span<const Literal> operands, int64_t dim);
+  virtual Direct reduceScatter(const Operation& op, const ProcessGroup& group, ProcessId self,
+                               std::span<const Literal> operands, int64_t dim);
+  virtual Direct allToAll(const Operation& op, const ProcessGroup& group, ProcessId self,
+                          std::span<const Literal> operands, int64_t splitDim, int64_t concatDim);
+  // `roots[j]`: the index in `group` of operand j's root.
+  virtual Direct collectiveBroadcast(const Operation& op, const ProcessGroup& group, ProcessId self,
+                                     std::span<const Literal> operands, const std::vector<size_t>& roots);
+  virtual Direct collectivePermute(const Operation& op, const PermuteGroup& permute, ProcessId self,
+                                   std::span<const Literal> operands);
 
   // Channel-based point-to-point messages: send never blocks, recv waits for the oldest message.
-  Status send(int64_t channelId, std::vector<Literal> values);
-  Expected<std::vector<Literal>> recv(int64_t channelId, ProcessId self);
+  virtual Status send(int64_t channelId, std::vector<Literal> values) = 0;
+  // `types`: the values the receiving op expects (a rendezvous that carries bytes rebuilds them).
+  virtual Expected<std::vector<Literal>> recv(int64_t channelId, ProcessId self, const std::vector<Type>& types) = 0;
 
   // The next function of the `infeed` queue of interpreter.run_parallel.
-  Expected<const Operation*> nextInfeed();
-  void outfeed(std::vector<Literal> values);
+  virtual Expected<const Operation*> nextInfeed() = 0;
+  virtual void outfeed(std::vector<Literal> values) = 0;
+};
+
+class CollectiveRendezvous : public ProcessWaits, public Rendezvous {
+ public:
+  CollectiveRendezvous(int64_t numReplicas, int64_t numPartitions, std::vector<const Operation*> infeed = {});
+
+  Expected<std::vector<std::vector<Literal>>> exchange(const std::string& kind, int64_t channelId,
+                                                       const ProcessGroup& group, ProcessId self,
+                                                       std::vector<Literal> operands) override;
+  Status send(int64_t channelId, std::vector<Literal> values) override;
+  Expected<std::vector<Literal>> recv(int64_t channelId, ProcessId self, const std::vector<Type>& types) override;
+  Expected<const Operation*> nextInfeed() override;
+  void outfeed(std::vector<Literal> values) override;
   std::vector<std::vector<Literal>> outfeedValues() const;
 
  private:
@@ -159,5 +201,15 @@ struct ProcessGrid {
 // may be null; it is called under a lock, so it need not be thread-safe.
 Expected<std::vector<std::vector<Literal>>> runProcessGrid(const ProcessGrid& grid, const Module& module,
                                                            CheckSink* checks, int callDepth = 0);
+
+// Runs the grids of interpreter.run_parallel (EvalContext::gridRunner): by default
+// runProcessGrid's threads; in a distributed job, one process of the grid per rank
+// (dist/host_collectives.h). Every caller gets the results of every process.
+class GridRunner {
+ public:
+  virtual ~GridRunner() = default;
+  virtual Expected<std::vector<std::vector<Literal>>> run(const ProcessGrid& grid, const Module& module,
+                                                          CheckSink* checks, int callDepth) = 0;
+};
 
 }  // namespace wf

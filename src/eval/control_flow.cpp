@@ -248,7 +248,8 @@ Results runParallelKernel(const Operation& op, std::span<const Literal> operands
   if (next != operands.size())
     return invalidArgument(op.describe() + ": " + std::to_string(operands.size()) + " operands, but the programs take " +
                            std::to_string(next));
-  auto perProcess = runProcessGrid(grid, *ctx.module, ctx.checks, ctx.callDepth + 1);
+  auto perProcess = ctx.gridRunner ? ctx.gridRunner->run(grid, *ctx.module, ctx.checks, ctx.callDepth + 1)
+                                   : runProcessGrid(grid, *ctx.module, ctx.checks, ctx.callDepth + 1);
   if (!perProcess) return perProcess.status();
   std::vector<Literal> results;
   for (std::vector<Literal>& r : *perProcess)

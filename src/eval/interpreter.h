@@ -15,7 +15,8 @@
 
 namespace wf {
 
-class CollectiveRendezvous;  // collectives.h: in-process replicas/partitions meet here
+class Rendezvous;  // collectives.h: where the replicas/partitions of a program meet
+class GridRunner;  // collectives.h: runs interpreter.run_parallel grids
 
 // SSA values bound to Literals; nested regions see their enclosing scope (while/if/case bodies
 // may use values defined outside them).
@@ -46,7 +47,8 @@ struct EvalContext {
   int64_t partitionId = 0;
   int64_t numReplicas = 1;
   int64_t numPartitions = 1;
-  CollectiveRendezvous* rendezvous = nullptr;  // null when running a single process
+  Rendezvous* rendezvous = nullptr;  // null when running a single process
+  GridRunner* gridRunner = nullptr;  // null: interpreter.run_parallel runs its grid on threads
   CheckSink* checks = nullptr;                 // null: check ops are errors
   const ValueScope* scope = nullptr;           // the scope of the op being run
   int callDepth = 0;

@@ -22,6 +22,9 @@
 namespace wf {
 
 class CheckSink;  // eval/interpreter.h: receives the outcome of `check.*` ops
+namespace dist {
+class Job;  // dist/job.h: this process's place in a distributed job
+}  // namespace dist
 
 // "cpu", "cuda", "cuda:1". The ordinal is 0 unless given.
 struct DeviceSpec {
@@ -84,6 +87,11 @@ struct CompileOptions {
   // device fault, not a bad input, which is refused before anything runs) may leave those
   // arguments half updated. Off by default.
   bool carryInPlace = false;
+  // The distributed job this process is one rank of (docs/distributed.md); null: a single
+  // process. The program runs as one process of the job (replica_id = rank, WORLD_SIZE
+  // replicas), its collectives meeting the other ranks through the job's communicator, and
+  // interpreter.run_parallel grids run one process per rank.
+  std::shared_ptr<dist::Job> job;
 };
 
 // One span of a run, for traces and per-op timing.

@@ -13,6 +13,7 @@ const char* statusCodeName(StatusCode code) {
     case StatusCode::kOutOfRange: return "out_of_range";
     case StatusCode::kResourceExhausted: return "resource_exhausted";
     case StatusCode::kInternal: return "internal";
+    case StatusCode::kUnavailable: return "unavailable";
   }
   return "unknown";
 }

@@ -21,6 +21,7 @@ enum class StatusCode {
   kOutOfRange,        // index or size beyond limits
   kResourceExhausted, // out of memory
   kInternal,          // a WarpForge bug
+  kUnavailable,       // a rank of a distributed job, its store or its network stopped answering
 };
 
 const char* statusCodeName(StatusCode code);
@@ -52,6 +53,7 @@ inline Status notFound(std::string m) { return {StatusCode::kNotFound, std::move
 inline Status unimplemented(std::string m) { return {StatusCode::kUnimplemented, std::move(m)}; }
 inline Status outOfRange(std::string m) { return {StatusCode::kOutOfRange, std::move(m)}; }
 inline Status internalError(std::string m) { return {StatusCode::kInternal, std::move(m)}; }
+inline Status unavailable(std::string m) { return {StatusCode::kUnavailable, std::move(m)}; }
 
 // Expected<T>: either a T or a non-ok Status.
 template <typename T>

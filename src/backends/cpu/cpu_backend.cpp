@@ -8,6 +8,8 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "dist/host_collectives.h"
+#include "dist/job.h"
 #include "eval/interpreter.h"
 #include "support/thread_pool.h"
 
@@ -55,8 +57,9 @@ Status configureThreads(int requested) {
 class CpuExecutable : public Executable {
  public:
   CpuExecutable(const Module& module, const Operation& entry, std::vector<const Value*> taps, bool recordTimings,
-                std::vector<CarriedResult> carried, std::vector<bool> resultCarried)
-      : module_(module),
+                std::vector<CarriedResult> carried, std::vector<bool> resultCarried, std::shared_ptr<dist::Job> job)
+      : job_(std::move(job)),
+        module_(module),
         entry_(entry),
         taps_(std::move(taps)),
         recordTimings_(recordTimings),
@@ -111,6 +114,18 @@ class CpuExecutable : public Executable {
     EvalContext ctx;
     ctx.module = &module_;
     ctx.checks = checks_;
+    // One rank of a job: this process is replica `rank` of WORLD_SIZE.
+    std::optional<dist::HostCollectives> collectives;
+    std::optional<dist::ProcessGridRunner> gridRunner;
+    if (job_) {
+      collectives.emplace(job_->worldPtr(), job_->storePtr(), 1, std::vector<const Operation*>{},
+                          dist::nextRunScope("run"));
+      gridRunner.emplace(job_);
+      ctx.replicaId = job_->world().rank();
+      ctx.numReplicas = job_->world().size();
+      ctx.rendezvous = &*collectives;
+      ctx.gridRunner = &*gridRunner;
+    }
     // Timings: the time from the previous op of the entry body finishing to this one finishing,
     // so an op's nested regions and callees count towards it.
     using Clock = std::chrono::steady_clock;
@@ -202,6 +217,7 @@ class CpuExecutable : public Executable {
     return Status::ok();
   }
 
+  std::shared_ptr<dist::Job> job_;  // CompileOptions::job
   const Module& module_;
   const Operation& entry_;
   std::vector<const Value*> taps_;
@@ -241,8 +257,12 @@ class CpuBackend : public Backend {
       taps.push_back(v);
     }
     WF_ASSIGN_OR_RETURN(std::vector<bool> resultCarried, checkCarriedResults(entry, options));
+    if (options.job && options.job->world().backend() != "gloo")
+      return invalidArgument("cpu: a job's host collectives need a gloo communicator, this job's is " +
+                             options.job->world().backend());
     return std::unique_ptr<Executable>(new CpuExecutable(module, entry, std::move(taps), options.recordTimings,
-                                                         options.carriedResults, std::move(resultCarried)));
+                                                         options.carriedResults, std::move(resultCarried),
+                                                         options.job));
   }
 };
 

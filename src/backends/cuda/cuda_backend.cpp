@@ -4,9 +4,11 @@
 #include "backends/cuda/cuda_backend.h"
 
 #include <algorithm>
+#include <initializer_list>
 
 #include "backends/cuda/device.h"
 #include "backends/cuda/executor.h"
+#include "backends/cuda/kernels/collectives.h"
 #include "transforms/refine_shapes.h"
 
 namespace wf::cuda {
@@ -35,15 +37,26 @@ class CudaExecutable final : public Executable {
   std::unique_ptr<Executor> executor_;     // destroyed first: it refers to the module
 };
 
-// Whether `block` (or a region nested in it) calls a function or a composite's decomposition.
-bool callsFunctions(const Block& block) {
+// Whether `block` (or a region nested in it) holds an op of one of `codes`.
+bool holdsOp(const Block& block, std::initializer_list<OpCode> codes) {
   for (const auto& op : block.operations()) {
-    if (op->code() == OpCode::FuncCall || op->code() == OpCode::Composite) return true;
+    if (std::find(codes.begin(), codes.end(), op->code()) != codes.end()) return true;
     for (size_t r = 0; r < op->numRegions(); ++r)
       for (const auto& inner : op->region(r).blocks())
-        if (callsFunctions(*inner)) return true;
+        if (holdsOp(*inner, codes)) return true;
   }
   return false;
+}
+
+// The first collective, replica_id, partition_id or run_parallel op under `op`, or null.
+const Operation* firstCollective(const Operation& op) {
+  for (const auto& region : op.regions())
+    for (const auto& block : region->blocks())
+      for (const auto& inner : block->operations()) {
+        if (isCollectiveOp(inner->code()) || inner->code() == OpCode::InterpreterRunParallel) return inner.get();
+        if (const Operation* found = firstCollective(*inner)) return found;
+      }
+  return nullptr;
 }
 
 class CudaBackend final : public Backend {
@@ -53,6 +66,15 @@ class CudaBackend final : public Backend {
   Expected<std::unique_ptr<Executable>> compile(const Module& module, const Operation& entry,
                                                 const CompileOptions& options) override {
     if (entry.code() != OpCode::FuncFunc) return invalidArgument("compile: entry is not a func.func");
+    // One rank of a distributed job: the CUDA collectives meet only the processes of an
+    // in-process grid so far, so a program that names its replica or meets other replicas would
+    // run as if alone. Say so instead (docs/distributed.md).
+    if (options.job)
+      for (const FuncOp& fn : module.functions())
+        if (const Operation* op = firstCollective(*fn.op()))
+          return unimplemented("cuda: " + op->describe() +
+                               ": collectives across the ranks of a job (WORLD_SIZE > 1) run on the cpu device only "
+                               "for now; NCCL lowering of StableHLO collectives is not wired into the CUDA backend yet");
     // Ops whose result shape is an operand's value (dynamic_iota, dynamic_broadcast_in_dim, ...)
     // or a type's dimension (get_dimension_size) take their static forms first, as XLA's
     // shape refinement does; the program's data is still computed on the device.
@@ -64,8 +86,10 @@ class CudaBackend final : public Backend {
     // Calls are inlined too, so that fusion sees across them: a train step is a call of the
     // value-and-grad function, then of the optimizer update. (Not with taps, which name values of
     // the entry function as written.)
+    // (Nor with run_parallel grids, whose functions the inlined module would not keep.)
     const bool inlineCalls = options.tapValues.empty() && entry.numRegions() > 0 && !entry.region(0).empty() &&
-                             callsFunctions(entry.region(0).front());
+                             holdsOp(entry.region(0).front(), {OpCode::FuncCall, OpCode::Composite}) &&
+                             !holdsOp(entry.region(0).front(), {OpCode::InterpreterRunParallel});
     const bool needsRefinement = staticArgs && needsShapeRefinement(module, name);
     if (staticArgs && (inlineCalls || needsRefinement)) {
       RefineShapesOptions refineOptions;
