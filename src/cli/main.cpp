@@ -194,6 +194,9 @@ int main(int argc, char** argv) {
   inspectCmd->add_flag("--fusion", inspect.fusion,
                        "Also print the CUDA backend's fusion plan: the generated kernels of each function with static "
                        "shapes, the ops each holds, and the ops left to their own kernels");
+  inspectCmd->add_flag("--cpu-plan", inspect.cpuPlan,
+                       "A model package: also print the CPU backend's plan of its entry function (the hoisted "
+                       "prologue, fused elementwise loops, fused convolutions, the ops left to their own kernels)");
 
   PrintCommandOptions print;
   CLI::App* printCmd = app.add_subcommand("print", "Parse, verify and print a module in generic form");

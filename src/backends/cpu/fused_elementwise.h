@@ -29,13 +29,15 @@ struct FusedRef {
   float scalar = 0;
 };
 
-// An input read by the group: `value`'s Literal seen with the group's shape through `strides`
-// (elements per output dimension; 0 where it is broadcast). i1 leaves feed only select.
+// An input read by the group: `value`'s Literal seen as `shape` (the shape of the node reading
+// it) through `strides` (elements per dimension of `shape`; 0 where it is broadcast). i1 leaves
+// feed only select.
 struct FusedLeaf {
   const Value* value = nullptr;
   ElementType type = ElementType::kF32;
+  std::vector<int64_t> shape;
   std::vector<int64_t> strides;
-  bool dense = false;  // strides are the output's row-major strides: read in place
+  bool dense = false;  // strides are the row-major strides of `shape`: read in place
 };
 
 struct FusedNode {
@@ -45,8 +47,10 @@ struct FusedNode {
   bool output = false;            // read outside the group: written to its own Literal
 };
 
+// The nodes all have `elements` elements; a reshape node (its operand a node) passes its operand
+// on under another shape, so a group may span a bias add, a reshape and a GELU.
 struct FusedElementwise {
-  std::vector<int64_t> shape;  // every node's result shape
+  int64_t elements = 0;
   std::vector<FusedLeaf> leaves;
   std::vector<FusedNode> nodes;  // in program order
   // The ops of the group, for names in errors and the plan's description.
@@ -57,7 +61,8 @@ struct FusedElementwise {
 // `dense<0.0>` to every element), else nullopt.
 std::optional<float> splatF32Constant(const Operation& op);
 
-// Whether the group can compute `code` (f32 unary and binary math, chlo.erf, select).
+// Whether the group can compute `code` (f32 unary and binary math, chlo.erf, select, and
+// reshape of a node).
 bool fusibleElementwise(OpCode code);
 
 // Runs the group: `leaves[i]` is the Literal of group.leaves[i]; returns one Literal per output

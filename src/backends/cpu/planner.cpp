@@ -201,6 +201,11 @@ class Planner {
     if (hoisted_.count(&op) || claimed_.count(&op) || !fusibleElementwise(op.code()) || op.numResults() != 1 ||
         op.numRegions() != 0 || !isF32Tensor(op.result(0)->type()))
       return false;
+    // A reshape joins only where it saves a pass: a view of a value that is read elsewhere too
+    // costs nothing on its own, and would cost a copy inside a group.
+    if (op.code() == OpCode::Reshape)
+      return op.numOperands() == 1 && isF32Tensor(op.operand(0)->type()) && !kept_.count(op.operand(0)) &&
+             usersOf(op.operand(0)).size() == 1;
     const auto& shape = op.result(0)->type().shape();
     for (size_t i = 0; i < op.numOperands(); ++i) {
       const Type& t = op.operand(i)->type();
@@ -216,19 +221,35 @@ class Planner {
     for (const Operation* op : ops_) {
       int joined = -1;
       if (candidate(*op)) {
+        // Join the open groups that compute an operand (merging them: none has a reader
+        // outside it yet, so they can all run at this op).
+        const int64_t n = elements(op->result(0)->type());
         for (const Value* v : op->operands()) {
           auto it = groupOf_.find(v->definingOp());
-          if (it != groupOf_.end() && groups_[static_cast<size_t>(it->second)].open) {
+          if (it == groupOf_.end() || it->second == joined) continue;
+          Group& g = groups_[static_cast<size_t>(it->second)];
+          if (!g.open || elements(g.ops.front()->result(0)->type()) != n) continue;
+          if (joined < 0) {
             joined = it->second;
-            break;
+            continue;
           }
+          Group& into = groups_[static_cast<size_t>(joined)];
+          for (const Operation* o : g.ops) groupOf_[o] = joined;
+          into.ops.insert(into.ops.end(), g.ops.begin(), g.ops.end());
+          std::sort(into.ops.begin(), into.ops.end(),
+                    [&](const Operation* a, const Operation* b) { return position_.at(a) < position_.at(b); });
+          g.ops.clear();
+          g.open = false;
         }
-        if (joined < 0) {
+        // A reshape joins the group of its operand; it starts none (alone it costs nothing).
+        if (joined < 0 && op->code() != OpCode::Reshape) {
           joined = static_cast<int>(groups_.size());
           groups_.push_back({});
         }
-        groups_[static_cast<size_t>(joined)].ops.push_back(op);
-        groupOf_[op] = joined;
+        if (joined >= 0) {
+          groups_[static_cast<size_t>(joined)].ops.push_back(op);
+          groupOf_[op] = joined;
+        }
       }
       // A group whose value another op reads (as a leaf of another group, or materialized)
       // takes no later op: it runs at its last op, which must come before that reader.
@@ -252,7 +273,7 @@ class Planner {
       }
     const Value* source = v;
     std::vector<int64_t> strides;
-    const auto& shape = g.shape;
+    const auto& shape = v->type().shape();
     if (def && def->code() == OpCode::BroadcastInDim) {
       // Read the broadcast's operand through broadcast strides.
       source = def->operand(0);
@@ -272,6 +293,7 @@ class Planner {
     leaf.value = source;
     leaf.type = source->type().elementType();
     leaf.dense = strides == rowMajorStrides(shape);
+    leaf.shape = shape;
     leaf.strides = std::move(strides);
     int index = static_cast<int>(g.leaves.size());
     g.leaves.push_back(std::move(leaf));
@@ -295,8 +317,9 @@ class Planner {
     std::vector<int> fusedIndex(groups_.size(), -1);
     for (size_t gi = 0; gi < groups_.size(); ++gi) {
       const Group& group = groups_[gi];
+      if (group.ops.empty()) continue;  // merged into another
       FusedElementwise g;
-      g.shape = group.ops.front()->result(0)->type().shape();
+      g.elements = elements(group.ops.front()->result(0)->type());
       g.ops = group.ops;
       std::unordered_map<const Value*, int> nodeIndex, leafIndex;
       for (const Operation* op : group.ops) {
