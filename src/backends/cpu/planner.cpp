@@ -178,15 +178,15 @@ class Planner {
       for (const Operation* u : users) {
         auto it = convOf_.find(u);
         const FusedConv* reader = it == convOf_.end() ? nullptr : plan_.fusedConvs[static_cast<size_t>(it->second)].get();
-        blocked = blocked && reader && reader != producer.get() && (reader->input == r || reader->residual == r) &&
-                  !(reader->input == r && reader->residual == r);
+        blocked = blocked && reader && reader != producer.get() && (reader->input == r || reader->residual == r);
       }
       if (!blocked) continue;
       producer->blockedOutput = true;
       ++plan_.stats.blockedValues;
       for (const Operation* u : users) {
         FusedConv& reader = *plan_.fusedConvs[static_cast<size_t>(convOf_.at(u))];
-        (reader.input == r ? reader.inputProducer : reader.residualProducer) = producer.get();
+        if (reader.input == r) reader.inputProducer = producer.get();
+        if (reader.residual == r) reader.residualProducer = producer.get();
       }
     }
   }
