@@ -322,6 +322,43 @@ TEST(CpuPlan, ConvolutionsWithPerRunKernelsOrTappedValuesStayUnfusedOrUnblocked)
   for (size_t i = 0; i < 2; ++i) EXPECT_LE(toleranceRatio(got.result.outputs[i], want[i], 1e-5, 1e-6), 1.0) << i;
 }
 
+// ResNet's stem: conv (stride 2) + bias + ReLU + 3x3/2 max pooling (padded with -inf), then a
+// 1x1 conv reading the pooled value in the blocked layout.
+TEST(CpuPlan, MaxPoolingJoinsTheConvolutionBeforeIt) {
+  if (!dotconv::haveOneDnn()) GTEST_SKIP() << "built without oneDNN";
+  Module m = parse(R"(
+func.func @main(%x: tensor<1x3x13x15xf32>, %w: tensor<7x3x3x3xf32>, %b: tensor<7xf32>, %w2: tensor<5x7x1x1xf32>)
+    -> tensor<1x5x4x4xf32> {
+  %c = stablehlo.convolution(%x, %w) dim_numbers = [b, f, 0, 1]x[o, i, 0, 1]->[b, f, 0, 1], window = {stride = [2, 2], pad = [[1, 1], [1, 1]]} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<1x3x13x15xf32>, tensor<7x3x3x3xf32>) -> tensor<1x7x7x8xf32>
+  %bb = stablehlo.broadcast_in_dim %b, dims = [1] : (tensor<7xf32>) -> tensor<1x7x7x8xf32>
+  %a = stablehlo.add %c, %bb : tensor<1x7x7x8xf32>
+  %zero = stablehlo.constant dense<0.0> : tensor<1x7x7x8xf32>
+  %r = stablehlo.maximum %a, %zero : tensor<1x7x7x8xf32>
+  %ninf = stablehlo.constant dense<0xFF800000> : tensor<f32>
+  %p = "stablehlo.reduce_window"(%r, %ninf) ({
+  ^bb0(%l: tensor<f32>, %k: tensor<f32>):
+    %mx = stablehlo.maximum %l, %k : tensor<f32>
+    stablehlo.return %mx : tensor<f32>
+  }) {window_dimensions = array<i64: 1, 1, 3, 3>, window_strides = array<i64: 1, 1, 2, 2>, padding = dense<[[0, 0], [0, 0], [1, 1], [1, 1]]> : tensor<4x2xi64>} : (tensor<1x7x7x8xf32>, tensor<f32>) -> tensor<1x7x4x4xf32>
+  %y = stablehlo.convolution(%p, %w2) dim_numbers = [b, f, 0, 1]x[o, i, 0, 1]->[b, f, 0, 1], window = {} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<1x7x4x4xf32>, tensor<5x7x1x1xf32>) -> tensor<1x5x4x4xf32>
+  return %y : tensor<1x5x4x4xf32>
+}
+)");
+  cpu::CpuPlan plan = planOf(m, {1, 2, 3});
+  EXPECT_NE(plan.describe().find("fused_convolution[convolution,add,relu,max_pool]"), std::string::npos)
+      << plan.describe();
+  EXPECT_EQ(plan.stats.blockedValues, 1) << plan.describe();
+  for (uint32_t seed : {3u, 4u}) {
+    std::mt19937 rng(seed);
+    std::vector<Literal> args{randomF32({1, 3, 13, 15}, rng), randomF32({7, 3, 3, 3}, rng), randomF32({7}, rng),
+                              randomF32({5, 7, 1, 1}, rng)};
+    std::vector<Literal> want = interpret(m, args);
+    Compiled got = runBackend(m, args, {1, 2, 3});
+    ASSERT_EQ(got.result.outputs.size(), 1u);
+    EXPECT_LE(toleranceRatio(got.result.outputs[0], want[0], 1e-5, 1e-6), 1.0);
+  }
+}
+
 TEST(CpuPlan, ADeclaredBoundArgumentMustBeBound) {
   Module m = parse(kTransformerBits);
   CompileOptions options;

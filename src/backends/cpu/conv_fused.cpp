@@ -1,6 +1,7 @@
 // Fused convolutions on oneDNN (conv_fused.h).
 #include "backends/cpu/conv_fused.h"
 
+#include <cmath>
 #include <cstring>
 
 #include "backends/cpu/fused_elementwise.h"
@@ -99,10 +100,12 @@ dnnl::engine& engine() {
 
 struct FusedConv::Prepared {
   dnnl::convolution_forward prim;
-  // srcIn: how the input arrives (plain NCHW, or the producer's layout); src/dst: the
-  // primitive's layouts; dstOut: how the result leaves (plain NCHW, or dst when blocked);
+  dnnl::pooling_forward poolPrim;  // when FusedConv::pool
+  // srcIn: how the input arrives (plain NCHW, or the producer's layout); src/convDst: the
+  // convolution's layouts; dst: the step's result in the layout it is computed in (the
+  // pooling's when pooling); dstOut: how the result leaves (plain NCHW, or dst when blocked);
   // resIn: how the residual arrives.
-  dnnl::memory::desc srcIn, src, dst, dstOut, resIn;
+  dnnl::memory::desc srcIn, src, convDst, dst, dstOut, resIn;
   dnnl::memory weights, bias;
   dnnl::reorder srcReorder, dstReorder, residualReorder;
   Type resultType;
@@ -152,6 +155,7 @@ Status FusedConv::prepare(const std::function<const Literal*(const Value*)>& hoi
     auto p = std::make_shared<Prepared>();
     p->resultType = result->type();
     memory::dims src{g.n, g.c, g.h, g.w}, dst{g.n, g.o, g.oh, g.ow}, bias{g.o};
+    memory::dims out{result->type().dim(0), result->type().dim(1), result->type().dim(2), result->type().dim(3)};
     memory::dims wei = g.groups > 1 ? memory::dims{g.groups, g.o / g.groups, g.c / g.groups, g.kh, g.kw}
                                     : memory::dims{g.o, g.c, g.kh, g.kw};
     post_ops po;
@@ -167,7 +171,19 @@ Status FusedConv::prepare(const std::function<const Literal*(const Value*)>& hoi
     convolution_forward::primitive_desc pd(d, attr, engine());
     p->prim = convolution_forward(pd);
     p->src = pd.src_desc();
-    p->dst = pd.dst_desc();
+    p->convDst = pd.dst_desc();
+    p->dst = p->convDst;
+    if (pool) {
+      const auto& r = result->type();
+      memory::dims pooled{r.dim(0), r.dim(1), r.dim(2), r.dim(3)};
+      pooling_forward::desc pool(prop_kind::forward_inference, algorithm::pooling_max, p->convDst,
+                                 memory::desc(pooled, dt::f32, tag::any), {poolStride[0], poolStride[1]},
+                                 {poolWindow[0], poolWindow[1]}, {poolPadLo[0], poolPadLo[1]},
+                                 {poolPadHi[0], poolPadHi[1]});
+      pooling_forward::primitive_desc poolPd(pool, engine());
+      p->poolPrim = pooling_forward(poolPd);
+      p->dst = poolPd.dst_desc();
+    }
     auto producerDst = [&](const FusedConv* producer) -> Expected<memory::desc> {
       if (!producer || !producer->prepared_)
         return internalError(conv->describe() + ": its blocked operand's convolution is not prepared");
@@ -178,7 +194,7 @@ Status FusedConv::prepare(const std::function<const Literal*(const Value*)>& hoi
     } else {
       p->srcIn = memory::desc(src, dt::f32, tag::nchw);
     }
-    p->dstOut = blockedOutput ? p->dst : memory::desc(dst, dt::f32, tag::nchw);
+    p->dstOut = blockedOutput ? p->dst : memory::desc(out, dt::f32, tag::nchw);
     if (residualProducer) {
       WF_ASSIGN_OR_RETURN(p->resIn, producerDst(residualProducer));
     } else {
@@ -186,8 +202,8 @@ Status FusedConv::prepare(const std::function<const Literal*(const Value*)>& hoi
     }
     if (p->srcIn != p->src) p->srcReorder = reorder(reorder::primitive_desc(engine(), p->srcIn, engine(), p->src));
     if (p->dstOut != p->dst) p->dstReorder = reorder(reorder::primitive_desc(engine(), p->dst, engine(), p->dstOut));
-    if (residual && p->resIn != p->dst)
-      p->residualReorder = reorder(reorder::primitive_desc(engine(), p->resIn, engine(), p->dst));
+    if (residual && p->resIn != p->convDst)
+      p->residualReorder = reorder(reorder::primitive_desc(engine(), p->resIn, engine(), p->convDst));
     dotconv::useLibraryThreads();
     stream s(engine());
     memory userWeights(memory::desc(wei, dt::f32, g.groups > 1 ? tag::goihw : tag::oihw), engine(), folded.data());
@@ -225,15 +241,17 @@ Expected<Literal> FusedConv::run(const Literal& in, const Literal* res) const {
       p.srcReorder.execute(s, srcIn, src);
     }
     if (p.dstOut != p.dst) dst = memory(p.dst, engine());
+    memory convDst = pool ? memory(p.convDst, engine()) : dst;
     if (residual) {
-      // The sum post-op adds the primitive's result to what dst holds.
+      // The sum post-op adds the primitive's result to what its destination holds.
       memory resIn(p.resIn, engine(), const_cast<std::byte*>(res->data()));
-      if (p.resIn != p.dst)
-        p.residualReorder.execute(s, resIn, dst);
+      if (p.resIn != p.convDst)
+        p.residualReorder.execute(s, resIn, convDst);
       else
-        std::memcpy(dst.get_data_handle(), res->data(), p.dst.get_size());
+        std::memcpy(convDst.get_data_handle(), res->data(), p.convDst.get_size());
     }
-    p.prim.execute(s, {{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, p.weights}, {DNNL_ARG_BIAS, p.bias}, {DNNL_ARG_DST, dst}});
+    p.prim.execute(s, {{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, p.weights}, {DNNL_ARG_BIAS, p.bias}, {DNNL_ARG_DST, convDst}});
+    if (pool) p.poolPrim.execute(s, {{DNNL_ARG_SRC, convDst}, {DNNL_ARG_DST, dst}});
     if (p.dstOut != p.dst) p.dstReorder.execute(s, dst, dstOut);
     s.wait();
     return out;
@@ -270,8 +288,69 @@ std::string FusedConv::describe() const {
     s += a.code == OpCode::Add ? ",add" : a.code == OpCode::Subtract ? ",subtract" : ",multiply";
   if (residual) s += ",add(residual)";
   if (relu) s += ",relu";
+  if (pool) s += ",max_pool";
   return s + "]";
 }
+
+namespace {
+
+// The chain's value `cur` pooled by a reduce_window max over H and W (init -inf, no dilation):
+// the pooling joins the step.
+void matchMaxPool(FusedConvMatch& m, const Value* cur,
+                  const std::function<const std::vector<const Operation*>&(const Value*)>& usersOf,
+                  const std::function<bool(const Value*)>& hoisted, const std::function<bool(const Value*)>& kept,
+                  const std::function<bool(const Operation*)>& taken) {
+  const auto& users = usersOf(cur);
+  if (users.size() != 1) return;
+  const Operation* rw = users[0];
+  if (taken(rw) || rw->code() != OpCode::ReduceWindow || rw->numOperands() != 2 || rw->numResults() != 1 ||
+      rw->operand(0) != cur || rw->numRegions() != 1 || rw->region(0).empty())
+    return;
+  const Type& rt = rw->result(0)->type();
+  if (!rt.isTensor() || !rt.hasStaticShape() || rt.elementType() != ElementType::kF32 || rt.rank() != 4) return;
+  // The body: return maximum(arg0, arg1).
+  const Block& body = rw->region(0).front();
+  if (body.numArguments() != 2 || body.operations().size() != 2) return;
+  const Operation& mx = *body.operations().front();
+  if (mx.code() != OpCode::Maximum || mx.numOperands() != 2 ||
+      !((mx.operand(0) == body.argument(0) && mx.operand(1) == body.argument(1)) ||
+        (mx.operand(0) == body.argument(1) && mx.operand(1) == body.argument(0))))
+    return;
+  const Operation& ret = *body.operations().back();
+  if (ret.numOperands() != 1 || ret.operand(0) != mx.result(0)) return;
+  // The init: -inf.
+  const Operation* init = rw->operand(1)->definingOp();
+  std::optional<float> initValue = init ? splatF32Constant(*init) : std::nullopt;
+  if (!initValue || !(std::isinf(*initValue) && *initValue < 0)) return;
+  auto list = [&](const char* name, int64_t fill) {
+    return ints(*rw, name).value_or(std::vector<int64_t>(name[0] == 'p' ? 8 : 4, fill));
+  };
+  std::vector<int64_t> window = list("window_dimensions", 1), strides = list("window_strides", 1),
+                       baseDil = list("base_dilations", 1), winDil = list("window_dilations", 1),
+                       pad = list("padding", 0);
+  if (window.size() != 4 || strides.size() != 4 || baseDil.size() != 4 || winDil.size() != 4 || pad.size() != 8) return;
+  if (window[0] != 1 || window[1] != 1 || strides[0] != 1 || strides[1] != 1 || pad[0] || pad[1] || pad[2] || pad[3])
+    return;
+  for (int64_t d : baseDil)
+    if (d != 1) return;
+  for (int64_t d : winDil)
+    if (d != 1) return;
+  for (int d = 0; d < 2; ++d) {
+    const auto i = static_cast<size_t>(2 + d);
+    // A window wholly in the padding would give -inf; oneDNN would give something else.
+    if (pad[2 * i] < 0 || pad[2 * i + 1] < 0 || pad[2 * i] >= window[i] || pad[2 * i + 1] >= window[i]) return;
+    m.conv.poolWindow[d] = window[i];
+    m.conv.poolStride[d] = strides[i];
+    m.conv.poolPadLo[d] = pad[2 * i];
+    m.conv.poolPadHi[d] = pad[2 * i + 1];
+  }
+  m.conv.pool = true;
+  m.ops.push_back(rw);
+  if (!hoisted(rw->operand(1)) && !kept(rw->operand(1)) && usersOf(rw->operand(1)).size() == 1)
+    m.absorbed.push_back(init);
+}
+
+}  // namespace
 
 std::optional<FusedConvMatch> matchFusedConv(
     const Operation& conv, const std::function<const std::vector<const Operation*>&(const Value*)>& usersOf,
@@ -347,7 +426,8 @@ std::optional<FusedConvMatch> matchFusedConv(
     m.ops.push_back(u);
     cur = u->result(0);
   }
-  m.conv.result = cur;
+  if (!m.conv.residual && !kept(cur)) matchMaxPool(m, cur, usersOf, hoisted, kept, taken);
+  m.conv.result = m.ops.back()->result(0);
   return m;
 }
 

@@ -8,11 +8,13 @@
 //                                     or a splat constant
 //   %r = add %a, %residual            optional: a per-run tensor of the same shape
 //   %y = maximum %r, 0                optional
+//   %p = reduce_window max (%y, -inf)  optional, without a residual: max pooling over H and W
 //
 // Every intermediate has one reader. The affine chain folds into the kernel and a bias once, in
 // the prologue (w' = w * scale[o], bias = shift[o]), as ONNX Runtime and PyTorch's
 // inference-mode fusions do; the residual is oneDNN's sum post-op and the ReLU its eltwise
-// post-op. The weights are reordered into the primitive's blocked layout once. The result
+// post-op, and a max pooling after it (ResNet's stem) is oneDNN's pooling primitive run on the
+// convolution's blocked result. The weights are reordered into the primitive's blocked layout once. The result
 // differs from the op-by-op program only by rounding (the scale multiplies the kernel before
 // the sum instead of the sum after it), well inside the fp32 tolerances (tests compare both).
 #pragma once
@@ -59,6 +61,9 @@ class FusedConv {
   std::vector<Affine> affine;
   const Value* residual = nullptr;
   bool relu = false;
+  // Max pooling of the result (padding never wins: it pads with -inf).
+  bool pool = false;
+  int64_t poolWindow[2] = {1, 1}, poolStride[2] = {1, 1}, poolPadLo[2] = {0, 0}, poolPadHi[2] = {0, 0};
   const Value* result = nullptr;  // the value of the chain's last op
   // Blocked layouts between fused convolutions: when every reader of `result` is another fused
   // convolution (as its input or residual), the result stays in this primitive's own layout
