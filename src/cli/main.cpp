@@ -80,7 +80,7 @@ void addCompileFlags(CLI::App* cmd, wf::CompileOptions& compile) {
                 "Run ops the device has no kernel for on the host instead of failing (each is reported)");
   cmd->add_flag("--allow-tf32", compile.allowTf32, "Let fp32 matrix products use TF32 tensor cores (cuda)");
   cmd->add_flag("--no-fusion{false}", compile.fuse,
-                "Run one kernel per op instead of generated fused kernels (cuda; for debugging)");
+                "Run one kernel per op instead of generated fused kernels (cuda) or fused loops and convolutions (cpu); for debugging");
   cmd->add_flag("--no-cuda-graphs{false}", compile.cudaGraphs,
                 "Launch step by step instead of replaying a captured CUDA graph (cuda; for comparing)");
 }
