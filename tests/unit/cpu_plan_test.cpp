@@ -359,6 +359,47 @@ func.func @main(%x: tensor<1x3x13x15xf32>, %w: tensor<7x3x3x3xf32>, %b: tensor<7
   }
 }
 
+// nn.Linear as the exporter writes it (transpose(w) then dot_general, then a bias add), a
+// product with [K, N] weights and no bias, and one contracting the weights' dim 1; odd sizes.
+// (The products chain, so errors are judged at rtol = atol = 1e-4; wrong operands give O(1).)
+TEST(CpuPlan, FusedMatmulsMatchTheInterpreter) {
+  if (!dotconv::haveOneDnn()) GTEST_SKIP() << "built without oneDNN";
+  Module m = parse(R"(
+func.func @main(%x: tensor<67x129xf32>, %w: tensor<45x129xf32>, %b: tensor<45xf32>, %v: tensor<45x97xf32>,
+                %u: tensor<61x97xf32>) -> (tensor<67x45xf32>, tensor<67x97xf32>, tensor<67x61xf32>) {
+  %t = stablehlo.transpose %w, dims = [1, 0] : (tensor<45x129xf32>) -> tensor<129x45xf32>
+  %y = stablehlo.dot_general %x, %t, contracting_dims = [1] x [0] : (tensor<67x129xf32>, tensor<129x45xf32>) -> tensor<67x45xf32>
+  %bb = stablehlo.broadcast_in_dim %b, dims = [1] : (tensor<45xf32>) -> tensor<67x45xf32>
+  %z = stablehlo.add %y, %bb : tensor<67x45xf32>
+  %p = stablehlo.dot_general %z, %v, contracting_dims = [1] x [0] : (tensor<67x45xf32>, tensor<45x97xf32>) -> tensor<67x97xf32>
+  %q = stablehlo.dot_general %p, %u, contracting_dims = [1] x [1] : (tensor<67x97xf32>, tensor<61x97xf32>) -> tensor<67x61xf32>
+  return %z, %p, %q : tensor<67x45xf32>, tensor<67x97xf32>, tensor<67x61xf32>
+}
+)");
+  std::vector<size_t> weights{1, 2, 3, 4};
+  cpu::CpuPlan plan = planOf(m, weights);
+  EXPECT_EQ(plan.stats.fusedMatmuls, 3) << plan.describe();
+  EXPECT_NE(plan.describe().find("fused_matmul[dot_general,add(bias)]"), std::string::npos) << plan.describe();
+  EXPECT_EQ(plan.describe().find("run: stablehlo.transpose"), std::string::npos) << plan.describe();
+  std::mt19937 rng(21);
+  std::vector<Literal> args{randomF32({67, 129}, rng), randomF32({45, 129}, rng), randomF32({45}, rng),
+                            randomF32({45, 97}, rng), randomF32({61, 97}, rng)};
+  std::vector<Literal> want = interpret(m, args);
+  Compiled got = runBackend(m, args, weights);
+  ASSERT_EQ(got.result.outputs.size(), 3u);
+  for (size_t i = 0; i < 3; ++i) EXPECT_LE(toleranceRatio(got.result.outputs[i], want[i], 1e-4, 1e-4), 1.0) << i;
+  // A rebind of the weights reaches the product.
+  args[1] = randomF32({45, 129}, rng);
+  ASSERT_TRUE(got.exe->bindArgument(1, args[1]).isOk());
+  std::vector<Literal> perRun{args[0]};
+  auto r = got.exe->run(perRun);
+  ASSERT_TRUE(r) << r.status().message();
+  std::vector<Literal> want2 = interpret(m, args);
+  for (size_t i = 0; i < 3; ++i) EXPECT_LE(toleranceRatio(r->outputs[i], want2[i], 1e-4, 1e-4), 1.0) << i;
+  // Per-run weights: an ordinary dot_general step.
+  EXPECT_EQ(planOf(m, {}).stats.fusedMatmuls, 0);
+}
+
 TEST(CpuPlan, ADeclaredBoundArgumentMustBeBound) {
   Module m = parse(kTransformerBits);
   CompileOptions options;

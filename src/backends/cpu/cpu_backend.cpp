@@ -9,6 +9,7 @@
 #include <unordered_set>
 
 #include "backends/cpu/conv_fused.h"
+#include "backends/cpu/matmul_fused.h"
 #include "backends/cpu/plan.h"
 #include "eval/interpreter.h"
 #include "support/thread_pool.h"
@@ -188,8 +189,9 @@ class CpuExecutable : public Executable {
     s.carriedResults = static_cast<int>(carried_.size());
     s.deviceSteps = plan_.stats.steps;
     s.hoistedSteps = plan_.stats.hoistedSteps;
-    s.fusedKernels = plan_.stats.fusedGroups + plan_.stats.fusedConvs;
+    s.fusedKernels = plan_.stats.fusedGroups + plan_.stats.fusedConvs + plan_.stats.fusedMatmuls;
     s.fusedOps = plan_.stats.fusedOps + plan_.stats.fusedConvOps;
+    for (const auto& mm : plan_.fusedMatmuls) s.fusedOps += mm->bias ? 2 : 1;
     for (const cpu::Step& step : plan_.steps)
       if (step.kind == cpu::Step::Kind::kOp &&
           (step.op->code() == OpCode::While || step.op->code() == OpCode::If || step.op->code() == OpCode::Case))
@@ -205,6 +207,7 @@ class CpuExecutable : public Executable {
     switch (step.kind) {
       case cpu::Step::Kind::kFusedElementwise: return "fused_elementwise";
       case cpu::Step::Kind::kFusedConv: return "fused_convolution";
+      case cpu::Step::Kind::kFusedMatmul: return "fused_matmul";
       case cpu::Step::Kind::kOp: break;
     }
     return step.op->name();
@@ -264,6 +267,13 @@ class CpuExecutable : public Executable {
         scope.bind(conv.result, std::move(out));
         break;
       }
+      case cpu::Step::Kind::kFusedMatmul: {
+        const cpu::FusedMatmul& mm = *plan_.fusedMatmuls[static_cast<size_t>(step.fused)];
+        WF_ASSIGN_OR_RETURN(const Literal* x, lookup(mm.lhs));
+        WF_ASSIGN_OR_RETURN(Literal out, mm.run(*x));
+        scope.bind(mm.result, std::move(out));
+        break;
+      }
     }
     for (const Value* v : step.dead) scope.bind(v, Literal());
     return Status::ok();
@@ -284,10 +294,13 @@ class CpuExecutable : public Executable {
     for (const cpu::Step& step : plan_.prologue) WF_RETURN_IF_ERROR(runStep(step, *scope, ctx));
     const ValueScope& hoisted = *scope;
     // In step order: a convolution whose operand arrives blocked is prepared after its producer.
-    for (const cpu::Step& step : plan_.steps)
+    auto lookup = [&](const Value* v) { return hoisted.lookup(v); };
+    for (const cpu::Step& step : plan_.steps) {
       if (step.kind == cpu::Step::Kind::kFusedConv)
-        WF_RETURN_IF_ERROR(plan_.fusedConvs[static_cast<size_t>(step.fused)]->prepare(
-            [&](const Value* v) { return hoisted.lookup(v); }));
+        WF_RETURN_IF_ERROR(plan_.fusedConvs[static_cast<size_t>(step.fused)]->prepare(lookup));
+      if (step.kind == cpu::Step::Kind::kFusedMatmul)
+        WF_RETURN_IF_ERROR(plan_.fusedMatmuls[static_cast<size_t>(step.fused)]->prepare(lookup));
+    }
     hoisted_ = std::move(scope);
     prologueDirty_ = false;
     return Status::ok();

@@ -12,6 +12,9 @@
 //   a per-channel affine chain (batch norm in inference, a bias), a residual add and a ReLU, runs
 //   as one oneDNN primitive with the affine folded into its weights and bias at prologue time and
 //   the rest as post-ops; activations between such convolutions stay in oneDNN's blocked layout.
+// - Fused matrix products (matmul_fused.h): a dot_general of a per-run [M, K] matrix with
+//   hoisted weights (nn.Linear's transpose(w) included) and its bias add run as one oneDNN matmul
+//   whose weights are reordered into the primitive's layout once, in the prologue.
 // - Everything else runs the interpreter's kernel for the op, as before.
 //
 // The plan is data: tests and `warpforge inspect` read its steps and stats.
@@ -27,13 +30,14 @@
 
 namespace wf::cpu {
 
-struct FusedConv;  // conv_fused.h
+struct FusedConv;    // conv_fused.h
+class FusedMatmul;   // matmul_fused.h
 
 struct Step {
-  enum class Kind { kOp, kFusedElementwise, kFusedConv };
+  enum class Kind { kOp, kFusedElementwise, kFusedConv, kFusedMatmul };
   Kind kind = Kind::kOp;
   const Operation* op = nullptr;  // kOp: the op; fused steps: the group's last op (names, locations)
-  int fused = -1;                 // index into CpuPlan::fusedElementwise / fusedConvs
+  int fused = -1;                 // index into CpuPlan::fusedElementwise / fusedConvs / fusedMatmuls
   std::vector<const Value*> outputs;  // values this step binds
   std::vector<const Value*> dead;     // values no later step reads (freed after this one)
 };
@@ -46,6 +50,7 @@ struct CpuPlanStats {
   int fusedConvs = 0;      // fused convolution steps
   int fusedConvOps = 0;    // ops folded into them (the convolution, its affine chain, add, ReLU)
   int blockedValues = 0;   // values passed between fused convolutions in oneDNN's blocked layout
+  int fusedMatmuls = 0;    // fused matrix products (weights prepacked, bias fused)
 };
 
 struct CpuPlan {
@@ -54,6 +59,7 @@ struct CpuPlan {
   std::vector<Step> steps;     // per-run steps, in program order
   std::vector<FusedElementwise> fusedElementwise;
   std::vector<std::shared_ptr<FusedConv>> fusedConvs;
+  std::vector<std::shared_ptr<FusedMatmul>> fusedMatmuls;
   CpuPlanStats stats;
 
   // One line per step ("prologue:" / "run:" then the step), for `inspect` and tests.

@@ -5,6 +5,7 @@
 #include <unordered_set>
 
 #include "backends/cpu/conv_fused.h"
+#include "backends/cpu/matmul_fused.h"
 #include "backends/cpu/plan.h"
 
 namespace wf::cpu {
@@ -74,6 +75,7 @@ class Planner {
     planHoisting();
     if (options_.fuse) {
       planConvolutions();
+      planMatmuls();
       planElementwiseGroups();
     }
     emitSteps();
@@ -188,6 +190,26 @@ class Planner {
         if (reader.input == r) reader.inputProducer = producer.get();
         if (reader.residual == r) reader.residualProducer = producer.get();
       }
+    }
+  }
+
+  // ---- fused matrix products (matmul_fused.h) ----
+  void planMatmuls() {
+    for (const Operation* op : ops_) {
+      if (op->code() != OpCode::DotGeneral || hoisted_.count(op) || claimed_.count(op)) continue;
+      std::optional<FusedMatmulMatch> match = matchFusedMatmul(
+          *op, [&](const Value* v) -> const std::vector<const Operation*>& { return usersOf(v); },
+          [&](const Value* v) { return hoisted(v); }, [&](const Value* v) { return kept_.count(v) > 0; },
+          [&](const Operation* o) { return claimed_.count(o) > 0; });
+      if (!match) continue;
+      int index = static_cast<int>(plan_.fusedMatmuls.size());
+      plan_.fusedMatmuls.push_back(std::make_shared<FusedMatmul>(std::move(match->matmul)));
+      for (const Operation* o : match->ops) {
+        claimed_.insert(o);
+        matmulOf_[o] = index;
+      }
+      for (const Operation* o : match->absorbed) claimed_.insert(o);
+      matmulLast_[index] = match->ops.back();
     }
   }
 
@@ -367,6 +389,17 @@ class Planner {
         ++plan_.stats.fusedConvs;
         continue;
       }
+      if (auto it = matmulOf_.find(op); it != matmulOf_.end()) {
+        if (matmulLast_.at(it->second) != op) continue;
+        Step s;
+        s.kind = Step::Kind::kFusedMatmul;
+        s.op = op;
+        s.fused = it->second;
+        s.outputs.push_back(op->result(0));
+        plan_.steps.push_back(std::move(s));
+        ++plan_.stats.fusedMatmuls;
+        continue;
+      }
       if (auto it = groupOf_.find(op); it != groupOf_.end()) {
         if (groups_[static_cast<size_t>(it->second)].ops.back() != op) continue;
         Step s;
@@ -404,6 +437,7 @@ class Planner {
         for (const FusedLeaf& l : plan_.fusedElementwise[static_cast<size_t>(s.fused)].leaves) r.push_back(l.value);
         break;
       case Step::Kind::kFusedConv: r = plan_.fusedConvs[static_cast<size_t>(s.fused)]->perRunInputs(); break;
+      case Step::Kind::kFusedMatmul: r.push_back(plan_.fusedMatmuls[static_cast<size_t>(s.fused)]->lhs); break;
     }
     return r;
   }
@@ -438,6 +472,8 @@ class Planner {
   std::unordered_set<const Operation*> claimed_;  // ops inside fused convolutions
   std::unordered_map<const Operation*, int> convOf_;
   std::unordered_map<int, const Operation*> convLast_;
+  std::unordered_map<const Operation*, int> matmulOf_;
+  std::unordered_map<int, const Operation*> matmulLast_;
   std::vector<Group> groups_;
   std::unordered_map<const Operation*, int> groupOf_;
   std::unordered_set<const Value*> readsVirtually_;  // broadcasts and splats read in place by a group
@@ -464,6 +500,7 @@ std::string CpuPlan::describe() const {
         break;
       }
       case Step::Kind::kFusedConv: out += fusedConvs[static_cast<size_t>(s.fused)]->describe(); break;
+      case Step::Kind::kFusedMatmul: out += fusedMatmuls[static_cast<size_t>(s.fused)]->describe(); break;
     }
     out += " at " + s.op->location().toString() + "\n";
   };
