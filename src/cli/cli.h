@@ -131,6 +131,7 @@ struct InspectOptions {
   std::string file;  // an MLIR file, or a model package directory (its manifest, then model.mlir)
   bool json = false;
   bool fusion = false;  // also the CUDA backend's fusion plan of each function with static shapes
+  bool cpuPlan = false;  // a model package: also the CPU backend's plan of its entry (backends/cpu/plan.h)
 };
 int runInspect(const InspectOptions& options);
 

@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "backends/cpu/plan.h"
 #include "cli/cli.h"
 #include "ir/verifier.h"
 #include "runtime/file_io.h"
@@ -196,10 +197,30 @@ int runInspect(const InspectOptions& inspectOptions) {
   }
 #endif
   json package;
+  std::string cpuPlan;
+  if (options.cpuPlan && !isPackageDirectory(options.file)) {
+    printError("--cpu-plan: " + options.file + " is not a model package directory");
+    return kExitUsage;
+  }
   if (isPackageDirectory(options.file)) {
     auto pkg = Package::open(options.file);
     if (!pkg) return reportStatus(pkg.status());
     package = packageSummary(*pkg);
+    if (options.cpuPlan) {
+      CompileOptions compile;  // as a Session compiles it: the weights are bound
+      for (const TensorSpec& w : pkg->manifest().weights) compile.boundArguments.push_back(w.index);
+      auto plan = cpu::planCpu(pkg->module(), pkg->entry(), compile, {});
+      if (!plan) return reportStatus(plan.status());
+      const cpu::CpuPlanStats& st = plan->stats;
+      cpuPlan = "cpu plan of @" + std::string(FuncOp(&pkg->entry()).symName()) + ": " + std::to_string(st.hoistedSteps) +
+                " hoisted steps, " + std::to_string(st.steps) + " steps per run (" + std::to_string(st.fusedGroups) +
+                " fused elementwise loops of " + std::to_string(st.fusedOps) + " ops, " + std::to_string(st.fusedConvs) +
+                " fused convolutions of " + std::to_string(st.fusedConvOps) + " ops, " +
+                std::to_string(st.blockedValues) + " values passed between them in blocked layouts, " +
+                std::to_string(st.fusedMatmuls) + " fused matrix products)\n" +
+                plan->describe();
+      if (!options.json) std::cout << cpuPlan;
+    }
     options.file = pkg->path(Package::kModelFile);
     if (!options.json) printPackageSummary(package);
   }
@@ -253,6 +274,7 @@ int runInspect(const InspectOptions& inspectOptions) {
              {"verify", verifyMessages.empty() ? json("ok") : json(verifyMessages)}};
     if (!package.is_null()) out["package"] = package;
     if (options.fusion) out["fusion"] = fusion;
+    if (options.cpuPlan) out["cpu_plan"] = cpuPlan;
     std::cout << out.dump(2) << "\n";
     return kExitOk;
   }

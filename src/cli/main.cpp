@@ -80,7 +80,7 @@ void addCompileFlags(CLI::App* cmd, wf::CompileOptions& compile) {
                 "Run ops the device has no kernel for on the host instead of failing (each is reported)");
   cmd->add_flag("--allow-tf32", compile.allowTf32, "Let fp32 matrix products use TF32 tensor cores (cuda)");
   cmd->add_flag("--no-fusion{false}", compile.fuse,
-                "Run one kernel per op instead of generated fused kernels (cuda; for debugging)");
+                "Run one kernel per op instead of generated fused kernels (cuda) or fused loops and convolutions (cpu); for debugging");
   cmd->add_flag("--no-cuda-graphs{false}", compile.cudaGraphs,
                 "Launch step by step instead of replaying a captured CUDA graph (cuda; for comparing)");
 }
@@ -194,6 +194,9 @@ int main(int argc, char** argv) {
   inspectCmd->add_flag("--fusion", inspect.fusion,
                        "Also print the CUDA backend's fusion plan: the generated kernels of each function with static "
                        "shapes, the ops each holds, and the ops left to their own kernels");
+  inspectCmd->add_flag("--cpu-plan", inspect.cpuPlan,
+                       "A model package: also print the CPU backend's plan of its entry function (the hoisted "
+                       "prologue, fused elementwise loops, fused convolutions, the ops left to their own kernels)");
 
   PrintCommandOptions print;
   CLI::App* printCmd = app.add_subcommand("print", "Parse, verify and print a module in generic form");

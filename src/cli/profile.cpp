@@ -45,7 +45,7 @@ void printProfile(const Profile& p) {
   }
   nlohmann::json j = profileJson(p);
   char line[512];
-  std::cout << "profile, per run (an op's time runs from the end of the previous op of the entry function):\n";
+  std::cout << "profile, per run (a step's time, an op's or a fused group's, runs from the end of the previous step):\n";
   std::snprintf(line, sizeof line, "  %-36s %8s %11s %7s\n", "op", "calls", "ms", "share");
   std::cout << line;
   size_t shown = 0;

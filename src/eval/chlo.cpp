@@ -219,25 +219,6 @@ Kernel realMath(double (*f)(double)) {
   return unaryMath(f, [](std::complex<double> z) { return z; }, false);
 }
 
-// erf in f32 arithmetic: the rational approximation on [-4, 4] that Eigen and XLA use for f32
-// (beyond 4, erf is +-1 in f32), within a few ulp of the correctly rounded value. The loop over
-// it vectorizes, unlike a libm call per element; GELU layers run it over whole activations.
-inline float erfF32(float x) {
-  float c = x < -4.0f ? -4.0f : (x > 4.0f ? 4.0f : x);  // NaN stays NaN
-  float x2 = c * c;
-  float p = x2 * -2.72614225801306e-10f + 2.77068142495902e-08f;
-  p = x2 * p + -2.10102402082508e-06f;
-  p = x2 * p + -5.69250639462346e-05f;
-  p = x2 * p + -7.34990630326855e-04f;
-  p = x2 * p + -2.95459980854025e-03f;
-  p = x2 * p + -1.60960333262415e-02f;
-  float q = x2 * -1.45660718464996e-05f + -2.13374055278905e-04f;
-  q = x2 * q + -1.68282697438203e-03f;
-  q = x2 * q + -7.37332916720468e-03f;
-  q = x2 * q + -1.42647390514189e-02f;
-  return c * p / q;
-}
-
 // chlo.erf / chlo.erfc: f32 through erfF32 (erfc as 1 - erf where that loses no precision,
 // i.e. erf <= 0.5; the tail keeps libm's erfc), every other type through `generic`.
 Kernel fastErfKernel(bool complement, Kernel generic) {

@@ -219,6 +219,26 @@ constexpr bool isBoolT = T::kCat == Cat::kBool;
 // broadcasts; they stop costing a full-size write and read each.
 bool broadcastFoldsIntoElementwise(const Operation& broadcastOp, const EvalContext& ctx);
 
+// chlo.erf in f32 arithmetic (chlo.cpp, and the CPU plan's fused loops): the rational
+// approximation on [-4, 4] that Eigen and XLA use for f32
+// (beyond 4, erf is +-1 in f32), within a few ulp of the correctly rounded value. The loop over
+// it vectorizes, unlike a libm call per element; GELU layers run it over whole activations.
+inline float erfF32(float x) {
+  float c = x < -4.0f ? -4.0f : (x > 4.0f ? 4.0f : x);  // NaN stays NaN
+  float x2 = c * c;
+  float p = x2 * -2.72614225801306e-10f + 2.77068142495902e-08f;
+  p = x2 * p + -2.10102402082508e-06f;
+  p = x2 * p + -5.69250639462346e-05f;
+  p = x2 * p + -7.34990630326855e-04f;
+  p = x2 * p + -2.95459980854025e-03f;
+  p = x2 * p + -1.60960333262415e-02f;
+  float q = x2 * -1.45660718464996e-05f + -2.13374055278905e-04f;
+  q = x2 * q + -1.68282697438203e-03f;
+  q = x2 * q + -7.37332916720468e-03f;
+  q = x2 * q + -1.42647390514189e-02f;
+  return c * p / q;
+}
+
 // Marks an elementwise loop (independent iterations, distinct output buffer) for vectorization.
 // The build's -O2 cost model declines loops that need a run-time aliasing check, which is
 // every loop here; with OpenMP, `omp simd` asserts there is no dependence.

@@ -475,18 +475,24 @@ class PackageCommands(unittest.TestCase):
         r = wf("bench", pkg, "--iters", "3", "--profile")
         self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
         lines = r.stdout.splitlines()
-        start = lines.index("profile, per run (an op's time runs from the end of the previous op of the entry function):")
+        start = lines.index("profile, per run (a step's time, an op's or a fused group's, runs from the end of the previous step):")
         rows = {l.split()[0]: l.split()[1:] for l in lines[start + 2:lines.index("slowest ops:")]}
-        # Ops of the entry body, with their count per run.
+        # Steps of the CPU plan, with their count per run: the two matrix products, and the bias
+        # add + ReLU and bias add + sigmoid, each one fused loop.
         self.assertEqual(rows["stablehlo.dot_general"][0], "2")
-        self.assertEqual(rows["stablehlo.add"][0], "2")
-        self.assertEqual(rows["stablehlo.logistic"][0], "1")
+        self.assertEqual(rows["fused_elementwise"][0], "2")
         self.assertNotIn("func.return", rows)
         self.assertTrue(any(os.path.join(pkg, "model.mlir") + ":" in l for l in lines[lines.index("slowest ops:"):]))
         j = json.loads(wf("bench", pkg, "--iters", "2", "--profile", "--json").stdout)
         by_op = {row["op"]: row for row in j["profile"]["by_op"]}
-        self.assertEqual(by_op["stablehlo.maximum"]["calls_per_run"], 1)
+        self.assertEqual(by_op["fused_elementwise"]["calls_per_run"], 2)
         self.assertAlmostEqual(sum(row["share"] for row in j["profile"]["by_op"]), 1.0, places=6)
+        # --no-fusion: one step per op of the entry body.
+        j = json.loads(wf("bench", pkg, "--iters", "2", "--profile", "--json", "--no-fusion").stdout)
+        by_op = {row["op"]: row for row in j["profile"]["by_op"]}
+        self.assertEqual(by_op["stablehlo.add"]["calls_per_run"], 2)
+        self.assertEqual(by_op["stablehlo.logistic"]["calls_per_run"], 1)
+        self.assertEqual(by_op["stablehlo.maximum"]["calls_per_run"], 1)
         self.assertNotIn("profile", json.loads(wf("bench", pkg, "--iters", "1", "--json").stdout))
 
     def test_bench_without_golden_uses_synthetic_inputs(self):

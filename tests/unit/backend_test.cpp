@@ -204,7 +204,8 @@ TEST(CpuBackend, StatsAndCheckSinkThroughTheContract) {
   EXPECT_EQ(stats.deviceSteps, 3);  // add, optimization_barrier, multiply
   EXPECT_EQ(stats.hostSteps, 0);
   EXPECT_EQ(stats.controlFlowOps, 0);
-  EXPECT_EQ(stats.fusedKernels, 0);
+  EXPECT_EQ(stats.fusedKernels, 2);  // the add and the multiply, each a fused loop (the barrier splits them)
+  EXPECT_EQ(stats.fusedOps, 2);
   EXPECT_FALSE(stats.usesGraph);
 
   Module module = parse(R"(

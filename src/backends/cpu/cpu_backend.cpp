@@ -10,6 +10,9 @@
 
 #include "dist/host_collectives.h"
 #include "dist/job.h"
+#include "backends/cpu/conv_fused.h"
+#include "backends/cpu/matmul_fused.h"
+#include "backends/cpu/plan.h"
 #include "eval/interpreter.h"
 #include "support/thread_pool.h"
 
@@ -57,17 +60,22 @@ Status configureThreads(int requested) {
 class CpuExecutable : public Executable {
  public:
   CpuExecutable(const Module& module, const Operation& entry, std::vector<const Value*> taps, bool recordTimings,
-                std::vector<CarriedResult> carried, std::vector<bool> resultCarried, std::shared_ptr<dist::Job> job)
+                std::vector<CarriedResult> carried, std::vector<bool> resultCarried, cpu::CpuPlan plan,
+                std::vector<size_t> declaredBound, std::shared_ptr<dist::Job> job)
       : job_(std::move(job)),
         module_(module),
         entry_(entry),
         taps_(std::move(taps)),
         recordTimings_(recordTimings),
         carried_(std::move(carried)),
-        resultCarried_(std::move(resultCarried)) {
+        resultCarried_(std::move(resultCarried)),
+        plan_(std::move(plan)) {
     size_t n = FuncOp(&entry).body().numArguments();
     bound_.resize(n);
-    for (size_t i = 0; i < taps_.size(); ++i) tapIndex_[taps_[i]].push_back(i);
+    hoistedArgument_.assign(n, false);
+    for (size_t i : declaredBound)
+      if (i < n) hoistedArgument_[i] = true;
+    for (const CarriedResult& c : carried_) hoistedArgument_[c.argument] = false;
   }
 
   Status bindArgument(size_t index, const Literal& value) override {
@@ -79,6 +87,7 @@ class CpuExecutable : public Executable {
     if (bound_[index]) bytesBound_ -= bound_[index]->sizeBytes();
     bound_[index] = value.clone();  // the contract copies; the caller may change or free `value`
     bytesBound_ += value.sizeBytes();
+    if (hoistedArgument_[index]) prologueDirty_ = true;  // hoisted work reads it: redo it before the next run
     return Status::ok();
   }
 
@@ -93,6 +102,7 @@ class CpuExecutable : public Executable {
     if (args.size() != unbound)
       return invalidArgument("@" + std::string(fn.symName()) + ": expected " + std::to_string(unbound) +
                              " unbound arguments, got " + std::to_string(args.size()));
+    const Block& body = fn.body();
     std::vector<Literal> all;
     all.reserve(bound_.size());
     size_t next = 0;
@@ -100,17 +110,18 @@ class CpuExecutable : public Executable {
       if (bound_[i]) {
         all.push_back(*bound_[i]);
       } else {
+        if (hoistedArgument_[i])
+          return invalidArgument("@" + std::string(fn.symName()) + " argument #" + std::to_string(i) +
+                                 " is declared bound (CompileOptions::boundArguments) but was not bound");
         WF_RETURN_IF_ERROR(checkArgument(i, args[next]));
         all.push_back(args[next++]);
       }
     }
+    if (prologueDirty_) WF_RETURN_IF_ERROR(runPrologue());
 
     RunResult result;
-    std::vector<std::optional<Literal>> captured(taps_.size());
-    for (size_t i = 0; i < bound_.size(); ++i)
-      if (auto it = tapIndex_.find(fn.body().argument(i)); it != tapIndex_.end())
-        for (size_t t : it->second) captured[t] = all[i];
-
+    ValueScope scope(hoisted_.get());
+    for (size_t i = 0; i < all.size(); ++i) scope.bind(body.argument(i), all[i]);
     EvalContext ctx;
     ctx.module = &module_;
     ctx.checks = checks_;
@@ -126,29 +137,28 @@ class CpuExecutable : public Executable {
       ctx.rendezvous = &*collectives;
       ctx.gridRunner = &*gridRunner;
     }
-    // Timings: the time from the previous op of the entry body finishing to this one finishing,
-    // so an op's nested regions and callees count towards it.
     using Clock = std::chrono::steady_clock;
     Clock::time_point last = Clock::now();
-    const Block* body = &fn.body();
-    if (!taps_.empty() || recordTimings_)
-      ctx.onResult = [&](const Value& value, const Literal& literal) {
-        if (auto it = tapIndex_.find(&value); it != tapIndex_.end())
-          for (size_t t : it->second) captured[t] = literal;
-        const Operation* op = value.definingOp();
-        if (recordTimings_ && value.index() == 0 && op && op->parentBlock() == body) {
-          Clock::time_point now = Clock::now();
-          result.report.timings.push_back(
-              {op->name(), op->location().toString(), std::chrono::duration<double, std::micro>(now - last).count()});
-          last = now;
-        }
-      };
-    WF_ASSIGN_OR_RETURN(std::vector<Literal> results, Interpreter::callFunction(entry_, std::move(all), ctx));
-    for (size_t i = 0; i < taps_.size(); ++i) {
-      if (!captured[i])
-        return internalError("tap " + taps_[i]->nameHint() + " of @" + std::string(fn.symName()) +
-                             " was not computed");
-      result.taps.push_back(std::move(*captured[i]));
+    for (const cpu::Step& step : plan_.steps) {
+      WF_RETURN_IF_ERROR(runStep(step, scope, ctx));
+      if (recordTimings_) {
+        Clock::time_point now = Clock::now();
+        result.report.timings.push_back(
+            {stepName(step), step.op->location().toString(), std::chrono::duration<double, std::micro>(now - last).count()});
+        last = now;
+      }
+    }
+    std::vector<Literal> results;
+    const Operation& terminator = *body.operations().back();
+    for (const Value* v : terminator.operands()) {
+      const Literal* l = scope.lookup(v);
+      if (!l) return internalError("@" + std::string(fn.symName()) + ": result " + v->nameHint() + " was not computed");
+      results.push_back(*l);
+    }
+    for (const Value* t : taps_) {
+      const Literal* l = scope.lookup(t);
+      if (!l) return internalError("tap " + t->nameHint() + " of @" + std::string(fn.symName()) + " was not computed");
+      result.taps.push_back(*l);
     }
     if (results.size() != resultCarried_.size())
       return internalError("@" + std::string(fn.symName()) + " returned " + std::to_string(results.size()) +
@@ -187,21 +197,130 @@ class CpuExecutable : public Executable {
   size_t deviceBytesInUse() const override { return bytesBound_; }
   std::string deviceName() const override { return "cpu"; }
 
-  // The interpreter runs the entry's ops one by one (their regions and callees inside them), so
-  // its steps are those ops; the fields about kernels, fusion and device memory stay 0.
+  // A run executes the plan's steps (cpu/plan.h): ops, fused elementwise groups and fused
+  // convolutions; the prologue holds the hoisted ones.
   ExecutableStats stats() const override {
     ExecutableStats s;
     s.carriedResults = static_cast<int>(carried_.size());
-    for (const auto& op : FuncOp(&entry_).body().operations()) {
-      if (op->code() == OpCode::Return || op->code() == OpCode::FuncReturn) continue;
-      ++s.deviceSteps;
-      if (op->code() == OpCode::While || op->code() == OpCode::If || op->code() == OpCode::Case) ++s.controlFlowOps;
-    }
+    s.deviceSteps = plan_.stats.steps;
+    s.hoistedSteps = plan_.stats.hoistedSteps;
+    s.fusedKernels = plan_.stats.fusedGroups + plan_.stats.fusedConvs + plan_.stats.fusedMatmuls;
+    s.fusedOps = plan_.stats.fusedOps + plan_.stats.fusedConvOps;
+    for (const auto& mm : plan_.fusedMatmuls) s.fusedOps += mm->bias ? 2 : 1;
+    for (const cpu::Step& step : plan_.steps)
+      if (step.kind == cpu::Step::Kind::kOp &&
+          (step.op->code() == OpCode::While || step.op->code() == OpCode::If || step.op->code() == OpCode::Case))
+        ++s.controlFlowOps;
     return s;
   }
   void setCheckSink(CheckSink* sink) override { checks_ = sink; }
 
+  const cpu::CpuPlan& plan() const { return plan_; }
+
  private:
+  static std::string stepName(const cpu::Step& step) {
+    switch (step.kind) {
+      case cpu::Step::Kind::kFusedElementwise: return "fused_elementwise";
+      case cpu::Step::Kind::kFusedConv: return "fused_convolution";
+      case cpu::Step::Kind::kFusedMatmul: return "fused_matmul";
+      case cpu::Step::Kind::kOp: break;
+    }
+    return step.op->name();
+  }
+
+  // Runs one step in `scope`, binds what it computes and frees what no later step reads.
+  Status runStep(const cpu::Step& step, ValueScope& scope, EvalContext& ctx) {
+    auto lookup = [&](const Value* v) -> Expected<const Literal*> {
+      const Literal* l = scope.lookup(v);
+      if (!l) return internalError(step.op->describe() + ": operand " + v->nameHint() + " has no value");
+      return l;
+    };
+    switch (step.kind) {
+      case cpu::Step::Kind::kOp: {
+        const Operation& op = *step.op;
+        std::vector<Literal> operands;
+        operands.reserve(op.numOperands());
+        for (const Value* v : op.operands()) {
+          WF_ASSIGN_OR_RETURN(const Literal* l, lookup(v));
+          operands.push_back(*l);
+        }
+        const Kernel* kernel = KernelRegistry::instance().find(op.code());
+        if (!kernel) return unimplemented(op.describe() + ": no CPU kernel for this op");
+        ctx.scope = &scope;
+        Expected<std::vector<Literal>> results = (*kernel)(op, operands, ctx);
+        ctx.scope = nullptr;
+        if (!results) {
+          const Status& s = results.status();
+          if (s.message().find(op.location().toString()) != std::string::npos) return s;
+          return s.withContext(op.describe());
+        }
+        if (results->size() != op.numResults())
+          return internalError(op.describe() + ": kernel returned " + std::to_string(results->size()) +
+                               " results, op has " + std::to_string(op.numResults()));
+        for (size_t i = 0; i < results->size(); ++i) scope.bind(op.result(i), std::move((*results)[i]));
+        break;
+      }
+      case cpu::Step::Kind::kFusedElementwise: {
+        const cpu::FusedElementwise& g = plan_.fusedElementwise[static_cast<size_t>(step.fused)];
+        std::vector<const Literal*> leaves;
+        for (const cpu::FusedLeaf& leaf : g.leaves) {
+          WF_ASSIGN_OR_RETURN(const Literal* l, lookup(leaf.value));
+          leaves.push_back(l);
+        }
+        WF_ASSIGN_OR_RETURN(std::vector<Literal> outs, cpu::runFusedElementwise(g, leaves));
+        for (size_t i = 0; i < outs.size(); ++i) scope.bind(step.outputs[i], std::move(outs[i]));
+        break;
+      }
+      case cpu::Step::Kind::kFusedConv: {
+        const cpu::FusedConv& conv = *plan_.fusedConvs[static_cast<size_t>(step.fused)];
+        WF_ASSIGN_OR_RETURN(const Literal* in, lookup(conv.input));
+        const Literal* residual = nullptr;
+        if (conv.residual) {
+          WF_ASSIGN_OR_RETURN(residual, lookup(conv.residual));
+        }
+        WF_ASSIGN_OR_RETURN(Literal out, conv.run(*in, residual));
+        scope.bind(conv.result, std::move(out));
+        break;
+      }
+      case cpu::Step::Kind::kFusedMatmul: {
+        const cpu::FusedMatmul& mm = *plan_.fusedMatmuls[static_cast<size_t>(step.fused)];
+        WF_ASSIGN_OR_RETURN(const Literal* x, lookup(mm.lhs));
+        WF_ASSIGN_OR_RETURN(Literal out, mm.run(*x));
+        scope.bind(mm.result, std::move(out));
+        break;
+      }
+    }
+    for (const Value* v : step.dead) scope.bind(v, Literal());
+    return Status::ok();
+  }
+
+  // Runs the hoisted steps on the bound arguments and prepares the fused convolutions.
+  Status runPrologue() {
+    const Block& body = FuncOp(&entry_).body();
+    auto scope = std::make_unique<ValueScope>();
+    for (size_t i = 0; i < bound_.size(); ++i)
+      if (hoistedArgument_[i] && bound_[i]) scope->bind(body.argument(i), *bound_[i]);
+    EvalContext ctx;
+    ctx.module = &module_;
+    ctx.checks = checks_;
+    // Hoisted values stay for every later run and any step may read them: no kernel may hand
+    // out a value only its own readers understand (a folded broadcast or transpose).
+    ctx.onResult = [](const Value&, const Literal&) {};
+    for (const cpu::Step& step : plan_.prologue) WF_RETURN_IF_ERROR(runStep(step, *scope, ctx));
+    const ValueScope& hoisted = *scope;
+    // In step order: a convolution whose operand arrives blocked is prepared after its producer.
+    auto lookup = [&](const Value* v) { return hoisted.lookup(v); };
+    for (const cpu::Step& step : plan_.steps) {
+      if (step.kind == cpu::Step::Kind::kFusedConv)
+        WF_RETURN_IF_ERROR(plan_.fusedConvs[static_cast<size_t>(step.fused)]->prepare(lookup));
+      if (step.kind == cpu::Step::Kind::kFusedMatmul)
+        WF_RETURN_IF_ERROR(plan_.fusedMatmuls[static_cast<size_t>(step.fused)]->prepare(lookup));
+    }
+    hoisted_ = std::move(scope);
+    prologueDirty_ = false;
+    return Status::ok();
+  }
+
   Status checkArgument(size_t index, const Literal& value) const {
     FuncOp fn(&entry_);
     const Type& declared = fn.body().argument(index)->type();
@@ -221,11 +340,14 @@ class CpuExecutable : public Executable {
   const Module& module_;
   const Operation& entry_;
   std::vector<const Value*> taps_;
-  std::unordered_map<const Value*, std::vector<size_t>> tapIndex_;  // a value may be tapped twice
   bool recordTimings_;
   std::vector<CarriedResult> carried_;  // CompileOptions::carriedResults
   std::vector<bool> resultCarried_;     // by result
+  cpu::CpuPlan plan_;
   std::vector<std::optional<Literal>> bound_;
+  std::vector<bool> hoistedArgument_;  // declared bound and not carried: hoisted work may read it
+  std::unique_ptr<ValueScope> hoisted_ = std::make_unique<ValueScope>();  // the prologue's values
+  bool prologueDirty_ = true;
   size_t bytesBound_ = 0;
   CheckSink* checks_ = nullptr;  // setCheckSink(): where check.* ops report; null makes them errors
 };
@@ -260,9 +382,10 @@ class CpuBackend : public Backend {
     if (options.job && options.job->world().backend() != "gloo")
       return invalidArgument("cpu: a job's host collectives need a gloo communicator, this job's is " +
                              options.job->world().backend());
+    WF_ASSIGN_OR_RETURN(cpu::CpuPlan plan, cpu::planCpu(module, entry, options, taps));
     return std::unique_ptr<Executable>(new CpuExecutable(module, entry, std::move(taps), options.recordTimings,
                                                          options.carriedResults, std::move(resultCarried),
-                                                         options.job));
+                                                         std::move(plan), options.boundArguments, options.job));
   }
 };
 
