@@ -57,11 +57,17 @@ struct FusedMatmulMatch {
   std::vector<const Operation*> absorbed;  // the weight transpose and bias broadcast, read by nothing else
 };
 
-// Matches the pattern at `dot` (the callbacks as for matchFusedConv). Null where oneDNN is absent
-// or the op does not fit.
+// Matches the pattern at `dot` (the callbacks as for matchFusedConv). Null where oneDNN is absent,
+// the op does not fit, or (unless setFusedMatmulNeedsPackedWeights(false)) oneDNN has no packed
+// weights layout for the product on this CPU: there its matmul primitive runs the same sgemm as
+// the interpreter's dot_general, slower on transposed weights (oneDNN 2.6 on AVX2), and nothing
+// is gained.
 std::optional<FusedMatmulMatch> matchFusedMatmul(
     const Operation& dot, const std::function<const std::vector<const Operation*>&(const Value*)>& usersOf,
     const std::function<bool(const Value*)>& hoisted, const std::function<bool(const Value*)>& kept,
     const std::function<bool(const Operation*)>& taken);
+
+// Tests exercise the fused path on CPUs without a packed kernel by turning the condition off.
+void setFusedMatmulNeedsPackedWeights(bool needed);
 
 }  // namespace wf::cpu
