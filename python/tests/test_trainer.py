@@ -257,12 +257,12 @@ def test_train_stops_at_a_non_finite_loss(tmp_path):
 def test_train_profile_prints_op_times_and_the_memory_plan(tmp_path):
     pkg = _export_mlp(tmp_path, steps=1)
     data = _mlp_data(tmp_path)
-    proc = _train(pkg, data, "--steps", "6", "--profile", "--log-every", "0")
+    proc = _train(pkg, data, "--steps", "6", "--profile", "--log-every", "0", "--checkpoint-dir", str(tmp_path / "a"))
     assert proc.returncode == 0, proc.stderr
     # Steps 4..6 are profiled (the first three compile and warm up); the MLP's matrix products
     # are among the steps timed (alone, or fused with their bias on the CPU plan).
     assert "train step profile over 3 steps" in proc.stdout, proc.stdout
     assert "stablehlo.dot_general" in proc.stdout or "fused_matmul" in proc.stdout, proc.stdout
     assert "memory plan:" in proc.stdout
-    proc = _train(pkg, data, "--steps", "2", "--profile", "--log-every", "0")
+    proc = _train(pkg, data, "--steps", "2", "--profile", "--log-every", "0", "--checkpoint-dir", str(tmp_path / "b"))
     assert proc.returncode == 0 and "fewer than 4 steps ran" in proc.stdout, proc.stdout
