@@ -21,12 +21,12 @@
 namespace wf::dotconv {
 
 #if WF_HAVE_DNNL
-namespace {
-
-dnnl::engine& cpuEngine() {
+dnnl::engine& oneDnnCpuEngine() {
   static dnnl::engine engine(dnnl::engine::kind::cpu, 0);
   return engine;
 }
+
+namespace {
 
 // One cached convolution: the primitive and the descriptors of the layouts it wants.
 struct CachedConv {
@@ -81,7 +81,7 @@ std::shared_ptr<CachedConv> build(const OneDnnConv& c) {
   convolution_forward::desc d(prop_kind::forward_inference, algorithm::convolution_direct,
                               memory::desc(src, dt::f32, tag::any), memory::desc(wei, dt::f32, tag::any),
                               memory::desc(dst, dt::f32, tag::any), strides, dil, padL, padR);
-  convolution_forward::primitive_desc pd(d, cpuEngine());
+  convolution_forward::primitive_desc pd(d, oneDnnCpuEngine());
   e->prim = convolution_forward(pd);
   e->src = pd.src_desc();
   e->wei = pd.weights_desc();
@@ -89,9 +89,9 @@ std::shared_ptr<CachedConv> build(const OneDnnConv& c) {
   e->reorderSrc = e->src != e->userSrc;
   e->reorderWei = e->wei != e->userWei;
   e->reorderDst = e->dst != e->userDst;
-  if (e->reorderSrc) e->srcReorder = reorder(reorder::primitive_desc(cpuEngine(), e->userSrc, cpuEngine(), e->src));
-  if (e->reorderWei) e->weiReorder = reorder(reorder::primitive_desc(cpuEngine(), e->userWei, cpuEngine(), e->wei));
-  if (e->reorderDst) e->dstReorder = reorder(reorder::primitive_desc(cpuEngine(), e->dst, cpuEngine(), e->userDst));
+  if (e->reorderSrc) e->srcReorder = reorder(reorder::primitive_desc(oneDnnCpuEngine(), e->userSrc, oneDnnCpuEngine(), e->src));
+  if (e->reorderWei) e->weiReorder = reorder(reorder::primitive_desc(oneDnnCpuEngine(), e->userWei, oneDnnCpuEngine(), e->wei));
+  if (e->reorderDst) e->dstReorder = reorder(reorder::primitive_desc(oneDnnCpuEngine(), e->dst, oneDnnCpuEngine(), e->userDst));
   return e;
 }
 
@@ -125,7 +125,7 @@ bool convOneDnnF32(const OneDnnConv& c, const float* in, const float* w, float* 
       cache().emplace(key, e);
     }
     using dnnl::memory;
-    dnnl::engine& eng = cpuEngine();
+    dnnl::engine& eng = oneDnnCpuEngine();
     dnnl::stream stream(eng);
     memory userSrc(e->userSrc, eng, const_cast<float*>(in));
     memory userWei(e->userWei, eng, const_cast<float*>(w));

@@ -80,6 +80,17 @@ void registerFftKernels(KernelRegistry& registry);
 
 }  // namespace wf::dotconv
 
+#if WF_HAVE_DNNL
+namespace dnnl {
+struct engine;
+}
+namespace wf::dotconv {
+// The process's one oneDNN CPU engine, shared by every primitive (the evaluator's convolutions
+// and the CPU plan's fused convolutions and matrix products).
+dnnl::engine& oneDnnCpuEngine();
+}  // namespace wf::dotconv
+#endif
+
 namespace wf::dotconv {
 
 // Dimension numbers of a dot_general.

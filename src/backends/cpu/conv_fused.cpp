@@ -92,10 +92,8 @@ std::optional<Geometry> geometry(const Operation& conv) {
 #if WF_HAVE_DNNL
 
 namespace {
-dnnl::engine& engine() {
-  static dnnl::engine e(dnnl::engine::kind::cpu, 0);
-  return e;
-}
+// The process's one oneDNN engine (eval/dot_conv_util.h).
+dnnl::engine& engine() { return dotconv::oneDnnCpuEngine(); }
 }  // namespace
 
 struct FusedConv::Prepared {

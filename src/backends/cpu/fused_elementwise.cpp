@@ -40,8 +40,9 @@ inline __attribute__((always_inline)) void binaryLoop(const float* __restrict a,
 
 // One node over a tile. Operand pointers are tile-local (index 0 is the tile's first element).
 // Compiled for AVX2 and AVX-512 beside the baseline, picked by the CPU at load time (GCC's
-// function multiversioning): the loops run 8 or 16 lanes wide where the CPU has them. FMA is
-// left off, so no multiply-add is contracted and every lane rounds as the interpreter does.
+// function multiversioning): the loops run 8 or 16 lanes wide where the CPU has them. No
+// multiply-add is contracted (-ffp-contract=off for this file, CMakeLists.txt; AVX-512F has FMA
+// instructions that GCC would otherwise use), so every lane rounds as the interpreter does.
 __attribute__((target_clones("avx512f", "avx2", "default")))
 void runNode(OpCode code, const float* const* in, const uint8_t* pred, float* out, int64_t n) {
   switch (code) {

@@ -33,10 +33,8 @@ void setFusedMatmulNeedsPackedWeights(bool needed) { gNeedsPacked.store(needed);
 namespace {
 
 #if WF_HAVE_DNNL
-dnnl::engine& engine() {
-  static dnnl::engine e(dnnl::engine::kind::cpu, 0);
-  return e;
-}
+// The process's one oneDNN engine (eval/dot_conv_util.h).
+dnnl::engine& engine() { return dotconv::oneDnnCpuEngine(); }
 
 // Whether oneDNN's matmul for [M, K] x [K, N] asks for weights in a packed (blocked) layout.
 bool packedWeights(int64_t m, int64_t n, int64_t k) {
