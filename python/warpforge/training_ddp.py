@@ -166,6 +166,7 @@ def _rank_steps(rank, world_size, model, optimizer, loss_fn, data, batch_names, 
         lrs.append(group_lrs)
         g_opt.zero_grad(set_to_none=True)
         captured.clear()
+        buckets_seen.clear()
         # DDP's no_sync on every micro-batch but the last: gradients accumulate locally, and the
         # last backward all-reduces the accumulated ones
         step_losses = []

@@ -217,6 +217,16 @@ int runTrain(const TrainOptions& options) {
   json curve = {{"package", pkg.name()}, {"device", trainer.deviceName()}, {"batch", batch}, {"accumulation", micro},
                 {"seed", options.seed}, {"world_size", world}, {"steps", json::array()}};
   json metrics = {{"package", pkg.name()}, {"metric", options.metric}, {"evaluations", json::array()}};
+  if (trainer.dataParallel()) {
+    // The gradient buckets of the all-reduce (DDP's assignment), by parameter name.
+    json buckets = json::array();
+    for (const std::vector<size_t>& bucket : trainer.gradientBuckets()) {
+      json names = json::array();
+      for (size_t i : bucket) names.push_back(pkg.lossArguments()[pkg.paramArguments()[i]].name);
+      buckets.push_back(std::move(names));
+    }
+    curve["gradient_buckets"] = std::move(buckets);
+  }
   if (options.resume) {
     auto extra = trainer.loadCheckpoint(ckptPath);
     if (!extra) return reportStatus(extra.status());
