@@ -109,6 +109,10 @@ def _golden(pkg, rank, key):
     return load_file(str(pkg / "golden" / "ddp" / f"rank{rank}" / f"{key}.safetensors"))
 
 
+SLOW = pytest.mark.skipif(os.environ.get("WF_SKIP_SLOW") == "1", reason="WF_SKIP_SLOW=1")
+
+
+@SLOW
 def test_bert_ddp_golden_validates_rank_by_rank(bert_ddp):
     pkg, _ = bert_ddp
     man = json.loads((pkg / "manifest.json").read_text())["training"]["golden_ddp"]
@@ -133,9 +137,35 @@ def test_bert_ddp_golden_validates_rank_by_rank(bert_ddp):
         assert len(losses) == STEPS and len({c["step"] for c in grads}) == STEPS
         finals = [c for c in report["checks"] if c["kind"] == "weight" and c["step"] == STEPS]
         assert finals
+        plain = [c for c in finals if "arbitrated" not in c]
         print(f"rank {rank}: max rel loss error {max(c['max_rel_err'] for c in losses):.2e}; gradients before the "
-              f"all-reduce max abs {max(c['max_abs_err'] for c in grads):.2e}; weights after {STEPS} steps max abs "
-              f"{max(c['max_abs_err'] for c in finals):.2e} ({len(grads)} gradient checks; validate {seconds:.1f} s)")
+              f"all-reduce max abs {max(c['max_abs_err'] for c in grads):.2e}, max rel "
+              f"{max(c['max_rel_err'] for c in grads):.2e}; weights after {STEPS} steps max abs "
+              f"{max(c['max_abs_err'] for c in plain):.2e} ({len(finals) - len(plain)} tensors with rounding-noise "
+              f"gradients arbitrated; {len(grads)} gradient checks; validate {seconds:.1f} s)")
+
+
+def _check_weights(pkg, ckpt):
+    """The checkpoint's weights against DDP's after the last golden step (1e-4 / 1e-6), with
+    `validate --training`'s rule for elements whose gradient was rounding noise at some step (an
+    attention key bias has an exact gradient of 0: Adam's update of such an element is arbitrary, up
+    to about lr a step). Returns the largest absolute error of the other elements."""
+    man = json.loads((pkg / "manifest.json").read_text())["training"]
+    lr_sum = _golden(pkg, 0, "lr")["lr"].max(dim=1).values.sum().item()
+    b1, b2 = man["optimizer"]["param_groups"][0].get("betas", (0.9, 0.999))
+    allowed = 1e-6 + 2 * lr_sum * max(1.0, (1 - b1) / (1 - b2) ** 0.5)
+    averaged = _golden(pkg, 0, "averaged_grads")
+    worst = 0.0
+    for name, want in _golden(pkg, 0, "weights_final").items():
+        have = ckpt[f"weight.{name}"]
+        err = (have - want).abs()
+        bad = err > 1e-6 + 1e-4 * want.abs()
+        steps = [g for k, g in averaged.items() if k.split(".", 1)[1] == name]
+        noise = torch.stack(steps).abs().amin(0) <= 1e-5 if steps else torch.zeros_like(bad)
+        assert not (bad & ~noise).any(), f"{name}: {int((bad & ~noise).sum())} elements differ, max {err.max():.3g}"
+        assert (err[bad] <= allowed).all(), f"{name}: noise-level elements differ by {err[bad].max():.3g} > {allowed:.3g}"
+        worst = max(worst, err[~noise].max().item() if (~noise).any() else 0.0)
+    return worst
 
 
 def _compare_run(pkg, run_dir, steps):
@@ -152,16 +182,11 @@ def _compare_run(pkg, run_dir, steps):
             worst = max(worst, rel)
             assert rel <= 1e-4, f"step {s} rank {r}: {row['rank_losses'][r]} vs DDP {want}"
     ckpt = load_file(str(run_dir / "checkpoint.safetensors"))
-    want = _golden(pkg, 0, "weights_final") if steps == STEPS else None
-    weight_err = 0.0
-    if want is not None:
-        for name, w in want.items():
-            have = ckpt[f"weight.{name}"]
-            torch.testing.assert_close(have, w, rtol=1e-4, atol=1e-6, msg=lambda m: f"{name}: {m}")
-            weight_err = max(weight_err, (have - w).abs().max().item())
+    weight_err = _check_weights(pkg, ckpt) if steps == STEPS else 0.0
     return worst, weight_err
 
 
+@SLOW
 def test_bert_trains_on_two_ranks_like_ddp(bert_ddp, tmp_path):
     pkg, data = bert_ddp
     run = tmp_path / "run"
@@ -179,6 +204,7 @@ def test_bert_trains_on_two_ranks_like_ddp(bert_ddp, tmp_path):
           f"{worst:.2e}; weights after {STEPS} steps max abs error {weight_err:.2e}")
 
 
+@SLOW
 def test_bert_trains_under_torchrun(bert_ddp, tmp_path):
     torchrun = shutil.which("torchrun") or str(pathlib.Path(sys.executable).parent / "torchrun")
     if not os.path.exists(torchrun):
@@ -313,9 +339,7 @@ def test_accumulation_matches_ddp_no_sync(tmp_path):
         want = _golden(pkg, r, "loss")["loss"].double()
         have = torch.tensor([row["rank_losses"][r] for row in curve["steps"]], dtype=torch.float64)
         torch.testing.assert_close(have, want, rtol=1e-4, atol=1e-6)
-    ckpt = load_file(str(run / "checkpoint.safetensors"))
-    for name, w in _golden(pkg, 0, "weights_final").items():
-        torch.testing.assert_close(ckpt[f"weight.{name}"], w, rtol=1e-4, atol=1e-6)
+    _check_weights(pkg, load_file(str(run / "checkpoint.safetensors")))
 
 
 def test_killed_rank_is_named_by_the_other(tmp_path):

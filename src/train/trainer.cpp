@@ -61,7 +61,7 @@ Expected<std::unique_ptr<Trainer>> Trainer::open(const std::string& packageDir, 
     DataParallelOptions dp = options.dataParallel;
     dp.worldSize = job->world().size();
     WF_RETURN_IF_ERROR(addDataParallelSteps(p, t->module_, dp));
-    t->buckets_ = gradientBuckets(p, dp);
+    t->buckets_ = train::gradientBuckets(p, dp);
     if (job->world().backend() == "gloo") {
       t->hostComm_ = job->worldPtr();
     } else {
