@@ -383,3 +383,40 @@ def test_killed_rank_is_named_by_the_other(tmp_path):
     assert "rank 1 has left the job" in err, err[-2000:]
     assert elapsed < 30, f"rank 0 took {elapsed:.1f} s to fail"
     print(f"rank 0 failed {elapsed:.2f} s after rank 1 was killed, naming it")
+
+
+def test_ranks_start_from_rank_zeros_weights_and_resume_together(tmp_path):
+    """Rank 1 reads a package whose weights differ: the broadcast from rank 0 makes the run the one
+    where both read rank 0's. A run checkpointed at step 4 and resumed on both ranks reproduces the
+    uninterrupted run's curve and checkpoint bit for bit."""
+    torch.manual_seed(0)
+    model = MLP()
+    g = torch.Generator().manual_seed(5)
+    data = {"x": torch.randn(40, 6, generator=g), "y": torch.randint(0, 4, (40,), generator=g)}
+    save_file(data, str(tmp_path / "data.safetensors"))
+    pkg0 = tmp_path / "pkg0"
+    warpforge.export_training(model, (data["x"][:4], data["y"][:4]), ce_loss, pkg0,
+                              torch.optim.AdamW(model.parameters(), lr=1e-2), golden_steps=1,
+                              batch_names=["x", "y"], warpforge_binary=WARPFORGE)
+    pkg1 = tmp_path / "pkg1"
+    shutil.copytree(pkg0, pkg1)
+    weights = load_file(str(pkg1 / "weights.safetensors"))
+    save_file({k: torch.randn_like(v) for k, v in weights.items()}, str(pkg1 / "weights.safetensors"))
+
+    def train(pkg_pattern, out, *extra):
+        command = (f'exec "{WARPFORGE}" train "{tmp_path}/{pkg_pattern}" --data "{tmp_path}/data.safetensors" '
+                   f'--checkpoint-dir "{tmp_path}/{out}" ' + " ".join(extra))
+        proc = subprocess.run([WARPFORGE, "launch", "-n", "2", "--", "sh", "-c", command], capture_output=True,
+                              text=True, timeout=300)
+        assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+        curve = json.loads((tmp_path / out / "loss_curve.json").read_text())
+        return [s["rank_losses"] for s in curve["steps"]], load_file(str(tmp_path / out / "checkpoint.safetensors"))
+
+    same, same_ckpt = train("pkg0", "same", "--steps", "8")
+    mixed, mixed_ckpt = train("pkg$RANK", "mixed", "--steps", "8")
+    assert mixed == same
+    assert all(torch.equal(same_ckpt[k], mixed_ckpt[k]) for k in same_ckpt)
+    train("pkg0", "resumed", "--steps", "4")
+    resumed, resumed_ckpt = train("pkg0", "resumed", "--steps", "8", "--resume")
+    assert resumed == same
+    assert all(torch.equal(same_ckpt[k], resumed_ckpt[k]) for k in same_ckpt)
