@@ -9,6 +9,7 @@ mid-training named by the other within the timeout."""
 import json
 import os
 import pathlib
+import re
 import shutil
 import signal
 import socket
@@ -420,3 +421,24 @@ def test_ranks_start_from_rank_zeros_weights_and_resume_together(tmp_path):
     resumed, resumed_ckpt = train("pkg0", "resumed", "--steps", "8", "--resume")
     assert resumed == same
     assert all(torch.equal(same_ckpt[k], resumed_ckpt[k]) for k in same_ckpt)
+
+
+def test_a_non_finite_loss_on_one_rank_stops_every_rank(tmp_path):
+    """Example 1 holds a NaN; without shuffling it is in rank 1's first batch (rank 1 takes the odd
+    positions). The all-reduce would carry it into every rank's weights: both ranks stop at step 1,
+    rank 0 naming rank 1."""
+    torch.manual_seed(0)
+    model = MLP()
+    g = torch.Generator().manual_seed(5)
+    data = {"x": torch.randn(40, 6, generator=g), "y": torch.randint(0, 4, (40,), generator=g)}
+    warpforge.export_training(model, (data["x"][:4], data["y"][:4]), ce_loss, tmp_path / "pkg",
+                              torch.optim.SGD(model.parameters(), lr=0.1), golden_steps=1, batch_names=["x", "y"],
+                              warpforge_binary=WARPFORGE)
+    data["x"][1, 2] = float("nan")
+    save_file(data, str(tmp_path / "data.safetensors"))
+    proc = _launch(2, "train", str(tmp_path / "pkg"), "--data", str(tmp_path / "data.safetensors"), "--steps", "5",
+                   "--no-shuffle", "--checkpoint-dir", str(tmp_path / "run"))
+    assert proc.returncode != 0
+    ranks = _by_rank(proc.stderr)
+    assert re.search(r"step 1: the loss of rank 1 is -?nan", ranks[0]), proc.stderr[-3000:]
+    assert re.search(r"step 1: the loss is -?nan", ranks[1]), proc.stderr[-3000:]

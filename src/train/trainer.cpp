@@ -112,6 +112,16 @@ Status Trainer::gatherLosses(StepResult& r) {
   return s.isOk() ? s : s.withContext("step " + std::to_string(r.step) + ": gathering the ranks' losses");
 }
 
+Status Trainer::otherRanksFinite(const StepResult& r) {
+  // The all-reduce spreads a non-finite gradient to every rank's weights: every rank stops at the
+  // step, naming the rank whose loss was not finite.
+  for (size_t k = 0; k < r.rankLosses.size(); ++k)
+    if (!std::isfinite(r.rankLosses[k]))
+      return invalidArgument("step " + std::to_string(r.step) + ": the loss of rank " + std::to_string(k) + " is " +
+                             std::to_string(r.rankLosses[k]) + " (the averaged gradients carry it to every rank)");
+  return Status::ok();
+}
+
 Status Trainer::barrier() { return hostComm_ ? hostComm_->barrierSync() : Status::ok(); }
 
 Status Trainer::broadcastFromRankZero(std::vector<Literal*> tensors) {
@@ -257,6 +267,7 @@ Expected<StepResult> Trainer::step(std::span<const std::vector<Literal>> microBa
   for (double l : r.microLosses) r.loss += l / static_cast<double>(k);
   WF_RETURN_IF_ERROR(gatherLosses(r));
   if (!std::isfinite(r.loss)) return nonFiniteLoss(r);
+  WF_RETURN_IF_ERROR(otherRanksFinite(r));
   return r;
 }
 
@@ -289,6 +300,7 @@ Expected<StepResult> Trainer::step(std::span<const Literal> batch) {
   r.report = std::move(run->report);
   WF_RETURN_IF_ERROR(gatherLosses(r));
   if (!std::isfinite(r.loss)) return nonFiniteLoss(r);
+  WF_RETURN_IF_ERROR(otherRanksFinite(r));
   return r;
 }
 
@@ -407,6 +419,12 @@ Expected<std::string> Trainer::firstNonFinite() {
 }
 
 Status Trainer::saveCheckpoint(const std::string& path, const std::map<std::string, int64_t>& extra) {
+  if (rank() != 0) {
+    // Data parallel: rank 0 writes what every rank holds; the others wait until the file is in place
+    // (a rank 0 that failed to write leaves the job instead, and the barrier names it).
+    Status done = barrier();
+    return done.isOk() ? done : done.withContext("waiting for rank 0 to write the checkpoint " + path);
+  }
   SafetensorsFile file;
   const TrainingPackage& p = package_;
   for (size_t i = p.numBatchArguments(); i < p.lossArguments().size(); ++i) {
@@ -426,9 +444,7 @@ Status Trainer::saveCheckpoint(const std::string& path, const std::map<std::stri
   file.metadata["format_version"] = "1";
   file.metadata["package"] = p.name();
   file.metadata["optimizer"] = p.optimizerKind();
-  if (rank() == 0) WF_RETURN_IF_ERROR(writeSafetensors(path, file));  // temporary file, fsync, rename, fsync of the directory
-  // Data parallel: the other ranks hold the same values and wait until rank 0's file is in place
-  // (a rank 0 that failed to write leaves the job instead, and the barrier names it).
+  WF_RETURN_IF_ERROR(writeSafetensors(path, file));  // temporary file, fsync, rename, fsync of the directory
   Status done = barrier();
   return done.isOk() ? done : done.withContext("waiting for rank 0 to write the checkpoint " + path);
 }

@@ -137,6 +137,8 @@ class Trainer {
   Status broadcastFromRankZero(std::vector<Literal*> tensors);
   // Data parallel: every rank's loss into r.rankLosses.
   Status gatherLosses(StepResult& r);
+  // Data parallel: an error naming the first rank whose loss is not finite.
+  Status otherRanksFinite(const StepResult& r);
   Status clearAccumulators();
   Status nonFiniteLoss(const StepResult& r);
   Expected<Literal> readBound(size_t trainStepArgument);
