@@ -65,6 +65,8 @@ Expected<std::unique_ptr<Trainer>> Trainer::open(const std::string& packageDir, 
     if (job->world().backend() == "gloo") {
       t->hostComm_ = job->worldPtr();
     } else {
+      // Beside an NCCL world: a Gloo communicator of the job's store (its keys, "gloo/world", are
+      // the job's only Gloo world: one trainer per process of an NCCL job).
       WF_ASSIGN_OR_RETURN(t->hostComm_,
                           dist::createGlooCommunicator(job->storePtr(), job->env().rank, job->env().worldSize,
                                                        job->world().timeout(), job->env().masterAddr));
