@@ -22,7 +22,7 @@ DEPENDS = {
     "transforms": ["eval", "ir"],
     "dist": ["eval", "ir"],
     "runtime": ["transforms", "stablehlo", "ir"],
-    "train": ["runtime", "transforms", "autodiff", "ir"],
+    "train": ["runtime", "dist", "transforms", "autodiff", "ir"],
     "backends/cpu": ["runtime", "dist", "eval"],
     "backends/cuda": ["runtime", "dist", "transforms", "eval"],
     "backends": ["backends/cpu", "backends/cuda"],

@@ -60,7 +60,8 @@ def export_training(model: torch.nn.Module, example_batch, loss_fn, out_dir, opt
                     eval_fn=None, eval_batch=None, eval_batch_names=None, eval_output_names=None,
                     warpforge_binary: str | None = None, golden_device: str = "cpu",
                     golden_grads: str = "all", accumulation_steps: int = 1, rng_seed: int = 0,
-                    autocast: torch.dtype | None = None) -> dict:
+                    autocast: torch.dtype | None = None, world_size: int | None = None, golden_data=None,
+                    golden_seed: int = 0, golden_shuffle: bool = True) -> dict:
     """Writes the training package `out_dir` and returns its manifest.
 
     example_batch: a tensor or a tuple of tensors, passed as `loss_fn(model, *batch)`, which must
@@ -93,6 +94,15 @@ def export_training(model: torch.nn.Module, example_batch, loss_fn, out_dir, opt
         steps is recorded as the reference that `validate --training` judges both by.
     rng_seed: the key of the RNG state that dropout draws from in training (THREE_FRY; the
         state is carried from step to step and saved in checkpoints).
+    world_size, golden_data: also record a data-parallel golden run: PyTorch's
+        DistributedDataParallel on `world_size` processes (gloo; nccl for a CUDA golden_device),
+        `golden_steps` steps, each rank taking its share of `golden_data` (a dict of the batch
+        tensors by batch name, all examples along the first dimension, or the path of the
+        safetensors file `warpforge train --data` reads) in `warpforge train`'s order for
+        `golden_seed` and `golden_shuffle` (WarpForge's sampler, sharded as DistributedSampler
+        shards). Per rank: batches, losses, gradients before the all-reduce, averaged gradients,
+        weights and optimizer state (golden/ddp/rank<r>/, manifest `training.golden_ddp`). The
+        ranks are forked from this process; loss_fn is called with the DDP wrapper as its model.
     The model is traced in train mode. Dropout (nn.Dropout, F.dropout, attention dropout) draws
     its masks from WarpForge's RNG; the golden run is PyTorch's with dropout off, which the
     package's dropout switch reproduces. BatchNorm's running statistics become extra results of
@@ -186,6 +196,21 @@ def export_training(model: torch.nn.Module, example_batch, loss_fn, out_dir, opt
                                                            spec, schedule, golden_steps, weights, golden_device,
                                                            accumulation_steps, golden_files, low)
 
+    ddp_section = None
+    if world_size is not None:
+        if world_size < 1:
+            raise ValueError(f"world_size must be at least 1, not {world_size}")
+        if golden_data is None:
+            raise ValueError("world_size needs golden_data: the examples the ranks of the data-parallel run share")
+        if low is not None:
+            raise TrainingExportError("a data-parallel golden run of a mixed-precision (autocast) loss is not supported")
+        from .training_ddp import ddp_golden_run
+        ddp_section, ddp_files = ddp_golden_run(
+            model, optimizer, loss_fn, _golden_data(golden_data, batch_names), batch_names, spec,
+            schedule, golden_steps, weights, world_size=world_size, batch_size=int(micro_batches[0][0].shape[0]),
+            accumulation_steps=accumulation_steps, seed=golden_seed, shuffle=golden_shuffle, device=golden_device)
+        golden_files.update(ddp_files)
+
     eval_section, eval_text, eval_constants = None, None, {}
     if eval_fn is not None:
         eval_section, eval_text, eval_constants = _export_eval(model, eval_fn, eval_batch, eval_batch_names,
@@ -217,6 +242,7 @@ def export_training(model: torch.nn.Module, example_batch, loss_fn, out_dir, opt
             "dropout": _dropout_section(lowered, rng_seed),
             "mode": "train",
             "golden": golden,
+            "golden_ddp": ddp_section,
             "eval": eval_section,
             "train_step": None,
         },
@@ -225,6 +251,23 @@ def export_training(model: torch.nn.Module, example_batch, loss_fn, out_dir, opt
     _write(out_dir, manifest, lowered.text, opt_text, weights, state0, golden_files, eval_text, eval_constants,
            binary)
     return manifest
+
+
+def _golden_data(data, batch_names) -> dict:
+    """golden_data as {batch name: tensor}: a dict, a tuple in batch order, or a safetensors path."""
+    if isinstance(data, (str, os.PathLike)):
+        from safetensors.torch import load_file
+        data = load_file(str(data))
+    if isinstance(data, (tuple, list)):
+        if len(data) != len(batch_names):
+            raise ValueError(f"golden_data has {len(data)} tensors, the batch {len(batch_names)}")
+        data = dict(zip(batch_names, data))
+    if not isinstance(data, dict):
+        raise TypeError("golden_data must be a dict of tensors by batch name, a tuple of them, or a safetensors path")
+    sizes = {len(data[n]) for n in batch_names if n in data}
+    if len(sizes) > 1:
+        raise ValueError(f"golden_data's tensors have different numbers of examples: {sorted(sizes)}")
+    return data
 
 
 _LOW_DTYPES = {torch.bfloat16: "bf16", torch.float16: "f16"}
@@ -670,6 +713,7 @@ def _write(out_dir, manifest, loss_text, opt_text, weights, state0, golden_files
         save_file(_tensors(state0), os.path.join(tmp, "optimizer_state.safetensors"))
         os.makedirs(os.path.join(tmp, "golden"))
         for rel, content in golden_files.items():
+            os.makedirs(os.path.dirname(os.path.join(tmp, rel)), exist_ok=True)
             if rel.endswith(".json"):
                 write_json(os.path.join(tmp, rel), content)
             else:

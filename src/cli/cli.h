@@ -51,7 +51,9 @@ bool isPackageDirectory(const std::string& path);
 // launch`, srun or a Kubernetes operator set RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT,
 // LOCAL_RANK), joins it as this rank: gloo for the cpu, nccl for cuda (device LOCAL_RANK unless
 // --device names one). Null without a job. WARPFORGE_DIST_TIMEOUT bounds every wait.
-Expected<std::shared_ptr<dist::Job>> joinJob(const std::string& deviceFlag);
+// evenAlone: WORLD_SIZE=1 set explicitly also makes a job, of one rank (`train` runs its
+// data-parallel step so, at world size 1).
+Expected<std::shared_ptr<dist::Job>> joinJob(const std::string& deviceFlag, bool evenAlone = false);
 // Leaves the job with the command's exit code: after a barrier when it succeeded (a failed
 // barrier makes it 1); at once and without a goodbye when it failed, so that the other ranks
 // fail fast, naming this one.

@@ -290,8 +290,9 @@ int main(int argc, char** argv) {
   }
 
   // Commands that run a program become one rank of a job when WORLD_SIZE > 1.
-  auto asRank = [](const std::string& device, std::shared_ptr<wf::dist::Job>& slot, auto&& body) -> int {
-    auto job = joinJob(device);
+  auto asRank = [](const std::string& device, std::shared_ptr<wf::dist::Job>& slot, auto&& body,
+                   bool evenAlone = false) -> int {
+    auto job = joinJob(device, evenAlone);
     if (!job) return reportStatus(job.status());
     slot = *job;
     int code = body();
@@ -303,7 +304,8 @@ int main(int argc, char** argv) {
   }
   if (runCmd->parsed()) return asRank(run.device, run.compile.job, [&] { return runRun(run); });
   if (validateCmd->parsed()) {
-    if (validate.training || isTrainingPackage(validate.package)) return runValidateTraining(validate);
+    if (validate.training || isTrainingPackage(validate.package))
+      return asRank(validate.device, validate.compile.job, [&] { return runValidateTraining(validate); });
     return asRank(validate.device, validate.compile.job, [&] { return runValidate(validate); });
   }
   if (benchCmd->parsed()) return asRank(bench.device, bench.compile.job, [&] { return runBench(bench); });
@@ -311,7 +313,8 @@ int main(int argc, char** argv) {
   if (inspectCmd->parsed()) return runInspect(inspect);
   if (printCmd->parsed()) return runPrint(print);
   if (autodiffCmd->parsed()) return runAutodiff(autodiff);
-  if (trainCmd->parsed()) return runTrain(train);
+  if (trainCmd->parsed())
+    return asRank(train.device, train.compile.job, [&] { return runTrain(train); }, /*evenAlone=*/true);
   if (serveCmd->parsed()) return runServe();
   return kExitUsage;
 }

@@ -150,6 +150,13 @@ int runTrain(const TrainOptions& options) {
   if (!opened) return reportStatus(opened.status());
   train::Trainer& trainer = **opened;
   const train::TrainingPackage& pkg = trainer.package();
+  // Data parallel (one rank of a job, WORLD_SIZE set): every rank trains on its share of each
+  // epoch; rank 0 alone writes the loss curve, metrics, checkpoints and the exported package, and
+  // prints progress. The loss it reports is its own, as DDP scripts log rank 0's; the curve also
+  // holds every rank's (`rank_losses`).
+  const int rank = trainer.rank(), world = trainer.worldSize();
+  const bool lead = rank == 0;
+  auto writeOut = [&](const std::string& path, const json& j) { return lead ? writeJson(path, j) : Status::ok(); };
 
   // The data, checked against the program's batch arguments.
   const int64_t batch = pkg.lossArguments()[0].shape.empty() ? 0 : pkg.lossArguments()[0].shape[0];
@@ -171,13 +178,18 @@ int runTrain(const TrainOptions& options) {
   if (Status s = data->bind(std::move(batchArgs)); !s.isOk()) return reportStatus(s);
   const int64_t n = data->size();
   // An update takes `micro` batches (gradient accumulation); an epoch has n / batch batches
-  // (drop_last, as the reference loops do) and the updates whole groups of them make.
+  // (drop_last, as the reference loops do) and the updates whole groups of them make. Under data
+  // parallelism each rank takes its share of the epoch's order as torch's DistributedSampler does
+  // (ceil(n / world) examples, padded from the start), then batches of it.
   const int64_t micro = trainer.accumulation();
   const int64_t perUpdate = batch * micro;
-  const int64_t perEpoch = n / batch / micro;
+  const int64_t perRank = (n + world - 1) / world;
+  const int64_t perEpoch = perRank / batch / micro;
   if (perEpoch == 0)
-    return reportStatus(invalidArgument(options.data + ": " + std::to_string(n) + " examples, fewer than one update of " +
-                                        std::to_string(micro) + " batch(es) of " + std::to_string(batch)));
+    return reportStatus(invalidArgument(options.data + ": " + std::to_string(n) + " examples" +
+                                        (world > 1 ? ", " + std::to_string(perRank) + " per rank of " + std::to_string(world) : "") +
+                                        ", fewer than one update of " + std::to_string(micro) + " batch(es) of " +
+                                        std::to_string(batch)));
   const int64_t total = options.steps > 0 ? options.steps : perEpoch * std::max<int64_t>(options.epochs, 1);
   std::optional<train::Dataset> evalData;
   if (!options.evalData.empty()) {
@@ -203,8 +215,18 @@ int runTrain(const TrainOptions& options) {
   const std::string curvePath = (fs::path(outDir) / "loss_curve.json").string();
   const std::string metricsPath = (fs::path(outDir) / "metrics.json").string();
   json curve = {{"package", pkg.name()}, {"device", trainer.deviceName()}, {"batch", batch}, {"accumulation", micro},
-                {"seed", options.seed}, {"steps", json::array()}};
+                {"seed", options.seed}, {"world_size", world}, {"steps", json::array()}};
   json metrics = {{"package", pkg.name()}, {"metric", options.metric}, {"evaluations", json::array()}};
+  if (trainer.dataParallel()) {
+    // The gradient buckets of the all-reduce (DDP's assignment), by parameter name.
+    json buckets = json::array();
+    for (const std::vector<size_t>& bucket : trainer.gradientBuckets()) {
+      json names = json::array();
+      for (size_t i : bucket) names.push_back(pkg.lossArguments()[pkg.paramArguments()[i]].name);
+      buckets.push_back(std::move(names));
+    }
+    curve["gradient_buckets"] = std::move(buckets);
+  }
   if (options.resume) {
     auto extra = trainer.loadCheckpoint(ckptPath);
     if (!extra) return reportStatus(extra.status());
@@ -215,6 +237,10 @@ int runTrain(const TrainOptions& options) {
       return reportStatus(invalidArgument(ckptPath + ": the checkpoint was made with --accumulate " +
                                           std::to_string((*extra)["accumulation"]) + ", this run takes " + std::to_string(micro) +
                                           " micro-batches per update; resume with the same to keep the data order"));
+    if (extra->count("world_size") && (*extra)["world_size"] != world)
+      return reportStatus(invalidArgument(ckptPath + ": the checkpoint was made by " + std::to_string((*extra)["world_size"]) +
+                                          " rank(s), this job has " + std::to_string(world) +
+                                          "; resume with as many to keep the data order"));
     // Keep what the earlier run recorded up to the checkpoint.
     for (auto [path, doc] : {std::pair{curvePath, &curve}, std::pair{metricsPath, &metrics}}) {
       auto text = readFileBytes(path);
@@ -225,10 +251,10 @@ int runTrain(const TrainOptions& options) {
       for (const json& row : old[key])
         if (row.contains("step") && row["step"].get<int64_t>() <= trainer.stepsDone()) (*doc)[key].push_back(row);
     }
-    std::cerr << "warpforge: resumed " << pkg.name() << " from " << ckptPath << " at step " << trainer.stepsDone() << "\n";
+    if (lead) std::cerr << "warpforge: resumed " << pkg.name() << " from " << ckptPath << " at step " << trainer.stepsDone() << "\n";
   }
   if (trainer.stepsDone() >= total) {
-    std::cerr << "warpforge: " << trainer.stepsDone() << " steps already done (of " << total << ")\n";
+    if (lead) std::cerr << "warpforge: " << trainer.stepsDone() << " steps already done (of " << total << ")\n";
     return kExitOk;
   }
 
@@ -237,22 +263,25 @@ int runTrain(const TrainOptions& options) {
     return trainer.saveCheckpoint(ckptPath, {{"seed", static_cast<int64_t>(options.seed)},
                                              {"examples", n},
                                              {"batch", batch},
-                                             {"accumulation", micro}});
+                                             {"accumulation", micro},
+                                             {"world_size", world}});
   };
   auto runEval = [&](int64_t step) -> Status {
-    if (!evalData) return Status::ok();
+    if (!evalData || !lead) return Status::ok();  // rank 0 evaluates; the ranks hold the same weights
     auto t0 = Clock::now();
     WF_ASSIGN_OR_RETURN(json m, evaluate(trainer, *evalData, options));
     m["step"] = step;
     m["seconds"] = std::chrono::duration<double>(Clock::now() - t0).count();
     metrics["evaluations"].push_back(m);
     std::cerr << (isatty(2) ? "\n" : "") << "warpforge: eval at step " << step << ": " << m.dump() << "\n";
-    return writeJson(metricsPath, metrics);
+    return writeOut(metricsPath, metrics);
   };
 
-  std::cerr << "warpforge: training " << pkg.name() << " on " << trainer.deviceName() << ": " << n << " examples, batch "
-            << batch << (micro > 1 ? " x " + std::to_string(micro) + " micro-batches" : std::string()) << ", " << perEpoch
-            << " steps per epoch, steps " << trainer.stepsDone() + 1 << ".." << total << "\n";
+  if (lead)
+    std::cerr << "warpforge: training " << pkg.name() << " on " << trainer.deviceName() << ": " << n << " examples, batch "
+              << batch << (micro > 1 ? " x " + std::to_string(micro) + " micro-batches" : std::string())
+              << (trainer.dataParallel() ? " on each of " + std::to_string(world) + " rank(s)" : std::string()) << ", "
+              << perEpoch << " steps per epoch, steps " << trainer.stepsDone() + 1 << ".." << total << "\n";
   const bool tty = isatty(2);
   Profile profile;
   const auto start = Clock::now();
@@ -262,7 +291,8 @@ int runTrain(const TrainOptions& options) {
   for (int64_t s = first; s <= total; ++s) {
     const int64_t epoch = (s - 1) / perEpoch, within = (s - 1) % perEpoch;
     if (epoch != orderEpoch) {
-      order = train::epochPermutation(options.seed, static_cast<uint64_t>(epoch), n, options.shuffle);
+      order = train::shardIndices(train::epochPermutation(options.seed, static_cast<uint64_t>(epoch), n, options.shuffle),
+                                  rank, world);
       orderEpoch = epoch;
     }
     std::vector<std::vector<Literal>> inputs;
@@ -279,7 +309,7 @@ int runTrain(const TrainOptions& options) {
     double ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
     if (!r) {
       if (tty) std::cerr << "\n";
-      (void)writeJson(curvePath, curve);
+      (void)writeOut(curvePath, curve);
       printError(r.status().message());
       return kExitFailure;
     }
@@ -289,12 +319,17 @@ int runTrain(const TrainOptions& options) {
       for (double l : r->microLosses) losses.push_back(number(l));
       row["micro_losses"] = std::move(losses);
     }
+    if (trainer.dataParallel()) {
+      json losses = json::array();
+      for (double l : r->rankLosses) losses.push_back(number(l));
+      row["rank_losses"] = std::move(losses);
+    }
     curve["steps"].push_back(std::move(row));
     if (s == first) curve["device_bytes_in_use"] = trainer.deviceBytesInUse();
     const double elapsed = std::chrono::duration<double>(Clock::now() - start).count();
     const double perStep = elapsed / static_cast<double>(s - first + 1);
     const bool log = s == total || s == first || (options.logEvery > 0 && s % options.logEvery == 0);
-    if (tty || log) {
+    if (lead && (tty || log)) {
       char line[256];
       std::snprintf(line, sizeof line, "step %lld/%lld  epoch %lld  loss %.6f  lr %.3g  %.1f examples/s  ETA %s",
                     static_cast<long long>(s), static_cast<long long>(total), static_cast<long long>(epoch + 1), r->loss,
@@ -303,21 +338,21 @@ int runTrain(const TrainOptions& options) {
       std::cerr << (tty ? "\r" : "") << line << (tty && !log ? "" : "\n") << std::flush;
     }
     if (log || s % 10 == 0)
-      if (Status st = writeJson(curvePath, curve); !st.isOk()) return reportStatus(st);
+      if (Status st = writeOut(curvePath, curve); !st.isOk()) return reportStatus(st);
     if (options.checkpointEvery > 0 && s % options.checkpointEvery == 0 && s != total)
       if (Status st = save(); !st.isOk()) return reportStatus(st);
     if (options.evalEvery > 0 && s % options.evalEvery == 0 && s != total)
       if (Status st = runEval(s); !st.isOk()) return reportStatus(st);
   }
-  if (Status st = writeJson(curvePath, curve); !st.isOk()) return reportStatus(st);
+  if (Status st = writeOut(curvePath, curve); !st.isOk()) return reportStatus(st);
   if (Status st = save(); !st.isOk()) return reportStatus(st);
   if (Status st = runEval(total); !st.isOk()) return reportStatus(st);
-  if (!options.exportDir.empty()) {
+  if (!options.exportDir.empty() && lead) {
     if (Status st = trainer.exportInference(options.exportDir); !st.isOk()) return reportStatus(st);
     std::cerr << "warpforge: exported the trained model to " << options.exportDir << "\n";
   }
-  if (options.profile) printTrainProfile(trainer, profile);
-  std::cerr << "warpforge: done: " << total << " steps; " << curvePath << (ckptPath.empty() ? "" : ", " + ckptPath) << "\n";
+  if (options.profile && lead) printTrainProfile(trainer, profile);
+  if (lead) std::cerr << "warpforge: done: " << total << " steps; " << curvePath << (ckptPath.empty() ? "" : ", " + ckptPath) << "\n";
   return kExitOk;
 }
 

@@ -54,12 +54,30 @@ json number(double v) {
 
 class GoldenRun {
  public:
-  static Expected<GoldenRun> open(const train::TrainingPackage& pkg, const std::string& goldenDir) {
+  // The package's golden run (training.golden), or with `rank` >= 0 that rank's part of its
+  // data-parallel golden run (training.golden_ddp.ranks[rank], for a job of `worldSize` ranks).
+  static Expected<GoldenRun> open(const train::TrainingPackage& pkg, const std::string& goldenDir, int rank = -1,
+                                  int worldSize = 1) {
     GoldenRun g;
     const json& m = pkg.manifest()["training"];
-    if (!m.contains("golden") || !m["golden"].is_object())
-      return notFound(pkg.path("manifest.json") + ": training.golden is missing: the package records no golden run");
-    g.spec_ = m["golden"];
+    const std::string mpath = pkg.path("manifest.json");
+    if (rank >= 0) {
+      if (!m.contains("golden_ddp") || !m["golden_ddp"].is_object())
+        return notFound(mpath + ": training.golden_ddp is missing: the package records no data-parallel golden run "
+                        "(export_training(..., world_size=N, golden_data=...))");
+      const json& ddp = m["golden_ddp"];
+      const int64_t recorded = ddp.value("world_size", int64_t{0});
+      if (recorded != worldSize || !ddp.contains("ranks") || !ddp["ranks"].is_array() ||
+          static_cast<int64_t>(ddp["ranks"].size()) != recorded)
+        return invalidArgument(mpath + ": the data-parallel golden run was made by " + std::to_string(recorded) +
+                               " rank(s), this job has " + std::to_string(worldSize));
+      g.spec_ = ddp["ranks"][static_cast<size_t>(rank)];
+      g.spec_["steps"] = ddp.value("steps", int64_t{0});
+    } else {
+      if (!m.contains("golden") || !m["golden"].is_object())
+        return notFound(mpath + ": training.golden is missing: the package records no golden run");
+      g.spec_ = m["golden"];
+    }
     g.pkg_ = &pkg;
     g.dir_ = goldenDir;
     if (!g.spec_.contains("steps") || !g.spec_["steps"].is_number_integer() || g.spec_["steps"].get<int64_t>() < 1)
@@ -282,25 +300,40 @@ int runValidateTraining(const ValidateOptions& options) {
   if (!trainer) return reportStatus(trainer.status());
   train::Trainer& t = **trainer;
   const train::TrainingPackage& pkg = t.package();
-  auto golden = GoldenRun::open(pkg, options.golden);
+  // One rank of a job: this rank's part of the package's data-parallel golden run (PyTorch DDP),
+  // replayed by the data-parallel step; the gradients checked are this rank's own, before the
+  // all-reduce, and the losses this rank's.
+  const bool dataParallel = t.dataParallel();
+  auto golden = GoldenRun::open(pkg, options.golden, dataParallel ? t.rank() : -1, t.worldSize());
   if (!golden) return reportStatus(golden.status());
 
-  // The golden inputs and expectations, all read before the first step.
-  auto batchFile = golden->read("batch");
+  // The golden inputs and expectations, all read before the first step: one batch for every step
+  // (export_training's example batch), or a batch per step ("batches": `<step>.<name>`, a
+  // data-parallel rank's share of each step).
+  const bool perStep = golden->spec().contains("batches");
+  const char* batchKey = perStep ? "batches" : "batch";
+  auto batchFile = golden->read(batchKey);
   if (!batchFile) return reportStatus(batchFile.status());
-  std::vector<Literal> batch;
-  for (size_t i = 0; i < pkg.numBatchArguments(); ++i) {
-    const std::string& name = pkg.lossArguments()[i].name;
-    const Literal* v = batchFile->find(name);
-    if (!v) return reportStatus(notFound(golden->file("batch") + ": no batch tensor '" + name + "'"));
-    batch.push_back(*v);
-  }
-  // With gradient accumulation the golden batch is the whole update's: K micro-batches along
-  // the first dimension, in order.
+  // With gradient accumulation a golden batch is the whole update's: K micro-batches along the
+  // first dimension, in order.
   const int64_t micro = t.accumulation();
-  auto split = splitMicroBatches(batch, micro, golden->file("batch"));
-  if (!split) return reportStatus(split.status());
-  const std::vector<std::vector<Literal>> microBatches = std::move(*split);
+  std::vector<std::vector<std::vector<Literal>>> stepBatches;  // [step - 1 or 0][micro-batch][tensor]
+  for (int64_t s = 1; s <= (perStep ? golden->steps() : 1); ++s) {
+    std::vector<Literal> batch;
+    for (size_t i = 0; i < pkg.numBatchArguments(); ++i) {
+      const std::string name = (perStep ? std::to_string(s) + "." : std::string()) + pkg.lossArguments()[i].name;
+      const Literal* v = batchFile->find(name);
+      if (!v) return reportStatus(notFound(golden->file(batchKey) + ": no batch tensor '" + name + "'"));
+      batch.push_back(*v);
+    }
+    auto split = splitMicroBatches(batch, micro, golden->file(batchKey));
+    if (!split) return reportStatus(split.status());
+    stepBatches.push_back(std::move(*split));
+  }
+  auto batchesOf = [&](int64_t step) -> const std::vector<std::vector<Literal>>& {
+    return stepBatches[perStep ? static_cast<size_t>(step - 1) : 0];
+  };
+  const std::vector<std::vector<Literal>>& microBatches = stepBatches[0];
   auto lossFile = golden->read("loss");
   if (!lossFile) return reportStatus(lossFile.status());
   const Literal* losses = lossFile->find("loss");
@@ -339,6 +372,15 @@ int runValidateTraining(const ValidateOptions& options) {
   std::vector<Snapshot> snapshots = {{1, "weights_step1", "optimizer_state_step1"},
                                      {golden->steps(), "weights_final", "optimizer_state_final"}};
 
+  // The gradients the update used, where they differ from the ones checked: a data-parallel run's
+  // averaged over the ranks (the rounding-noise rule below is about those).
+  std::optional<SafetensorsFile> updateGrads;
+  if (!golden->file("averaged_grads").empty()) {
+    auto g = golden->read("averaged_grads");
+    if (!g) return reportStatus(g.status());
+    updateGrads = std::move(*g);
+  }
+
   std::vector<Check> checks;
   bool failed = false;
   std::string firstFailure;
@@ -366,9 +408,10 @@ int runValidateTraining(const ValidateOptions& options) {
   //   |w - w_golden| <= atol + 2 * sum over steps of lr_s * max(1, (1 - beta1) / sqrt(1 - beta2)).
   std::map<std::string, std::vector<float>> minGoldenGrad;  // parameter -> per element, min |g| over the steps so far
   auto addGoldenGrads = [&](int64_t step) {
-    if (!grads) return;
+    const std::optional<SafetensorsFile>& used = updateGrads ? updateGrads : grads;
+    if (!used) return;
     const std::string prefix = std::to_string(step) + ".";
-    for (const NamedLiteral& g : grads->tensors) {
+    for (const NamedLiteral& g : used->tensors) {
       if (g.name.rfind(prefix, 0) != 0) continue;
       std::vector<float>& m = minGoldenGrad[g.name.substr(prefix.size())];
       m.resize(static_cast<size_t>(g.value.numElements()), std::numeric_limits<float>::infinity());
@@ -461,6 +504,9 @@ int runValidateTraining(const ValidateOptions& options) {
 
   // A mixed-precision package: judged against the float64 reference by PyTorch's own error.
   const bool lowPrecision = golden->spec().contains("low_precision") && golden->spec()["low_precision"].is_object();
+  if (lowPrecision && perStep)
+    return reportStatus(unimplemented("validate --training: a mixed-precision golden run with a batch per step "
+                                      "(data parallel) is not supported"));
   if (lowPrecision) {
     Status st = lowPrecisionReplay(t, *golden, microBatches, record, [&] { return failed; });
     if (!st.isOk()) return reportStatus(st);
@@ -473,7 +519,7 @@ int runValidateTraining(const ValidateOptions& options) {
       for (size_t a : pkg.paramArguments())
         if (grads->find(std::to_string(s) + "." + pkg.lossArguments()[a].name)) haveGrads = true;
     if (haveGrads) {
-      auto vg = accumulatedValueAndGrad(t, microBatches);
+      auto vg = accumulatedValueAndGrad(t, batchesOf(s));
       if (!vg) return reportStatus(vg.status().withContext("step " + std::to_string(s)));
       for (size_t i = 0; i < pkg.paramArguments().size(); ++i) {
         const std::string& name = pkg.lossArguments()[pkg.paramArguments()[i]].name;
@@ -486,7 +532,7 @@ int runValidateTraining(const ValidateOptions& options) {
       }
       if (failed) break;
     }
-    auto r = t.step(std::span<const std::vector<Literal>>(microBatches));
+    auto r = t.step(std::span<const std::vector<Literal>>(batchesOf(s)));
     if (!r) return reportStatus(r.status());
     lrSum += r->lrs.empty() ? 0.0 : *std::max_element(r->lrs.begin(), r->lrs.end());
     for (int64_t m = 0; microLosses && m < micro; ++m) {
@@ -529,6 +575,10 @@ int runValidateTraining(const ValidateOptions& options) {
   if (options.json) {
     json j = {{"package", options.package}, {"device", t.deviceName()}, {"training", true},
               {"steps", golden->steps()}, {"pass", !failed}};
+    if (dataParallel) {
+      j["rank"] = t.rank();
+      j["world_size"] = t.worldSize();
+    }
     json rows = json::array();
     for (const Check& c : checks) {
       json row = {{"step", c.step}, {"kind", c.what}, {"name", c.name}, {"pass", c.cmp.passed},
@@ -553,7 +603,10 @@ int runValidateTraining(const ValidateOptions& options) {
     std::cout << j.dump(2) << "\n";
   } else {
     std::cout << "validate --training " << options.package << " on " << t.deviceName() << ": " << golden->steps()
-              << " golden steps\n";
+              << (dataParallel ? " data-parallel golden steps of rank " + std::to_string(t.rank()) + " of " +
+                                     std::to_string(t.worldSize())
+                               : std::string(" golden steps"))
+              << "\n";
     std::cout << "  step  loss (warpforge)   loss (golden)      rel err\n";
     for (const Check& c : checks) {
       if (c.what != "loss" || c.name != "loss") continue;  // the step losses (micro-batches counted below)

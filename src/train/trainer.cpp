@@ -7,6 +7,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "dist/gloo_communicator.h"
+#include "dist/job.h"
 #include "ir/verifier.h"
 #include "runtime/file_io.h"
 #include "stablehlo/parser.h"
@@ -23,6 +25,13 @@ bool allFinite(const Literal& l) {
   for (int64_t i = 0; i < l.numElements(); ++i)
     if (!std::isfinite(l.getDouble(i))) return false;
   return true;
+}
+
+// A tensor of a file just read, to be overwritten in place (the broadcast from rank 0).
+Literal* findMutable(SafetensorsFile& file, std::string_view name) {
+  for (NamedLiteral& t : file.tensors)
+    if (t.name == name) return &t.value;
+  return nullptr;
 }
 
 Status checkAgainst(const Literal& value, const Type& expected, const std::string& what) {
@@ -46,6 +55,23 @@ Expected<std::unique_ptr<Trainer>> Trainer::open(const std::string& packageDir, 
   if (options.accumulation < 0) return invalidArgument("gradient accumulation: the micro-batch count must be positive");
   t->accumulation_ = options.accumulation > 0 ? options.accumulation : p.accumulationSteps();
   const bool accumulate = t->accumulation_ > 1;
+  const std::shared_ptr<dist::Job>& job = options.compile.job;
+  if (job) {
+    // Data parallel: the DDP step, and a host communicator for what the trainer itself exchanges.
+    DataParallelOptions dp = options.dataParallel;
+    dp.worldSize = job->world().size();
+    WF_RETURN_IF_ERROR(addDataParallelSteps(p, t->module_, dp));
+    t->buckets_ = train::gradientBuckets(p, dp);
+    if (job->world().backend() == "gloo") {
+      t->hostComm_ = job->worldPtr();
+    } else {
+      // Beside an NCCL world: a Gloo communicator of the job's store (its keys, "gloo/world", are
+      // the job's only Gloo world: one trainer per process of an NCCL job).
+      WF_ASSIGN_OR_RETURN(t->hostComm_,
+                          dist::createGlooCommunicator(job->storePtr(), job->env().rank, job->env().worldSize,
+                                                       job->world().timeout(), job->env().masterAddr));
+    }
+  }
   CompileOptions co = options.compile;
   co.boundArguments.clear();
   for (size_t i = p.numBatchArguments(); i < p.lossArguments().size(); ++i) co.boundArguments.push_back(i);
@@ -56,7 +82,8 @@ Expected<std::unique_ptr<Trainer>> Trainer::open(const std::string& packageDir, 
   for (auto [result, argument] : accumulate ? p.trainStepAccumulateCarried() : p.trainStepCarried())
     co.carriedResults.push_back({result, argument});
   co.carryInPlace = options.updateInPlace;
-  const char* entryName = accumulate ? "train_step_accumulate" : "train_step";
+  const char* entryName = accumulate ? (job ? "train_step_accumulate_dp" : "train_step_accumulate")
+                                     : (job ? "train_step_dp" : "train_step");
   const Operation* declared = t->module_.lookupFunction(entryName);
   if (!declared)
     return notFound(p.dir() + ": the train-step program has no @" + entryName +
@@ -75,6 +102,44 @@ Expected<std::unique_ptr<Trainer>> Trainer::open(const std::string& packageDir, 
 
 std::string Trainer::deviceName() const { return trainStep_->deviceName(); }
 
+int Trainer::rank() const { return hostComm_ ? hostComm_->rank() : 0; }
+
+int Trainer::worldSize() const { return hostComm_ ? hostComm_->size() : 1; }
+
+Status Trainer::gatherLosses(StepResult& r) {
+  if (!hostComm_) return Status::ok();
+  double mine = r.loss;
+  r.rankLosses.assign(static_cast<size_t>(hostComm_->size()), 0.0);
+  Status s = hostComm_->allGather(&mine, r.rankLosses.data(), 1, dist::DataType::kFloat64)->wait();
+  return s.isOk() ? s : s.withContext("step " + std::to_string(r.step) + ": gathering the ranks' losses");
+}
+
+Status Trainer::otherRanksFinite(const StepResult& r) {
+  // The all-reduce spreads a non-finite gradient to every rank's weights: every rank stops at the
+  // step, naming the rank whose loss was not finite.
+  for (size_t k = 0; k < r.rankLosses.size(); ++k)
+    if (!std::isfinite(r.rankLosses[k]))
+      return invalidArgument("step " + std::to_string(r.step) + ": the loss of rank " + std::to_string(k) + " is " +
+                             std::to_string(r.rankLosses[k]) + " (the averaged gradients carry it to every rank)");
+  return Status::ok();
+}
+
+Status Trainer::barrier() { return hostComm_ ? hostComm_->barrierSync() : Status::ok(); }
+
+Status Trainer::broadcastFromRankZero(std::vector<Literal*> tensors) {
+  if (!hostComm_) return Status::ok();
+  // Issued together, waited in order: the communicator runs them in issue order on every rank.
+  std::vector<std::unique_ptr<dist::Work>> works;
+  for (Literal* l : tensors)
+    works.push_back(hostComm_->broadcast(l->data(), l->sizeBytes(), dist::DataType::kUInt8, 0));
+  Status first = Status::ok();
+  for (auto& w : works) {
+    Status s = w->wait();
+    if (first.isOk() && !s.isOk()) first = s;
+  }
+  return first.isOk() ? first : first.withContext("broadcasting the initial weights and optimizer state from rank 0");
+}
+
 size_t Trainer::deviceBytesInUse() const {
   size_t bytes = trainStep_->deviceBytesInUse();
   if (valueAndGrad_) bytes += valueAndGrad_->deviceBytesInUse();
@@ -89,31 +154,44 @@ Status Trainer::bindInitialState() {
   fixedValues_.clear();
   const std::string wpath = p.path(p.weightsFile());
   WF_ASSIGN_OR_RETURN(SafetensorsFile weights, readSafetensors(wpath));
+  const std::string spath = p.path(p.stateFile());
+  WF_ASSIGN_OR_RETURN(SafetensorsFile state, readSafetensors(spath));
+  // Every tensor checked before anything is bound or sent.
+  std::vector<Literal*> initial;
   for (size_t i = p.numBatchArguments(); i < p.lossArguments().size(); ++i) {
     const LossArgument& a = p.lossArguments()[i];
-    const Literal* w = weights.find(a.name);
+    Literal* w = findMutable(weights, a.name);
     if (!w) return notFound(wpath + ": no tensor '" + a.name + "' (a " + a.kind + " of the loss program)");
     WF_RETURN_IF_ERROR(checkAgainst(*w, Type::tensor(a.shape, a.dtype), wpath + ": '" + a.name + "'"));
+    initial.push_back(w);
+  }
+  for (size_t s = 0; s < p.state().size(); ++s) {
+    const StateTensor& st = p.state()[s];
+    Literal* v = findMutable(state, st.name);
+    if (!v) return notFound(spath + ": no optimizer state tensor '" + st.name + "'");
+    WF_RETURN_IF_ERROR(checkAgainst(*v, Type::tensor(st.shape, st.dtype), spath + ": '" + st.name + "'"));
+    initial.push_back(v);
+  }
+  Literal* stepCount = findMutable(state, "step");
+  if (stepCount) initial.push_back(stepCount);
+  // Data parallel: rank 0's weights and state on every rank (as DDP's constructor broadcasts the
+  // module's parameters and buffers), so that ranks that read different files still agree.
+  WF_RETURN_IF_ERROR(broadcastFromRankZero(initial));
+  for (size_t i = p.numBatchArguments(); i < p.lossArguments().size(); ++i) {
+    const Literal& w = *initial[i - p.numBatchArguments()];
     if (static_cast<int64_t>(i) == p.dropoutSwitchArgument()) {
       Literal on = Literal::scalarInt(ElementType::kI1, options_.dropout ? 1 : 0);
       WF_RETURN_IF_ERROR(trainStep_->bindArgument(i, on));
       fixedValues_[i] = std::move(on);
       continue;
     }
-    WF_RETURN_IF_ERROR(trainStep_->bindArgument(i, *w));
-    if (!carried.count(i)) fixedValues_[i] = *w;
+    WF_RETURN_IF_ERROR(trainStep_->bindArgument(i, w));
+    if (!carried.count(i)) fixedValues_[i] = w;
   }
-  const std::string spath = p.path(p.stateFile());
-  WF_ASSIGN_OR_RETURN(SafetensorsFile state, readSafetensors(spath));
-  for (size_t s = 0; s < p.state().size(); ++s) {
-    const StateTensor& st = p.state()[s];
-    const Literal* v = state.find(st.name);
-    if (!v) return notFound(spath + ": no optimizer state tensor '" + st.name + "'");
-    WF_RETURN_IF_ERROR(checkAgainst(*v, Type::tensor(st.shape, st.dtype), spath + ": '" + st.name + "'"));
-    WF_RETURN_IF_ERROR(trainStep_->bindArgument(p.trainStepStateArgument(s), *v));
-  }
-  stepsDone_ = 0;
-  if (const Literal* step = state.find("step")) stepsDone_ = step->getInt(0);
+  const size_t numWeights = p.lossArguments().size() - p.numBatchArguments();
+  for (size_t s = 0; s < p.state().size(); ++s)
+    WF_RETURN_IF_ERROR(trainStep_->bindArgument(p.trainStepStateArgument(s), *initial[numWeights + s]));
+  stepsDone_ = stepCount ? stepCount->getInt(0) : 0;
   evalWeightsStale_ = true;
   return clearAccumulators();
 }
@@ -189,7 +267,9 @@ Expected<StepResult> Trainer::step(std::span<const std::vector<Literal>> microBa
   evalWeightsStale_ = true;
   r.loss = 0;
   for (double l : r.microLosses) r.loss += l / static_cast<double>(k);
+  WF_RETURN_IF_ERROR(gatherLosses(r));
   if (!std::isfinite(r.loss)) return nonFiniteLoss(r);
+  WF_RETURN_IF_ERROR(otherRanksFinite(r));
   return r;
 }
 
@@ -220,7 +300,9 @@ Expected<StepResult> Trainer::step(std::span<const Literal> batch) {
   r.loss = run->outputs[0].getDouble(0);
   r.microLosses = {r.loss};
   r.report = std::move(run->report);
+  WF_RETURN_IF_ERROR(gatherLosses(r));
   if (!std::isfinite(r.loss)) return nonFiniteLoss(r);
+  WF_RETURN_IF_ERROR(otherRanksFinite(r));
   return r;
 }
 
@@ -235,6 +317,7 @@ Expected<std::vector<Literal>> Trainer::valueAndGrad(std::span<const Literal> ba
   const TrainingPackage& p = package_;
   if (!valueAndGrad_) {
     CompileOptions co = options_.compile;
+    co.job = nullptr;  // this rank's own gradients (before any all-reduce)
     co.boundArguments.clear();
     for (size_t i = p.numBatchArguments(); i < p.lossArguments().size(); ++i) co.boundArguments.push_back(i);
     co.carriedResults.clear();
@@ -262,6 +345,7 @@ Expected<std::vector<Literal>> Trainer::evaluate(std::span<const Literal> evalBa
     const Operation* entry = evalModule_.lookupFunction(p.evalEntry());
     if (!entry) return notFound(path + ": no function @" + p.evalEntry());
     CompileOptions co = options_.compile;
+    co.job = nullptr;  // a rank's own evaluation: no collectives
     co.boundArguments.clear();
     co.carriedResults.clear();
     for (size_t i = 0; i < p.evalArguments().size(); ++i)
@@ -337,6 +421,12 @@ Expected<std::string> Trainer::firstNonFinite() {
 }
 
 Status Trainer::saveCheckpoint(const std::string& path, const std::map<std::string, int64_t>& extra) {
+  if (rank() != 0) {
+    // Data parallel: rank 0 writes what every rank holds; the others wait until the file is in place
+    // (a rank 0 that failed to write leaves the job instead, and the barrier names it).
+    Status done = barrier();
+    return done.isOk() ? done : done.withContext("waiting for rank 0 to write the checkpoint " + path);
+  }
   SafetensorsFile file;
   const TrainingPackage& p = package_;
   for (size_t i = p.numBatchArguments(); i < p.lossArguments().size(); ++i) {
@@ -356,7 +446,9 @@ Status Trainer::saveCheckpoint(const std::string& path, const std::map<std::stri
   file.metadata["format_version"] = "1";
   file.metadata["package"] = p.name();
   file.metadata["optimizer"] = p.optimizerKind();
-  return writeSafetensors(path, file);  // temporary file, fsync, rename, fsync of the directory
+  WF_RETURN_IF_ERROR(writeSafetensors(path, file));  // temporary file, fsync, rename, fsync of the directory
+  Status done = barrier();
+  return done.isOk() ? done : done.withContext("waiting for rank 0 to write the checkpoint " + path);
 }
 
 Status Trainer::exportInference(const std::string& dir) {

@@ -20,7 +20,12 @@
 
 #include "runtime/backend.h"
 #include "runtime/safetensors.h"
+#include "train/data_parallel.h"
 #include "train/training_package.h"
+
+namespace wf::dist {
+class Communicator;
+}  // namespace wf::dist
 
 namespace wf::train {
 
@@ -39,6 +44,11 @@ struct TrainerOptions {
   // Dropout in train steps (packages whose loss has dropout); off computes every dropout as the
   // identity, as the golden run does. The RNG state advances either way.
   bool dropout = true;
+  // Data parallel: with compile.job set (one rank of a distributed job, world size 1 included)
+  // the trainer runs @train_step_dp (train/data_parallel.h): gradients averaged over the ranks
+  // in DDP's buckets before the update; the initial weights and optimizer state are rank 0's
+  // (broadcast when the trainer opens); checkpoints are written by rank 0 only.
+  DataParallelOptions dataParallel;
 };
 
 struct StepResult {
@@ -48,6 +58,8 @@ struct StepResult {
   double loss = 0;
   std::vector<double> microLosses;  // each micro-batch's loss, in order (one without accumulation)
   std::vector<double> lrs;  // the lr of each param group used by this update
+  // Data parallel: every rank's `loss`, in rank order (`loss` is this rank's).
+  std::vector<double> rankLosses;
   RunReport report;
 };
 
@@ -69,6 +81,14 @@ class Trainer {
   int64_t stepsDone() const { return stepsDone_; }
   // Micro-batches per update (TrainerOptions::accumulation, or the package's).
   int64_t accumulation() const { return accumulation_; }
+  // Data parallel (TrainerOptions::compile.job): this rank and the world size; 0 and 1 otherwise.
+  bool dataParallel() const { return hostComm_ != nullptr; }
+  int rank() const;
+  int worldSize() const;
+  // The gradient buckets of the data-parallel step (indices into package().paramArguments()).
+  const std::vector<std::vector<size_t>>& gradientBuckets() const { return buckets_; }
+  // Data parallel: waits until every rank gets here (host communicator); nothing otherwise.
+  Status barrier();
 
   // The batch tensors the loss program takes, in its argument order (names: package().lossArguments()).
   Status checkBatch(std::span<const Literal> batch) const;
@@ -100,6 +120,8 @@ class Trainer {
   // state ("state.<name>"), the update count ("trainer.step") and `extra` integers of the caller
   // ("trainer.<key>": data position, RNG state), written atomically (temporary file, fsync,
   // rename, fsync of the directory): a crash during a save leaves the previous file intact.
+  // Data parallel: rank 0 writes it (the ranks hold the same weights and state), and every rank
+  // returns after a barrier, once the file is in place.
   Status saveCheckpoint(const std::string& path, const std::map<std::string, int64_t>& extra);
   // Writes a model package (docs/model-package.md) of the eval program with the current weights
   // to `dir`, which must not exist: `warpforge run`, `serve` and `bench` take it. Written into a
@@ -111,6 +133,12 @@ class Trainer {
  private:
   Trainer() = default;
   Status bindInitialState();
+  // Data parallel: rank 0's values of `tensors` on every rank (in place).
+  Status broadcastFromRankZero(std::vector<Literal*> tensors);
+  // Data parallel: every rank's loss into r.rankLosses.
+  Status gatherLosses(StepResult& r);
+  // Data parallel: an error naming the first rank whose loss is not finite.
+  Status otherRanksFinite(const StepResult& r);
   Status clearAccumulators();
   Status nonFiniteLoss(const StepResult& r);
   Expected<Literal> readBound(size_t trainStepArgument);
@@ -133,6 +161,10 @@ class Trainer {
   // error, repeated by later steps until a checkpoint is loaded.
   std::string halfUpdated_;
   int64_t accumulation_ = 1;
+  // Data parallel: the host communicator for broadcasts, loss gathering and barriers (the job's
+  // world when it is gloo; a gloo communicator of the job's store beside an nccl world).
+  std::shared_ptr<dist::Communicator> hostComm_;
+  std::vector<std::vector<size_t>> buckets_;
 };
 
 }  // namespace wf::train

@@ -1,0 +1,258 @@
+#include "train/data_parallel.h"
+
+#include <algorithm>
+#include <map>
+
+#include "ir/builder.h"
+#include "ir/verifier.h"
+
+namespace wf::train {
+
+std::vector<std::vector<size_t>> assignBuckets(std::span<const BucketTensor> tensors, std::span<const int64_t> limits) {
+  struct Open {
+    std::vector<size_t> members;
+    int64_t bytes = 0;
+    size_t limit = 0;  // index into `limits`
+  };
+  std::vector<std::vector<size_t>> result;
+  std::vector<ElementType> typeOrder;  // element types by first appearance
+  std::map<ElementType, Open> open;
+  for (size_t i = 0; i < tensors.size(); ++i) {
+    const ElementType key = tensors[i].dtype;
+    if (!open.count(key)) typeOrder.push_back(key);
+    Open& bucket = open[key];
+    bucket.members.push_back(i);
+    bucket.bytes += tensors[i].bytes;
+    const int64_t limit = limits.empty() ? 0 : limits[std::min(bucket.limit, limits.size() - 1)];
+    if (bucket.bytes >= limit) {
+      result.push_back(std::move(bucket.members));
+      const size_t next = bucket.limit + 1 < limits.size() ? bucket.limit + 1 : bucket.limit;
+      bucket = Open();
+      bucket.limit = next;
+    }
+  }
+  for (ElementType key : typeOrder)
+    if (!open[key].members.empty()) result.push_back(std::move(open[key].members));
+  return result;
+}
+
+std::vector<std::vector<size_t>> gradientBuckets(const TrainingPackage& pkg, const DataParallelOptions& options) {
+  // The optimized parameters in registration order (their loss argument numbers ascending), then
+  // reversed: the order in which backward produces their gradients, as DDP assumes.
+  std::vector<size_t> order(pkg.paramArguments().size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::sort(order.begin(), order.end(),
+            [&](size_t a, size_t b) { return pkg.paramArguments()[a] > pkg.paramArguments()[b]; });
+  std::vector<BucketTensor> tensors;
+  for (size_t i : order) {
+    const LossArgument& a = pkg.lossArguments()[pkg.paramArguments()[i]];
+    int64_t elements = 1;
+    for (int64_t d : a.shape) elements *= d;
+    tensors.push_back({a.dtype, elements * static_cast<int64_t>(storageBytes(a.dtype))});
+  }
+  std::vector<std::vector<size_t>> buckets = assignBuckets(tensors, options.bucketLimits);
+  for (std::vector<size_t>& bucket : buckets)
+    for (size_t& member : bucket) member = order[member];
+  return buckets;
+}
+
+namespace {
+
+const char* kValueAndGrad = "loss_value_and_grad";
+
+// replica_groups of one group holding every rank.
+Attribute everyRank(int64_t worldSize) {
+  Literal groups = Literal::zeros(Type::tensor({1, worldSize}, ElementType::kSI64));
+  for (int64_t r = 0; r < worldSize; ++r) groups.setInt(r, r);
+  return Attribute::denseElements(std::move(groups));
+}
+
+// DDP's allreduce_hook on each bucket: every gradient divided by the world size, then one
+// all_reduce (sum) of the bucket. Returns the averaged gradients, indexed like `grads`.
+std::vector<Value*> averageBuckets(OpBuilder& b, const std::vector<Value*>& grads,
+                                   const std::vector<std::vector<size_t>>& buckets, int64_t worldSize) {
+  std::vector<Value*> averaged(grads.size(), nullptr);
+  for (const std::vector<size_t>& bucket : buckets) {
+    std::vector<Value*> scaled;
+    for (size_t i : bucket) scaled.push_back(b.div(grads[i], b.splat(grads[i]->type(), static_cast<double>(worldSize))));
+    const ElementType element = grads[bucket.front()]->type().elementType();
+    const Location loc = b.location();
+    Operation* reduce = b.create("stablehlo.all_reduce", scaled, {{"replica_groups", everyRank(worldSize)}}, {},
+                                 scaled.size(),
+                                 [&](Operation* op) { OpBuilder::addBinaryBody(op, "stablehlo.add", element, loc); });
+    if (!b.ok()) return averaged;
+    for (size_t k = 0; k < bucket.size(); ++k) averaged[bucket[k]] = reduce->result(k);
+  }
+  return averaged;
+}
+
+struct StepFunction {
+  std::unique_ptr<Operation> fn;
+  Block* body = nullptr;
+  FunctionType type;
+  Value* argument(const Type& t, const std::string& name) {
+    Value* v = body->addArgument(t);
+    v->setNameHint(name);
+    type.inputs.push_back(t);
+    return v;
+  }
+};
+
+StepFunction newFunction(const std::string& name, const Location& here) {
+  StepFunction f;
+  f.fn = std::make_unique<Operation>("func.func", here);
+  f.fn->setAttr("sym_name", Attribute::string(name));
+  f.body = f.fn->addRegion()->addBlock();
+  return f;
+}
+
+void finish(Module& module, StepFunction f, const std::vector<Value*>& results, const Location& here) {
+  auto ret = std::make_unique<Operation>("func.return", here);
+  for (Value* v : results) {
+    ret->addOperand(v);
+    f.type.results.push_back(v->type());
+  }
+  f.body->append(std::move(ret));
+  f.fn->setAttr("function_type", Attribute::functionType(f.type));
+  module.append(std::move(f.fn));
+}
+
+// The loss program's operands on this rank: the buffers the loss updates are taken from rank 0
+// (DDP's broadcast_buffers, before every forward pass); the RNG state of dropout is not one of
+// them (it is the same on every rank, from the same weights, as torch's generator is under one seed).
+std::vector<Value*> lossOperands(OpBuilder& b, const TrainingPackage& pkg, const std::vector<Value*>& lossArgs,
+                                 int64_t worldSize) {
+  std::vector<Value*> operands = lossArgs;
+  for (size_t a : pkg.bufferUpdateArguments()) {
+    if (static_cast<int64_t>(a) == pkg.rngStateArgument()) continue;
+    operands[a] = b.create("stablehlo.collective_broadcast", {lossArgs[a]}, {{"replica_groups", everyRank(worldSize)}})
+                      ->result(0);
+  }
+  return operands;
+}
+
+}  // namespace
+
+Status addDataParallelSteps(const TrainingPackage& pkg, Module& module, const DataParallelOptions& options) {
+  if (options.worldSize < 1) return invalidArgument("data parallel: the world size must be at least 1");
+  for (const char* fn : {kValueAndGrad, "train_step"})
+    if (!module.lookupFunction(fn)) return invalidArgument("data parallel: the train-step module has no @" + std::string(fn));
+  const int64_t n = options.worldSize;
+  const std::vector<std::vector<size_t>> buckets = gradientBuckets(pkg, options);
+  const size_t numParams = pkg.paramArguments().size(), numBuffers = pkg.bufferUpdateArguments().size(),
+               numState = pkg.state().size();
+  Location here;
+  here.file = pkg.path(pkg.lossFile());
+  here.line = 1;
+  here.column = 1;
+  const Type i64 = Type::tensor({}, ElementType::kSI64);
+  const Type lrType = Type::tensor({static_cast<int64_t>(pkg.numParamGroups())}, ElementType::kF32);
+  std::vector<Type> lossTypes;
+  for (const LossArgument& a : pkg.lossArguments()) lossTypes.push_back(Type::tensor(a.shape, a.dtype));
+
+  // @train_step_dp(loss args..., state..., step, lr) -> (loss, new params..., new buffers..., new state...)
+  {
+    StepFunction f = newFunction("train_step_dp", here);
+    std::vector<Value*> lossArgs, stateArgs;
+    for (size_t i = 0; i < lossTypes.size(); ++i) lossArgs.push_back(f.argument(lossTypes[i], pkg.lossArguments()[i].name));
+    for (const StateTensor& s : pkg.state()) stateArgs.push_back(f.argument(Type::tensor(s.shape, s.dtype), s.name));
+    Value* step = f.argument(i64, "step");
+    Value* lr = f.argument(lrType, "lr");
+    OpBuilder b(f.body, here, &module);
+    Operation* vg = b.create("func.call", lossOperands(b, pkg, lossArgs, n), {{"callee", Attribute::symbolRef(kValueAndGrad)}},
+                             {}, 1 + numBuffers + numParams);
+    WF_RETURN_IF_ERROR(b.status());
+    std::vector<Value*> grads;
+    for (size_t i = 0; i < numParams; ++i) grads.push_back(vg->result(1 + numBuffers + i));
+    std::vector<Value*> averaged = averageBuckets(b, grads, buckets, n);
+    WF_RETURN_IF_ERROR(b.status());
+    std::vector<Value*> optOperands;
+    for (size_t a : pkg.paramArguments()) optOperands.push_back(lossArgs[a]);
+    optOperands.insert(optOperands.end(), averaged.begin(), averaged.end());
+    optOperands.insert(optOperands.end(), stateArgs.begin(), stateArgs.end());
+    optOperands.push_back(step);
+    optOperands.push_back(lr);
+    Operation* update = b.create("func.call", optOperands, {{"callee", Attribute::symbolRef(pkg.optimizerEntry())}}, {},
+                                 numParams + numState);
+    WF_RETURN_IF_ERROR(b.status());
+    std::vector<Value*> results = {vg->result(0)};
+    for (size_t i = 0; i < numParams; ++i) results.push_back(update->result(i));
+    for (size_t k = 0; k < numBuffers; ++k) results.push_back(vg->result(1 + k));
+    for (size_t s = 0; s < numState; ++s) results.push_back(update->result(numParams + s));
+    finish(module, std::move(f), results, here);
+  }
+
+  // @train_step_accumulate_dp(loss args..., state..., grad_acc..., step, lr, micro_batch, micro_batches)
+  //     -> (loss, new params..., new buffers..., new state..., new grad_acc...)
+  {
+    StepFunction f = newFunction("train_step_accumulate_dp", here);
+    std::vector<Value*> lossArgs, stateArgs, accArgs;
+    for (size_t i = 0; i < lossTypes.size(); ++i) lossArgs.push_back(f.argument(lossTypes[i], pkg.lossArguments()[i].name));
+    for (const StateTensor& s : pkg.state()) stateArgs.push_back(f.argument(Type::tensor(s.shape, s.dtype), s.name));
+    for (size_t a : pkg.paramArguments()) accArgs.push_back(f.argument(lossTypes[a], "grad_acc." + pkg.lossArguments()[a].name));
+    Value* step = f.argument(i64, "step");
+    Value* lr = f.argument(lrType, "lr");
+    Value* micro = f.argument(i64, "micro_batch");
+    Value* micros = f.argument(i64, "micro_batches");
+    OpBuilder b(f.body, here, &module);
+    Operation* vg = b.create("func.call", lossOperands(b, pkg, lossArgs, n), {{"callee", Attribute::symbolRef(kValueAndGrad)}},
+                             {}, 1 + numBuffers + numParams);
+    WF_RETURN_IF_ERROR(b.status());
+    // grad_acc += grad / K on every micro-batch, as train_step_accumulate does; no communication.
+    std::vector<Value*> newAcc;
+    for (size_t i = 0; i < numParams; ++i) {
+      Value* g = vg->result(1 + numBuffers + i);
+      const Type& t = g->type();
+      Value* invK = b.div(b.scalar(t.elementType(), 1), b.convert(micros, t.elementType()));
+      newAcc.push_back(b.add(accArgs[i], b.mul(g, b.broadcastInDim(invK, t, {}))));
+    }
+    Value* last = b.compare(micro, b.sub(micros, b.scalar(ElementType::kSI64, 1)), "EQ");
+    WF_RETURN_IF_ERROR(b.status());
+    // Only the last micro-batch all-reduces and updates (DDP outside no_sync): a branch, so that
+    // the others send nothing.
+    Status branches = Status::ok();
+    auto buildBranches = [&](Operation* op) {
+      // then: average the accumulated gradients over the ranks, update, restart the accumulators.
+      OpBuilder t(op->addRegion()->addBlock(), here, &module);
+      std::vector<Value*> averaged = averageBuckets(t, newAcc, buckets, n);
+      std::vector<Value*> optOperands;
+      for (size_t a : pkg.paramArguments()) optOperands.push_back(lossArgs[a]);
+      optOperands.insert(optOperands.end(), averaged.begin(), averaged.end());
+      optOperands.insert(optOperands.end(), stateArgs.begin(), stateArgs.end());
+      optOperands.push_back(step);
+      optOperands.push_back(lr);
+      Operation* update = t.create("func.call", optOperands, {{"callee", Attribute::symbolRef(pkg.optimizerEntry())}}, {},
+                                   numParams + numState);
+      std::vector<Value*> thenResults;
+      if (t.ok()) {
+        for (size_t i = 0; i < numParams + numState; ++i) thenResults.push_back(update->result(i));
+        for (Value* acc : newAcc) thenResults.push_back(t.zeros(acc->type()));
+      }
+      branches = t.status();
+      auto thenRet = std::make_unique<Operation>("stablehlo.return", here);
+      for (Value* v : thenResults) thenRet->addOperand(v);
+      t.block()->append(std::move(thenRet));
+      // else: parameters and state as they were, the accumulators carried on.
+      Block* otherwise = op->addRegion()->addBlock();
+      auto elseRet = std::make_unique<Operation>("stablehlo.return", here);
+      for (size_t a : pkg.paramArguments()) elseRet->addOperand(lossArgs[a]);
+      for (Value* s : stateArgs) elseRet->addOperand(s);
+      for (Value* acc : newAcc) elseRet->addOperand(acc);
+      otherwise->append(std::move(elseRet));
+    };
+    Operation* branch = b.create("stablehlo.if", {last}, {}, {}, 2 * numParams + numState, buildBranches);
+    WF_RETURN_IF_ERROR(branches);
+    WF_RETURN_IF_ERROR(b.status());
+    std::vector<Value*> results = {vg->result(0)};
+    for (size_t i = 0; i < numParams; ++i) results.push_back(branch->result(i));
+    for (size_t k = 0; k < numBuffers; ++k) results.push_back(vg->result(1 + k));
+    for (size_t s = 0; s < numState; ++s) results.push_back(branch->result(numParams + s));
+    for (size_t i = 0; i < numParams; ++i) results.push_back(branch->result(numParams + numState + i));
+    finish(module, std::move(f), results, here);
+  }
+  Status verified = verifyModule(module);
+  if (!verified.isOk()) return internalError("the data-parallel train-step program does not verify: " + verified.message());
+  return Status::ok();
+}
+
+}  // namespace wf::train
