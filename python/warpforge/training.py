@@ -195,6 +195,10 @@ def export_training(model: torch.nn.Module, example_batch, loss_fn, out_dir, opt
         golden["low_precision"] = _low_precision_reference(model, optimizer, lr_schedule, loss_fn, batch, batch_names,
                                                            spec, schedule, golden_steps, weights, golden_device,
                                                            accumulation_steps, golden_files, low)
+    elif golden_steps > 1:
+        golden["float64"] = _float64_trajectory(model, optimizer, lr_schedule, loss_fn, batch, batch_names, spec,
+                                                schedule, golden_steps, weights, golden_device, accumulation_steps,
+                                                golden_files)
 
     ddp_section = None
     if world_size is not None:
@@ -303,6 +307,45 @@ def _autocast_dtype(ep, requested):
     if len(found) > 1:
         raise TrainingExportError(f"the loss computes in several low-precision types {sorted(map(str, found))}")
     return _LOW_DTYPES[found.pop()] if found and params <= {torch.float32} else None
+
+
+def _float64_trajectory(model, optimizer, scheduler, loss_fn, batch, batch_names, spec, schedule, steps, weights0,
+                        device, accumulation_steps, golden_files) -> dict:
+    """The golden steps again in float64, from the same weights on the same batches, and how far
+    PyTorch's float32 run is from that one at every step: the loss, every recorded gradient (its
+    largest absolute difference, per step and parameter) and the final weights and optimizer state (per tensor).
+    After step 1 the two float32 runs, PyTorch's and WarpForge's, each carry their own rounding
+    forward, where a ReLU or BatchNorm can amplify it; `validate --training` lets WarpForge differ
+    from PyTorch by the tolerance plus twice PyTorch's own distance from the float64 run (compare.h's
+    float64 rule, at the later steps)."""
+    recorded = golden_files.get("golden/grads.safetensors", {})
+    names = [p.name for p in spec.params]
+    grad_error = torch.zeros(steps, len(names), dtype=torch.float64)
+
+    def compare(step, grads):
+        for j, name in enumerate(names):
+            g32 = recorded.get(f"{step}.{name}")
+            if g32 is not None and name in grads:
+                grad_error[step - 1, j] = (g32.double() - grads[name].double().cpu()).abs().max()
+
+    with _DropoutOff():
+        _, ref = _golden_steps(model, optimizer, scheduler, loss_fn, batch, batch_names, spec, schedule, steps,
+                               weights0, torch.device(device), False, accumulation_steps, dtype=torch.float64,
+                               on_grads=compare)
+    torch_loss = golden_files["golden/loss.safetensors"]["loss"].double()
+    ref_loss = ref["golden/loss.safetensors"]["loss"].double()
+    tensors = {"loss": ref_loss, "loss_error": (torch_loss - ref_loss).abs(), "grad_error": grad_error}
+    final32, final64 = golden_files["golden/weights_final.safetensors"], ref["golden/weights_final.safetensors"]
+    for k, w in final32.items():
+        if k in final64 and w.is_floating_point():
+            tensors[f"weight_error.{k}"] = (w.double() - final64[k].double()).abs().max().reshape(())
+    state32, state64 = (golden_files["golden/optimizer_state_final.safetensors"],
+                        ref["golden/optimizer_state_final.safetensors"])
+    for k, v in state32.items():
+        if k in state64 and v.is_floating_point():
+            tensors[f"state_error.{k}"] = (v.double() - state64[k].double()).abs().max().reshape(())
+    golden_files["golden/float64.safetensors"] = tensors
+    return {"file": "golden/float64.safetensors", "params": names}
 
 
 def _rel_l2(x, ref):
@@ -604,9 +647,10 @@ def _backward(model, loss_fn, micro_batches):
 
 
 def _golden_steps(model, optimizer, scheduler, loss_fn, batch, batch_names, spec, schedule, steps, weights0, device,
-                  all_grads_recorded, accumulation_steps=1, dtype=None):
+                  all_grads_recorded, accumulation_steps=1, dtype=None, on_grads=None):
     """dtype: run in that floating type instead of the model's (the float64 reference of a mixed
-    precision package), without the float64 gradients."""
+    precision package), without the float64 gradients. on_grads(step, {param name: gradient}) is
+    called at every step, before the update."""
     g_model, g_opt, g_sched = copy.deepcopy((model, optimizer, scheduler))
     g_model.to(device=device, dtype=dtype)  # moves the parameters in place: the copied optimizer keeps them
     g_model.train()
@@ -631,6 +675,8 @@ def _golden_steps(model, optimizer, scheduler, loss_fn, batch, batch_names, spec
         step_losses, loss = _backward(g_model, loss_fn, micro_batches)
         micro_losses.append(torch.stack(step_losses))
         losses.append(loss)
+        if on_grads is not None:
+            on_grads(step, {p.name: params[p.name].grad for p in spec.params if params[p.name].grad is not None})
         if all_grads_recorded or step == 1:
             all_grads.update({f"{step}.{p.name}": _host(params[p.name].grad) for p in spec.params
                               if params[p.name].grad is not None})
