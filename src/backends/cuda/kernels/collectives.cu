@@ -567,13 +567,13 @@ Expected<CollectiveKernel> lowerCollective(const Operation& op, const ProcessCon
   // its workspace for the gathered copies).
   const size_t workspaceBefore = ctx.workspaceBytes;
   WF_ASSIGN_OR_RETURN(CollectiveKernel gathered, lowerFromGroup(l));
-  if (!gathered.onCommStream) return gathered;  // a group of one, or no group: nobody to meet
+  if (!gathered.onCommStream) return Expected<CollectiveKernel>(std::move(gathered));  // a group of one, or no group: nobody to meet
   const size_t workspaceGathered = ctx.workspaceBytes;
   ctx.workspaceBytes = workspaceBefore;
   WF_ASSIGN_OR_RETURN(std::optional<CollectiveKernel> direct, lowerDirectJobCollective(op, process, ctx));
   if (direct) return std::move(*direct);
   ctx.workspaceBytes = workspaceGathered;
-  return gathered;
+  return Expected<CollectiveKernel>(std::move(gathered));
 }
 
 Status CommKernel::launch(const LaunchContext& ctx, std::span<void* const> in, std::span<void* const> out) {
