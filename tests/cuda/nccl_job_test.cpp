@@ -297,141 +297,215 @@ void expectJobMatchesGrid(dist::Job& job, const std::string& text, const std::ve
   }
 }
 
-// Every collective at once, with compute between them: several in flight together on the
-// communication stream while the compute stream goes on, direct and gathered forms.
-TEST(NcclJob, StableHloCollectivesMatchInterpreter) {
-  WF_REQUIRE_JOB(job);
-  const int64_t n = job->world().size();
-  const std::string f32x = dims({2 * n, 6}, "f32"), bfb = dims({5, n}, "bf16"), i32k = dims({7}, "i32");
+// A function built op by op: each `result` line adds a returned value with its type and the
+// tolerance it is compared with.
+struct Program {
+  std::string params, body, results, resultTypes;
+  std::vector<Type> argTypes;
+  std::vector<Tolerance> tolerances;
+  void arg(const std::string& name, const Type& type) {
+    params += (params.empty() ? "" : ", ") + name + ": " + type.toString();
+    argTypes.push_back(type);
+  }
+  void op(const std::string& line) { body += "  " + line + "\n"; }
+  void result(const std::string& value, const std::string& type, Tolerance tol) {
+    results += (results.empty() ? "" : ", ") + value;
+    resultTypes += (resultTypes.empty() ? "" : ", ") + type;
+    tolerances.push_back(tol);
+  }
+  std::string text() const {
+    return "func.func @p(" + params + ") -> (" + resultTypes + ") {\n" + body + "  return " + results + " : " +
+           resultTypes + "\n}\n";
+  }
+};
+
+// Every collective at once, with compute between them, for a job of `n` ranks: several in flight
+// together on the communication stream while the compute stream goes on, direct and gathered
+// forms.
+Program everyCollective(int64_t n) {
+  const std::string nStr = std::to_string(n);
+  const std::string x = dims({2 * n, 6}, "f32"), b = dims({5, n}, "bf16"), k = dims({7}, "i32"),
+                    w = dims({7}, "f32"), p = dims({2 * n, 6}, "i1");
   std::vector<std::vector<int64_t>> ring, everyone(1), singles, broadcastGroup(1);
-  for (int64_t k = 0; k < n; ++k) {
-    ring.push_back({k, (k + 1) % n});
-    everyone[0].push_back(k);
-    singles.push_back({k});
-    broadcastGroup[0].push_back((k + n - 1) % n);  // the last rank is the root
+  for (int64_t r = 0; r < n; ++r) {
+    ring.push_back({r, (r + 1) % n});
+    everyone[0].push_back(r);
+    singles.push_back({r});
+    broadcastGroup[0].push_back((r + n - 1) % n);  // the last rank is the root
   }
   const std::string all = "replica_groups = " + i64Rows(everyone);
-  const std::string nStr = std::to_string(n);
-  // Results: %s sum, %v#0..2 variadic sums, %m max (gathered), %o i1 or (gathered), %g0 / %g1
-  // all_gather dim 0 (direct) / 1 (gathered), %r0 / %r1 reduce_scatter dim 0 (direct) / 1
-  // (gathered, bf16), %a0 / %a1 all_to_all direct / gathered, %pm permute, %bc broadcast, %sg a
-  // group of one each (local), %id replica_id, %z work after.
-  const std::string text =
-      "func.func @p(%x: " + f32x + ", %b: " + bfb + ", %k: " + i32k + ") -> (" + f32x + ", " + f32x + ", " + bfb +
-      ", " + i32k + ", " + f32x + ", " + dims({2 * n, 6}, "i1") + ", " + dims({2 * n * n, 6}, "f32") + ", " +
-      dims({2 * n, 6 * n}, "f32") + ", " + dims({2, 6}, "f32") + ", " + dims({5, 1}, "bf16") + ", " + f32x + ", " +
-      dims({2, 6 * n}, "f32") + ", " + f32x + ", " + bfb + ", " + f32x + ", tensor<ui32>, " + f32x + ") {\n" +
-      "  %y = stablehlo.multiply %x, %x : " + f32x + "\n" +
-      "  %s = \"stablehlo.all_reduce\"(%y) " + reducer("add", "f32") + " {" + all + "} : (" + f32x + ") -> " + f32x +
-      "\n" + "  %v:3 = \"stablehlo.all_reduce\"(%y, %b, %k) " + reducer("add", "f32") + " {" + all + "} : (" + f32x +
-      ", " + bfb + ", " + i32k + ") -> (" + f32x + ", " + bfb + ", " + i32k + ")\n" +
-      "  %m = \"stablehlo.all_reduce\"(%x) " + reducer("maximum", "f32") + " {" + all + "} : (" + f32x + ") -> " +
-      f32x + "\n" + "  %zero = stablehlo.constant dense<0.0> : " + f32x + "\n" +
-      "  %pos = stablehlo.compare GT, %x, %zero : (" + f32x + ", " + f32x + ") -> " + dims({2 * n, 6}, "i1") + "\n" +
-      "  %o = \"stablehlo.all_reduce\"(%pos) " + reducer("or", "i1") + " {" + all + "} : (" + dims({2 * n, 6}, "i1") +
-      ") -> " + dims({2 * n, 6}, "i1") + "\n" +
-      "  %g0 = \"stablehlo.all_gather\"(%x) {" + all + ", all_gather_dim = 0 : i64} : (" + f32x + ") -> " +
-      dims({2 * n * n, 6}, "f32") + "\n" +
-      "  %g1 = \"stablehlo.all_gather\"(%y) {" + all + ", all_gather_dim = 1 : i64} : (" + f32x + ") -> " +
-      dims({2 * n, 6 * n}, "f32") + "\n" +
-      "  %r0 = \"stablehlo.reduce_scatter\"(%y) " + reducer("add", "f32") + " {" + all +
-      ", scatter_dimension = 0 : i64} : (" + f32x + ") -> " + dims({2, 6}, "f32") + "\n" +
-      "  %r1 = \"stablehlo.reduce_scatter\"(%b) " + reducer("add", "bf16") + " {" + all +
-      ", scatter_dimension = 1 : i64} : (" + bfb + ") -> " + dims({5, 1}, "bf16") + "\n" +
-      "  %a0 = \"stablehlo.all_to_all\"(%x) {" + all + ", split_dimension = 0 : i64, concat_dimension = 0 : i64, " +
-      "split_count = " + nStr + " : i64} : (" + f32x + ") -> " + f32x + "\n" +
-      "  %a1 = \"stablehlo.all_to_all\"(%y) {" + all + ", split_dimension = 0 : i64, concat_dimension = 1 : i64, " +
-      "split_count = " + nStr + " : i64} : (" + f32x + ") -> " + dims({2, 6 * n}, "f32") + "\n" +
-      "  %pm = \"stablehlo.collective_permute\"(%x) {source_target_pairs = " + i64Rows(ring) + "} : (" + f32x +
-      ") -> " + f32x + "\n" +
-      "  %bc = \"stablehlo.collective_broadcast\"(%b) {replica_groups = " + i64Rows(broadcastGroup) + "} : (" + bfb +
-      ") -> " + bfb + "\n" +
-      "  %sg = \"stablehlo.all_reduce\"(%x) " + reducer("add", "f32") + " {replica_groups = " + i64Rows(singles) +
-      "} : (" + f32x + ") -> " + f32x + "\n" +
-      "  %id = stablehlo.replica_id : tensor<ui32>\n" +
-      "  %z = stablehlo.add %s, %y : " + f32x + "\n" +
-      "  return %s, %v#0, %v#1, %v#2, %m, %o, %g0, %g1, %r0, %r1, %a0, %a1, %pm, %bc, %sg, %id, %z : " + f32x + ", " +
-      f32x + ", " + bfb + ", " + i32k + ", " + f32x + ", " + dims({2 * n, 6}, "i1") + ", " +
-      dims({2 * n * n, 6}, "f32") + ", " + dims({2 * n, 6 * n}, "f32") + ", " + dims({2, 6}, "f32") + ", " +
-      dims({5, 1}, "bf16") + ", " + f32x + ", " + dims({2, 6 * n}, "f32") + ", " + f32x + ", " + bfb + ", " + f32x +
-      ", tensor<ui32>, " + f32x + "\n}\n";
   // NCCL's sums of more than two ranks add in ring order, not group order.
   const Tolerance sumF32{1e-5, 1e-5}, sumBF16{1.6e-2, 1e-2}, exact{0, 0};
-  const std::vector<Tolerance> tol = {sumF32, sumF32, sumBF16, exact, exact, exact, exact, exact, sumF32,
-                                      sumBF16, exact, exact,   exact, exact, exact, exact, sumF32};
-  expectJobMatchesGrid(*job, text, {Type::tensor({2 * n, 6}, ElementType::kF32), Type::tensor({5, n}, ElementType::kBF16),
-                                    Type::tensor({7}, ElementType::kSI32)},
-                       tol);
+  Program g;
+  g.arg("%x", Type::tensor({2 * n, 6}, ElementType::kF32));
+  g.arg("%b", Type::tensor({5, n}, ElementType::kBF16));
+  g.arg("%k", Type::tensor({7}, ElementType::kSI32));
+  g.arg("%w", Type::tensor({7}, ElementType::kF32));
+  g.op("%y = stablehlo.multiply %x, %x : " + x);
+  // all_reduce: direct sums (f32, one variadic over three operands, bf16, i32) and integer max;
+  // gathered: float max (NaN-propagating) and i1 or.
+  g.op("%s = \"stablehlo.all_reduce\"(%y) " + reducer("add", "f32") + " {" + all + "} : (" + x + ") -> " + x);
+  g.result("%s", x, sumF32);
+  g.op("%v:3 = \"stablehlo.all_reduce\"(%y, %x, %w) " + reducer("add", "f32") + " : (" + x + ", " + x + ", " + w +
+       ") -> (" + x + ", " + x + ", " + w + ")");
+  g.result("%v#0", x, sumF32);
+  g.result("%v#1", x, sumF32);
+  g.result("%v#2", w, sumF32);
+  g.op("%bs = \"stablehlo.all_reduce\"(%b) " + reducer("add", "bf16") + " : (" + b + ") -> " + b);
+  g.result("%bs", b, sumBF16);
+  g.op("%ks = \"stablehlo.all_reduce\"(%k) " + reducer("add", "i32") + " : (" + k + ") -> " + k);
+  g.result("%ks", k, exact);
+  g.op("%km = \"stablehlo.all_reduce\"(%k) " + reducer("maximum", "i32") + " : (" + k + ") -> " + k);
+  g.result("%km", k, exact);
+  g.op("%m = \"stablehlo.all_reduce\"(%x) " + reducer("maximum", "f32") + " {" + all + "} : (" + x + ") -> " + x);
+  g.result("%m", x, exact);
+  g.op("%zero = stablehlo.constant dense<0.0> : " + x);
+  g.op("%pos = stablehlo.compare GT, %x, %zero : (" + x + ", " + x + ") -> " + p);
+  g.op("%o = \"stablehlo.all_reduce\"(%pos) " + reducer("or", "i1") + " : (" + p + ") -> " + p);
+  g.result("%o", p, exact);
+  // all_gather: dim 0 direct, dim 1 gathered then copied into place.
+  g.op("%g0 = \"stablehlo.all_gather\"(%x) {" + all + ", all_gather_dim = 0 : i64} : (" + x + ") -> " +
+       dims({2 * n * n, 6}, "f32"));
+  g.result("%g0", dims({2 * n * n, 6}, "f32"), exact);
+  g.op("%g1 = \"stablehlo.all_gather\"(%y) {" + all + ", all_gather_dim = 1 : i64} : (" + x + ") -> " +
+       dims({2 * n, 6 * n}, "f32"));
+  g.result("%g1", dims({2 * n, 6 * n}, "f32"), exact);
+  // reduce_scatter: dim 0 direct (f32), dim 1 gathered and folded (bf16).
+  g.op("%r0 = \"stablehlo.reduce_scatter\"(%y) " + reducer("add", "f32") + " {" + all +
+       ", scatter_dimension = 0 : i64} : (" + x + ") -> " + dims({2, 6}, "f32"));
+  g.result("%r0", dims({2, 6}, "f32"), sumF32);
+  g.op("%r1 = \"stablehlo.reduce_scatter\"(%b) " + reducer("add", "bf16") + " {" + all +
+       ", scatter_dimension = 1 : i64} : (" + b + ") -> " + dims({5, 1}, "bf16"));
+  g.result("%r1", dims({5, 1}, "bf16"), sumBF16);
+  // all_to_all: direct (split and concat along dim 0), gathered (concat along dim 1).
+  g.op("%a0 = \"stablehlo.all_to_all\"(%x) {" + all + ", split_dimension = 0 : i64, concat_dimension = 0 : i64, " +
+       "split_count = " + nStr + " : i64} : (" + x + ") -> " + x);
+  g.result("%a0", x, exact);
+  g.op("%a1 = \"stablehlo.all_to_all\"(%y) {" + all + ", split_dimension = 0 : i64, concat_dimension = 1 : i64, " +
+       "split_count = " + nStr + " : i64} : (" + x + ") -> " + dims({2, 6 * n}, "f32"));
+  g.result("%a1", dims({2, 6 * n}, "f32"), exact);
+  // collective_permute around the ring; collective_broadcast from the last rank.
+  g.op("%pm = \"stablehlo.collective_permute\"(%x) {source_target_pairs = " + i64Rows(ring) + "} : (" + x + ") -> " +
+       x);
+  g.result("%pm", x, exact);
+  g.op("%bc = \"stablehlo.collective_broadcast\"(%b) {replica_groups = " + i64Rows(broadcastGroup) + "} : (" + b +
+       ") -> " + b);
+  g.result("%bc", b, exact);
+  // Groups of one rank each: local (at world size 1, the whole job).
+  g.op("%sg = \"stablehlo.all_reduce\"(%x) " + reducer("add", "f32") + " {replica_groups = " + i64Rows(singles) +
+       "} : (" + x + ") -> " + x);
+  g.result("%sg", x, exact);
+  g.op("%id = stablehlo.replica_id : tensor<ui32>");
+  g.result("%id", "tensor<ui32>", exact);
+  g.op("%z = stablehlo.add %s, %y : " + x);
+  g.result("%z", x, sumF32);
+  return g;
 }
 
 // A gradient bucket: one all_reduce of 100 operands of assorted sizes (more than a step's
 // buffers on the stack), its sums read only at the end, while the compute in between reuses
 // memory: the operands must stay live until then.
-TEST(NcclJob, VariadicBucketOverlapsCompute) {
-  WF_REQUIRE_JOB(job);
+Program gradientBucket() {
   const int numGradients = 100;
-  std::vector<Type> argTypes;
-  std::string params, operands, types, body;
+  Program g;
+  std::string operands, types;
+  std::vector<Type> grads;
   for (int i = 0; i < numGradients; ++i) {
-    const Type t = Type::tensor({1 + (i * 37) % 300}, ElementType::kF32);
-    argTypes.push_back(t);
-    params += (i ? ", %g" : "%g") + std::to_string(i) + ": " + t.toString();
-    types += (i ? ", " : "") + t.toString();
+    grads.push_back(Type::tensor({1 + (i * 37) % 300}, ElementType::kF32));
+    g.arg("%g" + std::to_string(i), grads.back());
+    types += (i ? ", " : "") + grads.back().toString();
   }
   const Type big = Type::tensor({256, 256}, ElementType::kF32);
-  argTypes.push_back(big);
+  const std::string bigT = big.toString();
+  g.arg("%w", big);
   // Squares of the gradients (so that their buffers are intermediates, free to reuse), then the
   // bucket, then a chain of matrix products that needs memory, then the sums.
   for (int i = 0; i < numGradients; ++i) {
-    body += "  %q" + std::to_string(i) + " = stablehlo.multiply %g" + std::to_string(i) + ", %g" + std::to_string(i) +
-            " : " + argTypes[static_cast<size_t>(i)].toString() + "\n";
-    operands += (i ? ", %q" : "%q") + std::to_string(i);
+    const std::string id = std::to_string(i);
+    g.op("%q" + id + " = stablehlo.multiply %g" + id + ", %g" + id + " : " + grads[static_cast<size_t>(i)].toString());
+    operands += (i ? ", %q" : "%q") + id;
   }
-  body += "  %s:" + std::to_string(numGradients) + " = \"stablehlo.all_reduce\"(" + operands + ") " +
-          reducer("add", "f32") + " : (" + types + ") -> (" + types + ")\n";
+  g.op("%s:" + std::to_string(numGradients) + " = \"stablehlo.all_reduce\"(" + operands + ") " +
+       reducer("add", "f32") + " : (" + types + ") -> (" + types + ")");
   std::string prev = "%w";
   for (int i = 0; i < 6; ++i) {
     const std::string next = "%c" + std::to_string(i);
-    body += "  " + next + " = stablehlo.dot_general " + prev + ", %w, contracting_dims = [1] x [0] : (" +
-            big.toString() + ", " + big.toString() + ") -> " + big.toString() + "\n";
-    body += "  " + next + "t = stablehlo.tanh " + next + " : " + big.toString() + "\n";
+    g.op(next + " = stablehlo.dot_general " + prev + ", %w, contracting_dims = [1] x [0] : (" + bigT + ", " + bigT +
+         ") -> " + bigT);
+    g.op(next + "t = stablehlo.tanh " + next + " : " + bigT);
     prev = next + "t";
   }
-  std::string results = prev, resultTypes = big.toString();
-  for (int i = 0; i < numGradients; i += 9) {
-    results += ", %s#" + std::to_string(i);
-    resultTypes += ", " + argTypes[static_cast<size_t>(i)].toString();
-  }
-  const std::string text = "func.func @p(" + params + ", %w: " + big.toString() + ") -> (" + resultTypes + ") {\n" +
-                           body + "  return " + results + " : " + resultTypes + "\n}\n";
-  std::vector<Tolerance> tol(1, Tolerance{0, 0, 1e-4});  // the products: cuBLAS beside the interpreter
-  for (int i = 0; i < numGradients; i += 9) tol.push_back({1e-5, 1e-5});
-  expectJobMatchesGrid(*job, text, argTypes, tol);
+  g.result(prev, bigT, Tolerance{0, 0, 1e-4});  // the products: cuBLAS beside the interpreter
+  for (int i = 0; i < numGradients; i += 9)
+    g.result("%s#" + std::to_string(i), grads[static_cast<size_t>(i)].toString(), Tolerance{1e-5, 1e-5});
+  return g;
 }
 
 // Collectives inside a loop and after it: each iteration's all_reduce ends before the jump back.
+Program collectiveInLoop() {
+  const std::string t = "tensor<64xf32>";
+  Program g;
+  g.arg("%x", Type::tensor({64}, ElementType::kF32));
+  g.op("%c0 = stablehlo.constant dense<0> : tensor<i64>");
+  g.op("%c1 = stablehlo.constant dense<1> : tensor<i64>");
+  g.op("%c3 = stablehlo.constant dense<3> : tensor<i64>");
+  g.op("%w:2 = stablehlo.while(%i = %c0, %v = %x) : tensor<i64>, " + t + "\n" +
+       "    cond {\n"
+       "      %lt = stablehlo.compare LT, %i, %c3 : (tensor<i64>, tensor<i64>) -> tensor<i1>\n"
+       "      stablehlo.return %lt : tensor<i1>\n"
+       "    } do {\n"
+       "      %h = stablehlo.multiply %v, %v : " + t + "\n" +
+       "      %s = \"stablehlo.all_reduce\"(%h) " + reducer("add", "f32") + " : (" + t + ") -> " + t + "\n" +
+       "      %u = stablehlo.tanh %s : " + t + "\n" +
+       "      %n = stablehlo.add %i, %c1 : tensor<i64>\n"
+       "      stablehlo.return %n, %u : tensor<i64>, " + t + "\n" +
+       "    }");
+  g.op("%p = \"stablehlo.all_reduce\"(%w#1) " + reducer("add", "f32") + " : (" + t + ") -> " + t);
+  g.result("%p", t, Tolerance{1e-4, 1e-5});
+  return g;
+}
+
+TEST(NcclJob, StableHloCollectivesMatchInterpreter) {
+  WF_REQUIRE_JOB(job);
+  const Program g = everyCollective(job->world().size());
+  expectJobMatchesGrid(*job, g.text(), g.argTypes, g.tolerances);
+}
+
+TEST(NcclJob, VariadicBucketOverlapsCompute) {
+  WF_REQUIRE_JOB(job);
+  const Program g = gradientBucket();
+  expectJobMatchesGrid(*job, g.text(), g.argTypes, g.tolerances);
+}
+
 TEST(NcclJob, CollectiveInLoop) {
   WF_REQUIRE_JOB(job);
-  const std::string t = "tensor<64xf32>";
-  const std::string text = "func.func @p(%x: " + t + ") -> " + t + " {\n" +
-                           "  %c0 = stablehlo.constant dense<0> : tensor<i64>\n"
-                           "  %c1 = stablehlo.constant dense<1> : tensor<i64>\n"
-                           "  %c3 = stablehlo.constant dense<3> : tensor<i64>\n"
-                           "  %w:2 = stablehlo.while(%i = %c0, %v = %x) : tensor<i64>, " + t + "\n" +
-                           "    cond {\n"
-                           "      %lt = stablehlo.compare LT, %i, %c3 : (tensor<i64>, tensor<i64>) -> tensor<i1>\n"
-                           "      stablehlo.return %lt : tensor<i1>\n"
-                           "    } do {\n"
-                           "      %h = stablehlo.multiply %v, %v : " + t + "\n" +
-                           "      %s = \"stablehlo.all_reduce\"(%h) " + reducer("add", "f32") + " : (" + t + ") -> " +
-                           t + "\n" +
-                           "      %u = stablehlo.tanh %s : " + t + "\n" +
-                           "      %n = stablehlo.add %i, %c1 : tensor<i64>\n"
-                           "      stablehlo.return %n, %u : tensor<i64>, " + t + "\n" +
-                           "    }\n" +
-                           "  %p = \"stablehlo.all_reduce\"(%w#1) " + reducer("add", "f32") + " : (" + t + ") -> " +
-                           t + "\n" + "  return %p : " + t + "\n}\n";
-  expectJobMatchesGrid(*job, text, {Type::tensor({64}, ElementType::kF32)}, {Tolerance{1e-4, 1e-5}});
+  const Program g = collectiveInLoop();
+  expectJobMatchesGrid(*job, g.text(), g.argTypes, g.tolerances);
+}
+
+// The programs above are valid StableHLO that the interpreter's grid runs, at the world sizes the
+// GPU runs use (host only: runs without a GPU).
+TEST(NcclJobPrograms, RunOnTheInterpretersGrid) {
+  for (int64_t n : {1, 2, 4}) {
+    for (const Program& g : {everyCollective(n), gradientBucket(), collectiveInLoop()}) {
+      const std::string text = g.text();
+      Module m = parse(text);
+      const Operation* p = m.lookupFunction("p");
+      ASSERT_NE(p, nullptr) << text;
+      ProcessGrid grid;
+      grid.numReplicas = n;
+      for (int64_t r = 0; r < n; ++r) {
+        grid.functions.push_back(p);
+        std::vector<Literal> args;
+        for (const Type& t : g.argTypes) args.push_back(randomLiteral(t));
+        grid.args.push_back(std::move(args));
+      }
+      Expected<std::vector<std::vector<Literal>>> results = runProcessGrid(grid, m, nullptr);
+      ASSERT_TRUE(results) << results.status().toString() << "\n" << text;
+      ASSERT_EQ(results->size(), static_cast<size_t>(n));
+      EXPECT_EQ((*results)[0].size(), g.tolerances.size()) << text;
+    }
+  }
 }
 
 }  // namespace
