@@ -313,7 +313,7 @@ Status Executor::runSteps() {
     // first; before a step that synchronises with the host, bounded by the job's timeout.
     if (!commPending_.empty()) {
       const bool hostSync = step.control == Control::kBranchIfFalse || step.control == Control::kSwitch ||
-                            (step.control == Control::kNone && !step.kernel);
+                            (step.control == Control::kNone && (!step.kernel || (step.meetsPeers && !step.comm)));
       WF_RETURN_IF_ERROR(joinComm(i, hostSync));
     }
     switch (step.control) {

@@ -144,12 +144,12 @@ struct Plan {
 
   // Overlap of a job's collectives (Step::comm) with the compute steps. By step: for a comm step,
   // the step before which the compute stream waits for it: the first later step that reads one
-  // of its results, writes one of its operands, results or workspace, or is a host or control
-  // step (whose host synchronisation must not wait on peers unbounded, and whose jumps must not
-  // carry a collective in flight across a loop's back edge); steps.size() when that is the end
-  // of the run. Its operands, results and workspace stay live until then (memory.h). -1 for the
-  // other steps. A later comm step reading its results needs no wait: the communication stream
-  // runs them in order.
+  // of its results, writes one of its operands, results or workspace, or is a host, control or
+  // other synchronising step (whose host synchronisation must not wait on peers unbounded, and
+  // whose jumps must not carry a collective in flight across a loop's back edge);
+  // steps.size() when that is the end of the run. Its operands, results and workspace stay live
+  // until then (memory.h). -1 for the other steps. A later comm step reading its results needs
+  // no wait: the communication stream runs them in order.
   std::vector<int> commJoin;
 
   // Memory (memory.h: assignSlots).

@@ -816,7 +816,8 @@ void Planner::planCommJoins() {
     for (; join < n; ++join) {
       if (plan_.hoisted[join]) continue;
       const Step& t = plan_.steps[join];
-      if (t.control != Control::kNone || !t.kernel) break;
+      // Host, control and other synchronising steps (a grid, a dynamic root read on the host).
+      if (t.control != Control::kNone || !t.kernel || (t.meetsPeers && !t.comm)) break;
       std::vector<int> written = t.outputBuffers;
       if (t.workspaceBuffer >= 0) written.push_back(t.workspaceBuffer);
       if (any(written, touched)) break;

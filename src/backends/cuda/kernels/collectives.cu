@@ -567,7 +567,8 @@ Expected<CollectiveKernel> lowerCollective(const Operation& op, const ProcessCon
   // its workspace for the gathered copies).
   const size_t workspaceBefore = ctx.workspaceBytes;
   WF_ASSIGN_OR_RETURN(CollectiveKernel gathered, lowerFromGroup(l));
-  if (!gathered.onCommStream) return Expected<CollectiveKernel>(std::move(gathered));  // a group of one, or no group: nobody to meet
+  // A group of one, or no group: nobody to meet.
+  if (!gathered.onCommStream) return Expected<CollectiveKernel>(std::move(gathered));
   const size_t workspaceGathered = ctx.workspaceBytes;
   ctx.workspaceBytes = workspaceBefore;
   WF_ASSIGN_OR_RETURN(std::optional<CollectiveKernel> direct, lowerDirectJobCollective(op, process, ctx));
