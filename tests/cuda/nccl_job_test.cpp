@@ -47,8 +47,10 @@ Expected<std::shared_ptr<dist::Job>> theJob() {
   } else {
     e.storePort = 0;  // alone: rank 0's store on any free port
   }
-  WF_ASSIGN_OR_RETURN(std::unique_ptr<dist::Job> job,
-                      dist::Job::join(e, "nccl", e.localRank, std::chrono::seconds(120)));
+  // WARPFORGE_DIST_TIMEOUT bounds every wait: a rank whose test failed half way makes the
+  // other fail within it instead of hanging.
+  WF_ASSIGN_OR_RETURN(std::chrono::milliseconds timeout, dist::timeoutFromEnvironment());
+  WF_ASSIGN_OR_RETURN(std::unique_ptr<dist::Job> job, dist::Job::join(e, "nccl", e.localRank, timeout));
   jobSlot() = std::move(job);
   return jobSlot();
 }

@@ -237,6 +237,18 @@ Status Executor::joinComm(size_t index, bool hostSync) {
   return Status::ok();
 }
 
+Status Executor::settleComm(const Status& ran, const Status& communicated) {
+  const bool joined = commPending_.empty();
+  commPending_.clear();
+  // A run that stopped part way may leave copies or folds queued behind its collectives on the
+  // communication stream (their NCCL part has ended or was aborted, so they finish): the next
+  // run must not reuse their buffers before they do.
+  if (commStream_ && (!joined || !ran.isOk() || !communicated.isOk()))
+    WF_CUDA_WARN(cudaStreamSynchronize(commStream_.get()));
+  WF_RETURN_IF_ERROR(ran);
+  return communicated;
+}
+
 Status Executor::waitCommWorks() {
   Status first;
   for (CommInFlight& c : commWorks_) {
@@ -426,9 +438,7 @@ Expected<RunResult> Executor::run(std::span<const Literal> args) {
     // Every collective of the run has ended (or failed, bounded by the timeout, aborting the
     // communicator) before anything synchronises with the streams.
     Status communicated = waitCommWorks();
-    commPending_.clear();
-    WF_RETURN_IF_ERROR(ran);
-    WF_RETURN_IF_ERROR(communicated);
+    WF_RETURN_IF_ERROR(settleComm(ran, communicated));
   }
   WF_CUDA_CHECK(cudaEventRecord(runEnd_.get(), stream_.get()));
   for (size_t r = 0; r < plan_.outputs.size(); ++r) {
@@ -494,9 +504,7 @@ Status Executor::runOnDevice(std::span<void* const> args, std::span<void* const>
   if (prologueDirty()) WF_RETURN_IF_ERROR(runPrologue());
   Status ran = runSteps();
   Status communicated = waitCommWorks();
-  commPending_.clear();
-  WF_RETURN_IF_ERROR(ran);
-  WF_RETURN_IF_ERROR(communicated);
+  WF_RETURN_IF_ERROR(settleComm(ran, communicated));
   for (size_t i = 0; i < plan_.outputs.size(); ++i) {
     const auto b = static_cast<size_t>(plan_.bufferOf.at(plan_.outputs[i]));
     if (plan_.bufferBytes[b] > 0)

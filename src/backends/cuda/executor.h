@@ -109,6 +109,9 @@ class Executor {
   Status joinComm(size_t index, bool hostSync);
   // Waits (bounded) for the Works of every collective of this run: the first error, naming its op.
   Status waitCommWorks();
+  // After a run's steps (`ran`) and its Works (`communicated`): forgets the joins still pending;
+  // after a failure, lets the communication stream drain. The first error.
+  Status settleComm(const Status& ran, const Status& communicated);
   // Enqueues the device steps of `segment` (hoisted ones aside), for capture into a graph.
   Status launchDeviceSteps(const GraphSegment& segment);
   Status runHostStep(const Step& step);
