@@ -318,7 +318,8 @@ class NcclCommunicator final : public Communicator, public std::enable_shared_fr
       types.push_back(*t);
       const bool reduces = op.kind == CollectiveOp::Kind::kAllReduce || op.kind == CollectiveOp::Kind::kReduceScatter;
       if (reduces && op.op == ReduceOp::kAvg && !isFloating(op.type))
-        return ready(invalidArgument("nccl " + name + " avg needs a floating-point type, got " + dataTypeName(op.type)));
+        return ready(
+            invalidArgument("nccl " + name + " avg needs a floating-point type, got " + dataTypeName(op.type)));
       const bool p2p = op.kind == CollectiveOp::Kind::kSend || op.kind == CollectiveOp::Kind::kRecv;
       if (p2p && (op.peer < 0 || op.peer >= size_ || op.peer == rank_))
         return ready(invalidArgument("nccl " + name + ": bad peer " + std::to_string(op.peer) + " (rank " +

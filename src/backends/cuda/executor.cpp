@@ -223,8 +223,7 @@ Status Executor::issueCommStep(size_t index, const Step& step) {
   return Status::ok();
 }
 
-Status Executor::joinComm(size_t index, bool hostSync) {
-  if (hostSync) WF_RETURN_IF_ERROR(waitCommWorks());
+Status Executor::joinComm(size_t index) {
   for (size_t k = 0; k < commPending_.size();) {
     const size_t c = commPending_[k];
     if (static_cast<size_t>(plan_.commJoin[c]) <= index) {
@@ -321,13 +320,13 @@ Status Executor::runSteps() {
       ++i;
       continue;
     }
-    // Collectives in flight whose results this step reads (or whose buffers it writes) end
-    // first; before a step that synchronises with the host, bounded by the job's timeout.
-    if (!commPending_.empty()) {
-      const bool hostSync = step.control == Control::kBranchIfFalse || step.control == Control::kSwitch ||
-                            (step.control == Control::kNone && (!step.kernel || (step.meetsPeers && !step.comm)));
-      WF_RETURN_IF_ERROR(joinComm(i, hostSync));
-    }
+    // Before a step that synchronises with the host, every collective of the run so far has
+    // ended (bounded by the job's timeout): the compute stream may wait on any of them. Then
+    // the collectives whose results this step reads (or whose buffers it writes) are joined.
+    const bool hostSync = step.control == Control::kBranchIfFalse || step.control == Control::kSwitch ||
+                          (step.control == Control::kNone && (!step.kernel || (step.meetsPeers && !step.comm)));
+    if (hostSync && !commWorks_.empty()) WF_RETURN_IF_ERROR(waitCommWorks());
+    if (!commPending_.empty()) WF_RETURN_IF_ERROR(joinComm(i));
     switch (step.control) {
       case Control::kJump:
         i = step.targets[0];
@@ -365,7 +364,7 @@ Status Executor::runSteps() {
   }
   eventsRecorded_ = recorded;
   // The collectives still in flight end before the run's results are read.
-  if (!commPending_.empty()) WF_RETURN_IF_ERROR(joinComm(plan_.steps.size(), /*hostSync=*/false));
+  if (!commPending_.empty()) WF_RETURN_IF_ERROR(joinComm(plan_.steps.size()));
   return Status::ok();
 }
 

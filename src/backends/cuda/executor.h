@@ -105,8 +105,8 @@ class Executor {
   // Enqueues step `index`, a job's collective, on the communication stream (executor.h above).
   Status issueCommStep(size_t index, const Step& step);
   // The compute stream waits for the collectives whose join (Plan::commJoin) is step `index`
-  // (steps.size(): the end of the run); with `hostSync`, their Works are waited for first.
-  Status joinComm(size_t index, bool hostSync);
+  // (steps.size(): the end of the run).
+  Status joinComm(size_t index);
   // Waits (bounded) for the Works of every collective of this run: the first error, naming its op.
   Status waitCommWorks();
   // After a run's steps (`ran`) and its Works (`communicated`): forgets the joins still pending;

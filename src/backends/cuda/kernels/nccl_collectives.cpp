@@ -321,7 +321,9 @@ Expected<CollectiveKernel> lowerJobCollectivePermute(const Operation& op, const 
   const ProcessId self = process.self;
   const bool crossPartition = channelGroupStrategy(op) == GroupStrategy::kCrossPartition;
   const int64_t selfId = crossPartition ? self.partition : self.replica;
-  auto processOf = [&](int64_t id) { return crossPartition ? ProcessId{self.replica, id} : ProcessId{id, self.partition}; };
+  auto processOf = [&](int64_t id) {
+    return crossPartition ? ProcessId{self.replica, id} : ProcessId{id, self.partition};
+  };
   auto rankOf = [&](ProcessId p) -> Expected<int> {
     if (p.partition != 0 || p.replica < 0 || p.replica >= process.comm->size())
       return invalidArgument(op.describe() + ": process " + p.toString() + " is outside the job's " +
