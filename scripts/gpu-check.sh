@@ -33,27 +33,9 @@ row() {
 elapsed() { echo "$(( $(date +%s) - $1 ))s"; }
 
 # --- packing mode (on a build machine without a GPU) ---------------------------------------
+source "$ROOT/scripts/gpu-carry.sh"
 if [[ "${WF_GPU_PACK:-0}" == 1 ]]; then
-  CARRY="$BUILD/carry"
-  rm -rf "$CARRY" && mkdir -p "$CARRY/libs"
-  # libwarpforge.so: the C API, for bench/gpu_models.py (which finds it in this folder).
-  for b in warpforge libwarpforge.so tests/cuda/warpforge_cuda_tests; do
-    cp "$BUILD/$b" "$CARRY/" && strip "$CARRY/$(basename "$b")"
-  done
-  # Host libraries the GPU machine may lack (not glibc, libstdc++ or the CUDA libraries).
-  for l in $(ldd "$CARRY/warpforge" | awk '$3 ~ /^\// {print $3}'); do
-    case "$l" in */libc.so*|*/libm.so*|*/libstdc++*|*/libgcc_s*|*/librt*|*/libpthread*|*/libdl*|*/ld-linux*|*cuda*|*cudnn*|*cublas*|*nvrtc*) ;;
-      *) cp -L "$l" "$CARRY/libs/" ;;
-    esac
-  done
-  tar -C "$CARRY" -cJf "$CARRY/hostlibs.tar.xz" libs && rm -rf "$CARRY/libs"
-  # The binaries compressed too (their GPU code compresses well), to stay under what a carry
-  # holds; the GPU machine unpacks them in place.
-  tar -C "$CARRY" -cf - warpforge libwarpforge.so warpforge_cuda_tests | xz -T2 -6 > "$CARRY/bins.tar.xz"
-  rm -f "$CARRY/warpforge" "$CARRY/libwarpforge.so" "$CARRY/warpforge_cuda_tests"
-  # The StableHLO interpreter tests, for the conformance run on the GPU machine.
-  [[ -d ../shared/stablehlo/interpret ]] && cp -r ../shared/stablehlo/interpret "$CARRY/interpret"
-  du -sh "$CARRY"
+  wf_pack_carry "$BUILD"
   exit 0
 fi
 
@@ -67,21 +49,9 @@ echo "GPU: $GPU"
 
 # --- binaries ----------------------------------------------------------------------------------
 T0=$(date +%s)
-if [[ -f "$BUILD/carry/bins.tar.xz" && ! -x "$BUILD/carry/warpforge_cuda_tests" ]]; then
-  tar -xJf "$BUILD/carry/bins.tar.xz" -C "$BUILD/carry"
-fi
-if [[ -x "$BUILD/carry/warpforge_cuda_tests" ]]; then
-  BIN="$BUILD/carry"
-  TESTS="$BIN/warpforge_cuda_tests"
-  if [[ -f "$BIN/hostlibs.tar.xz" ]]; then
-    mkdir -p /tmp/wf-hostlibs && tar -xJf "$BIN/hostlibs.tar.xz" -C /tmp/wf-hostlibs --strip-components=1
-    # System libraries first; the carried ones only fill gaps.
-    export LD_LIBRARY_PATH="${LD_LIBRARY_PATH:+$LD_LIBRARY_PATH:}/tmp/wf-hostlibs"
-  fi
-  row "binaries" "carried" "$BIN ($(elapsed "$T0"))"
-elif [[ -x "$BUILD/tests/cuda/warpforge_cuda_tests" ]]; then
-  BIN="$BUILD"
-  TESTS="$BUILD/tests/cuda/warpforge_cuda_tests"
+if [[ -f "$BUILD/carry/bins.tar.xz" || -x "$BUILD/carry/warpforge" ]] && wf_unpack_carry "$BUILD"; then
+  row "binaries" "carried" "$WF_BIN ($(elapsed "$T0"))"
+elif [[ -x "$BUILD/tests/cuda/warpforge_cuda_tests" ]] && wf_unpack_carry "$BUILD"; then
   row "binaries" "reused" "$BUILD"
 else
   if cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DWF_BUILD_BENCH=OFF >"$LOGS/configure.log" 2>&1 &&
@@ -91,16 +61,15 @@ else
     row "build" "FAIL" "see $LOGS/configure.log, build.log"
     tail -30 "$LOGS/build.log" "$LOGS/configure.log" 2>/dev/null
   fi
-  BIN="$BUILD"
-  TESTS="$BUILD/tests/cuda/warpforge_cuda_tests"
+  wf_unpack_carry "$BUILD" || WF_BIN="$BUILD"
+  WF_TESTS="$BUILD/tests/cuda/warpforge_cuda_tests"
 fi
+BIN="$WF_BIN"
+TESTS="$WF_TESTS"
 WF="$BIN/warpforge"
 for d in "$BIN/interpret" ../shared/stablehlo/interpret shared/stablehlo/interpret; do
   if [[ -d "$d" ]]; then export WF_INTERPRET_DIR=$(cd "$d" && pwd); break; fi
 done
-if ldd "$WF" 2>/dev/null | grep -q "not found"; then
-  echo "missing libraries:"; ldd "$WF" | grep "not found"
-fi
 
 # --- GPU unit tests ------------------------------------------------------------------------------
 T0=$(date +%s)

@@ -41,7 +41,8 @@ int reportStatus(const Status& status);
 Expected<Module> loadModule(const std::string& path);
 
 // --device: "cpu", "cuda", "cuda:N", checked against the backends this binary has (registering
-// them). A malformed spec or a device kind this binary lacks is an error; callers exit with 2.
+// them). A malformed spec or a device kind this binary lacks is an error; callers exit with 2. In a
+// distributed job (WORLD_SIZE > 1) a bare "cuda" is cuda:LOCAL_RANK, the rank's own GPU.
 Expected<DeviceSpec> resolveDevice(const std::string& flag);
 // Prints `warpforge: note: N op(s) ran on the host: ...` to stderr when a run fell back.
 void printHostFallback(const RunReport& report);

@@ -8,6 +8,7 @@
 
 #include "backends/registry.h"
 #include "cli/cli.h"
+#include "dist/job.h"
 #include "ir/verifier.h"
 #include "stablehlo/parser.h"
 #include "runtime/file_io.h"
@@ -41,6 +42,11 @@ Expected<Module> loadModule(const std::string& path) {
 Expected<DeviceSpec> resolveDevice(const std::string& flag) {
   auto spec = DeviceSpec::parse(flag);
   if (!spec) return spec.status().withContext("--device");
+  // In a job, a bare "cuda" is the rank's local GPU, the one joinJob gives its NCCL communicator.
+  if (spec->kind == "cuda" && flag.find(':') == std::string::npos) {
+    WF_ASSIGN_OR_RETURN(std::optional<dist::JobEnv> env, dist::jobFromEnvironment());
+    if (env) spec->ordinal = env->localRank;
+  }
   registerBuiltinBackends();
   std::vector<std::string> kinds = registeredBackendKinds();
   if (std::find(kinds.begin(), kinds.end(), spec->kind) == kinds.end()) {

@@ -1,6 +1,7 @@
 // Names of the communicator's enums (communicator.h).
 #include "dist/communicator.h"
 
+#include <cstring>
 #include <thread>
 
 #include "dist/failure.h"
@@ -48,6 +49,78 @@ const char* reduceOpName(ReduceOp op) {
     case ReduceOp::kMin: return "min";
   }
   return "?";
+}
+
+const char* collectiveKindName(CollectiveOp::Kind kind) {
+  switch (kind) {
+    case CollectiveOp::Kind::kAllReduce: return "all_reduce";
+    case CollectiveOp::Kind::kAllGather: return "all_gather";
+    case CollectiveOp::Kind::kReduceScatter: return "reduce_scatter";
+    case CollectiveOp::Kind::kBroadcast: return "broadcast";
+    case CollectiveOp::Kind::kAllToAll: return "all_to_all";
+    case CollectiveOp::Kind::kSend: return "send";
+    case CollectiveOp::Kind::kRecv: return "recv";
+  }
+  return "?";
+}
+
+namespace {
+
+// The operations of a batch issued one by one: done when all are, its status the first error.
+class BatchWork final : public Work {
+ public:
+  explicit BatchWork(std::vector<std::unique_ptr<Work>> works) : works_(std::move(works)) {}
+  Status wait() override {
+    Status first;
+    for (auto& w : works_) {
+      Status s = w->wait();
+      if (first.isOk() && !s.isOk()) first = s;
+    }
+    return first;
+  }
+  bool done() override {
+    for (auto& w : works_)
+      if (!w->done()) return false;
+    return true;
+  }
+
+ private:
+  std::vector<std::unique_ptr<Work>> works_;
+};
+
+}  // namespace
+
+std::unique_ptr<Work> Communicator::batch(const std::vector<CollectiveOp>& ops, StreamHandle stream) {
+  std::vector<std::unique_ptr<Work>> works;
+  for (const CollectiveOp& op : ops) {
+    const size_t bytes = op.count * dataTypeBytes(op.type);
+    switch (op.kind) {
+      case CollectiveOp::Kind::kAllReduce:
+        if (op.send != op.recv && bytes > 0) std::memcpy(op.recv, op.send, bytes);
+        works.push_back(allReduce(op.recv, op.count, op.type, op.op, stream));
+        break;
+      case CollectiveOp::Kind::kBroadcast:
+        if (op.send != op.recv && bytes > 0 && rank() == op.peer) std::memcpy(op.recv, op.send, bytes);
+        works.push_back(broadcast(op.recv, op.count, op.type, op.peer, stream));
+        break;
+      case CollectiveOp::Kind::kAllGather:
+        works.push_back(allGather(op.send, op.recv, op.count, op.type, stream));
+        break;
+      case CollectiveOp::Kind::kReduceScatter:
+        works.push_back(reduceScatter(op.send, op.recv, op.count, op.type, op.op, stream));
+        break;
+      case CollectiveOp::Kind::kAllToAll:
+        works.push_back(allToAll(op.send, op.recv, op.count, op.type, stream));
+        break;
+      case CollectiveOp::Kind::kSend:
+        works.push_back(send(op.send, op.count, op.type, op.peer, 0, stream));
+        break;
+      case CollectiveOp::Kind::kRecv:
+        works.push_back(recv(op.recv, op.count, op.type, op.peer, 0, stream));
+        break;
+    }
+  }
+  return std::make_unique<BatchWork>(std::move(works));
 }
 
 Status peerFailure(TcpStore& store, const std::string& operation, const std::string& cause,

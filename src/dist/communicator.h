@@ -46,6 +46,24 @@ class Work {
   virtual bool done() = 0;
 };
 
+// One operation of a batch (Communicator::batch). `count` is in elements of `type`, as for the
+// single operations: all_reduce, broadcast, send and recv: the whole buffer; all_gather: each
+// rank's part (`send`); reduce_scatter: each rank's part (`recv`); all_to_all: each block.
+// all_reduce and broadcast may be out of place: `recv` becomes the reduction of every rank's
+// `send` (broadcast: the root's `send`); `send == recv` is in place. send reads `send`, recv
+// writes `recv`; the other fields are unused.
+struct CollectiveOp {
+  enum class Kind { kAllReduce, kAllGather, kReduceScatter, kBroadcast, kAllToAll, kSend, kRecv };
+  Kind kind = Kind::kAllReduce;
+  const void* send = nullptr;
+  void* recv = nullptr;
+  size_t count = 0;
+  DataType type = DataType::kUInt8;
+  ReduceOp op = ReduceOp::kSum;  // all_reduce, reduce_scatter
+  int peer = 0;                  // broadcast: the root; send, recv: the other rank
+};
+const char* collectiveKindName(CollectiveOp::Kind kind);
+
 // A device stream for device communicators (a cudaStream_t for NCCL): the operation is ordered
 // after the work already on it, and later work on it runs after the operation. Null: the
 // communicator's own stream. Host communicators ignore it.
@@ -87,6 +105,17 @@ class Communicator {
                                      StreamHandle stream = nullptr) = 0;
   virtual std::unique_ptr<Work> recv(void* data, size_t count, DataType type, int peer, uint32_t tag = 0,
                                      StreamHandle stream = nullptr) = 0;
+
+  // Several operations issued as one, completing together: NCCL runs them as one group
+  // (ncclGroupStart/End: one launch for the gradients of a bucket, and the only way for a rank to
+  // both send and receive on one stream without deadlock). The default issues them one by one,
+  // in order, on this communicator's own operations, copying with memcpy where all_reduce or
+  // broadcast is out of place: right for host-memory communicators, which is why device
+  // communicators override it. Every rank issues the same collectives in the same order.
+  virtual std::unique_ptr<Work> batch(const std::vector<CollectiveOp>& ops, StreamHandle stream = nullptr);
+
+  // The CUDA device of a device communicator (its buffers live there); -1 for host memory.
+  virtual int deviceOrdinal() const { return -1; }
 
   // The communicator of the ranks `ranks` (ranks of this communicator, ascending, this rank among
   // them); its rank() is this rank's index in `ranks`. Only the members call it, in the same

@@ -305,6 +305,45 @@ class NcclCommunicator final : public Communicator, public std::enable_shared_fr
                  [&](cudaStream_t s) { return ncclRecv(data, count, *t, peer, comm_->get(), s); });
   }
 
+  // One NCCL group (ncclGroupStart/End) of every operation: one launch, one event. Arguments
+  // are checked before NCCL sees any of them, so a bad one fails the batch on this rank alone.
+  std::unique_ptr<Work> batch(const std::vector<CollectiveOp>& ops, StreamHandle stream) override {
+    std::vector<ncclDataType_t> types;
+    bool sameKind = true;
+    for (const CollectiveOp& op : ops) {
+      const std::string name = collectiveKindName(op.kind);
+      sameKind = sameKind && op.kind == ops.front().kind;
+      Expected<ncclDataType_t> t = ncclTypeOf(op.type);
+      if (!t) return ready(t.status());
+      types.push_back(*t);
+      const bool reduces = op.kind == CollectiveOp::Kind::kAllReduce || op.kind == CollectiveOp::Kind::kReduceScatter;
+      if (reduces && op.op == ReduceOp::kAvg && !isFloating(op.type))
+        return ready(
+            invalidArgument("nccl " + name + " avg needs a floating-point type, got " + dataTypeName(op.type)));
+      const bool p2p = op.kind == CollectiveOp::Kind::kSend || op.kind == CollectiveOp::Kind::kRecv;
+      if (p2p && (op.peer < 0 || op.peer >= size_ || op.peer == rank_))
+        return ready(invalidArgument("nccl " + name + ": bad peer " + std::to_string(op.peer) + " (rank " +
+                                     std::to_string(rank_) + " of " + std::to_string(size_) + ")"));
+      if (op.kind == CollectiveOp::Kind::kBroadcast && (op.peer < 0 || op.peer >= size_))
+        return ready(invalidArgument("nccl broadcast: root " + std::to_string(op.peer) +
+                                     " is outside a communicator of " + std::to_string(size_) + " ranks"));
+    }
+    if (ops.empty()) return ready(Status::ok());
+    const std::string what = sameKind ? std::string(collectiveKindName(ops.front().kind)) + " of " +
+                                            std::to_string(ops.size()) + (ops.size() == 1 ? " buffer" : " buffers")
+                                      : "batch of " + std::to_string(ops.size()) + " operations";
+    return issue(what, stream, [&](cudaStream_t s) -> ncclResult_t {
+      ncclResult_t r = ncclGroupStart();
+      if (r != ncclSuccess) return r;
+      for (size_t i = 0; i < ops.size() && (r == ncclSuccess || r == ncclInProgress); ++i)
+        r = enqueue(ops[i], types[i], s);
+      ncclResult_t end = ncclGroupEnd();
+      return r != ncclSuccess && r != ncclInProgress ? r : end;
+    });
+  }
+
+  int deviceOrdinal() const override { return comm_->device(); }
+
   // A new NCCL communicator of the members only (ncclCommSplit would need every rank to call).
   Expected<std::shared_ptr<Communicator>> group(const std::vector<int>& ranks) override {
     std::lock_guard<std::mutex> lock(groupsMu_);
@@ -347,6 +386,35 @@ class NcclCommunicator final : public Communicator, public std::enable_shared_fr
 
  private:
   std::unique_ptr<Work> ready(Status s) { return std::make_unique<ReadyWork>(std::move(s)); }
+
+  // One operation of a batch, inside its NCCL group.
+  ncclResult_t enqueue(const CollectiveOp& op, ncclDataType_t t, cudaStream_t s) {
+    ncclComm_t c = comm_->get();
+    switch (op.kind) {
+      case CollectiveOp::Kind::kAllReduce: return ncclAllReduce(op.send, op.recv, op.count, t, ncclOpOf(op.op), c, s);
+      case CollectiveOp::Kind::kAllGather: return ncclAllGather(op.send, op.recv, op.count, t, c, s);
+      case CollectiveOp::Kind::kReduceScatter:
+        return ncclReduceScatter(op.send, op.recv, op.count, t, ncclOpOf(op.op), c, s);
+      case CollectiveOp::Kind::kBroadcast: return ncclBroadcast(op.send, op.recv, op.count, t, op.peer, c, s);
+      case CollectiveOp::Kind::kSend: return ncclSend(op.send, op.count, t, op.peer, c, s);
+      case CollectiveOp::Kind::kRecv: return ncclRecv(op.recv, op.count, t, op.peer, c, s);
+      case CollectiveOp::Kind::kAllToAll: {
+        // Grouped point-to-point transfers (a nested group), as allToAll below.
+        const size_t blockBytes = op.count * dataTypeBytes(op.type);
+        ncclResult_t r = ncclGroupStart();
+        if (r != ncclSuccess) return r;
+        for (int peer = 0; peer < size_ && (r == ncclSuccess || r == ncclInProgress); ++peer) {
+          const auto offset = static_cast<size_t>(peer) * blockBytes;
+          r = ncclSend(static_cast<const uint8_t*>(op.send) + offset, op.count, t, peer, c, s);
+          if (r == ncclSuccess || r == ncclInProgress)
+            r = ncclRecv(static_cast<uint8_t*>(op.recv) + offset, op.count, t, peer, c, s);
+        }
+        ncclResult_t end = ncclGroupEnd();
+        return r != ncclSuccess && r != ncclInProgress ? r : end;
+      }
+    }
+    return ncclInvalidArgument;
+  }
 
   // Enqueues `call` on the stream, waits (bounded) until NCCL has taken it, and records an event.
   template <typename Call>

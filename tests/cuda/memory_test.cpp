@@ -82,6 +82,31 @@ TEST(CudaArena, AValueReadInsideALoopLivesUntilTheJumpBack) {
   EXPECT_EQ(straight.arena.offset[3], straight.arena.offset[1]);
 }
 
+TEST(CudaArena, ACollectiveInFlightKeepsItsBuffersUntilItsJoin) {
+  // Step 1 is a job's collective reading 1 and writing 2 on the communication stream; steps 2
+  // and 3 compute on the compute stream meanwhile; step 4 reads 2 and waits for it (commJoin).
+  // Without the collective's join, 1 (last read at step 1) would give its memory to 3 or 4.
+  Plan plan = makePlan(7, 1000, {{{0}, {1}}, {{1}, {2}}, {{0}, {3}}, {{3}, {4}}, {{2, 4}, {5}}});
+  plan.steps[1].comm = true;
+  plan.steps[1].workspaceBuffer = 6;
+  plan.steps[1].workspaceBytes = 1000;
+  plan.commJoin = {-1, 4, -1, -1, -1};
+  ASSERT_TRUE(assignSlots(plan).isOk());
+  for (int other : {3, 4}) {
+    EXPECT_NE(plan.arena.offset[1], plan.arena.offset[static_cast<size_t>(other)]) << "operand vs " << other;
+    EXPECT_NE(plan.arena.offset[6], plan.arena.offset[static_cast<size_t>(other)]) << "workspace vs " << other;
+  }
+  // Live at step 3: the operand, result and workspace in flight, 3 and 4.
+  EXPECT_EQ(plan.stats.peakLiveBytes, size_t{5 * 1024});
+  // The same plan with the collective joined at the end of the run keeps them to the end.
+  Plan atEnd = makePlan(7, 1000, {{{0}, {1}}, {{1}, {2}}, {{0}, {3}}, {{3}, {4}}, {{4}, {5}}});
+  atEnd.steps[1].comm = true;
+  atEnd.commJoin = {-1, 5, -1, -1, -1};
+  ASSERT_TRUE(assignSlots(atEnd).isOk());
+  for (int other : {3, 4, 5})
+    EXPECT_NE(atEnd.arena.offset[1], atEnd.arena.offset[static_cast<size_t>(other)]) << "operand vs " << other;
+}
+
 TEST(CudaArena, HoistedStepsAndWorkspaces) {
   // Step 0 is hoisted (its result is not an intermediate of the runs); step 1's workspace lives
   // during step 1 only, so step 2's result may take its memory.

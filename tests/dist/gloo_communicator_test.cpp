@@ -184,6 +184,42 @@ TEST(GlooCommunicator, GatherScatterBroadcastAllToAll) {
   });
 }
 
+// Communicator::batch's default (host memory): every kind, out of place where it may be, and a
+// send and a receive in one batch around a ring.
+TEST(GlooCommunicator, BatchOfEveryKind) {
+  const int n = 3;
+  const size_t count = 517;
+  runRanks(n, [&](Communicator& comm) {
+    const int me = comm.rank();
+    std::vector<float> a = floats(me, count, 11), sum(count), b = floats(me, count, 12), root(count);
+    std::vector<float> mine = floats(me, count, 13), gathered(count * n), ringIn(count);
+    std::vector<float> ringOut = floats(me, count, 14);
+    std::vector<CollectiveOp> ops(5);
+    ops[0] = {CollectiveOp::Kind::kAllReduce, a.data(), sum.data(), count, DataType::kFloat32, ReduceOp::kSum, 0};
+    ops[1] = {CollectiveOp::Kind::kBroadcast, b.data(), root.data(), count, DataType::kFloat32, ReduceOp::kSum, 1};
+    ops[2] = {CollectiveOp::Kind::kAllGather, mine.data(), gathered.data(), count, DataType::kFloat32,
+              ReduceOp::kSum, 0};
+    ops[3] = {CollectiveOp::Kind::kSend, ringOut.data(), nullptr, count, DataType::kFloat32, ReduceOp::kSum,
+              (me + 1) % n};
+    ops[4] = {CollectiveOp::Kind::kRecv, nullptr, ringIn.data(), count, DataType::kFloat32, ReduceOp::kSum,
+              (me + n - 1) % n};
+    ASSERT_TRUE(comm.batch(ops)->wait().isOk());
+    std::vector<double> want(count, 0.0);
+    for (int r = 0; r < n; ++r) {
+      std::vector<float> theirs = floats(r, count, 11);
+      for (size_t i = 0; i < count; ++i) want[i] += theirs[i];
+    }
+    expectClose(sum, want, 1e-5, 1e-5, "batched all_reduce");
+    EXPECT_EQ(a, floats(me, count, 11)) << "out of place: the operand stays";
+    EXPECT_EQ(root, floats(1, count, 12)) << "batched broadcast";
+    for (int r = 0; r < n; ++r)
+      ASSERT_TRUE(std::equal(gathered.begin() + static_cast<long>(r * count),
+                             gathered.begin() + static_cast<long>((r + 1) * count), floats(r, count, 13).begin()))
+          << "batched all_gather block " << r;
+    EXPECT_EQ(ringIn, floats((me + n - 1) % n, count, 14)) << "batched send/recv";
+  });
+}
+
 TEST(GlooCommunicator, AsyncOperationsCompleteInOrderAndSendRecvRing) {
   const int n = 4;
   const size_t count = 4096;

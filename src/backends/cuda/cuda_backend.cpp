@@ -9,6 +9,7 @@
 #include "backends/cuda/device.h"
 #include "backends/cuda/executor.h"
 #include "backends/cuda/kernels/collectives.h"
+#include "dist/job.h"
 #include "transforms/refine_shapes.h"
 
 namespace wf::cuda {
@@ -48,15 +49,24 @@ bool holdsOp(const Block& block, std::initializer_list<OpCode> codes) {
   return false;
 }
 
-// The first collective, replica_id, partition_id or run_parallel op under `op`, or null.
-const Operation* firstCollective(const Operation& op) {
-  for (const auto& region : op.regions())
-    for (const auto& block : region->blocks())
-      for (const auto& inner : block->operations()) {
-        if (isCollectiveOp(inner->code()) || inner->code() == OpCode::InterpreterRunParallel) return inner.get();
-        if (const Operation* found = firstCollective(*inner)) return found;
-      }
-  return nullptr;
+// One rank of a distributed job: process (rank, 0) of a grid of WORLD_SIZE replicas, whose
+// collectives go over the job's NCCL communicator on this device (collectives.h).
+Expected<ProcessContext> jobProcess(const CompileOptions& options, const Device& device) {
+  ProcessContext process;
+  if (!options.job) return process;
+  std::shared_ptr<dist::Communicator> comm = options.job->worldPtr();
+  if (comm->backend() != "nccl")
+    return invalidArgument("cuda: the job's communicator is " + comm->backend() +
+                           "; a CUDA program's collectives need nccl (join the job for a cuda device)");
+  if (comm->deviceOrdinal() != device.ordinal())
+    return invalidArgument("cuda: this rank's NCCL communicator is on cuda:" + std::to_string(comm->deviceOrdinal()) +
+                           ", the program is compiled for cuda:" + std::to_string(device.ordinal()) +
+                           " (a bare --device cuda means cuda:LOCAL_RANK in a job)");
+  process.self = {comm->rank(), 0};
+  process.numReplicas = comm->size();
+  process.numPartitions = 1;
+  process.comm = std::move(comm);
+  return process;
 }
 
 class CudaBackend final : public Backend {
@@ -66,15 +76,7 @@ class CudaBackend final : public Backend {
   Expected<std::unique_ptr<Executable>> compile(const Module& module, const Operation& entry,
                                                 const CompileOptions& options) override {
     if (entry.code() != OpCode::FuncFunc) return invalidArgument("compile: entry is not a func.func");
-    // One rank of a distributed job: the CUDA collectives meet only the processes of an
-    // in-process grid so far, so a program that names its replica or meets other replicas would
-    // run as if alone. Say so instead (docs/distributed.md).
-    if (options.job)
-      for (const FuncOp& fn : module.functions())
-        if (const Operation* op = firstCollective(*fn.op()))
-          return unimplemented("cuda: " + op->describe() +
-                               ": collectives across the ranks of a job (WORLD_SIZE > 1) run on the cpu device only "
-                               "for now; NCCL lowering of StableHLO collectives is not wired into the CUDA backend yet");
+    WF_ASSIGN_OR_RETURN(ProcessContext process, jobProcess(options, *device_));
     // Ops whose result shape is an operand's value (dynamic_iota, dynamic_broadcast_in_dim, ...)
     // or a type's dimension (get_dimension_size) take their static forms first, as XLA's
     // shape refinement does; the program's data is still computed on the device.
@@ -104,7 +106,7 @@ class CudaBackend final : public Backend {
     const Module& m = refined ? *refined : module;
     const Operation* fn = refined ? refined->lookupFunction(name) : &entry;
     if (!fn) return internalError("cuda: shape refinement lost function @" + name);
-    WF_ASSIGN_OR_RETURN(std::unique_ptr<Executor> executor, compileExecutor(device_, m, *fn, options));
+    WF_ASSIGN_OR_RETURN(std::unique_ptr<Executor> executor, compileExecutor(device_, m, *fn, options, process));
     return std::unique_ptr<Executable>(std::make_unique<CudaExecutable>(std::move(refined), std::move(executor)));
   }
 

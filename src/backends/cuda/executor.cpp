@@ -38,6 +38,10 @@ Executor::Executor(std::shared_ptr<Device> device, const Module& module, const O
 Executor::~Executor() {
   if (stream_) {
     WF_CUDA_WARN(cudaSetDevice(device_->ordinal()));
+    // Collectives still in flight (a run that failed part way) end first, bounded: a stream
+    // waiting on a dead peer would never synchronise.
+    (void)waitCommWorks();
+    if (commStream_) WF_CUDA_WARN(cudaStreamSynchronize(commStream_.get()));
     WF_CUDA_WARN(cudaStreamSynchronize(stream_.get()));
   }
   // Buffers go back to the allocator before the device handle is released.
@@ -59,6 +63,15 @@ Expected<std::unique_ptr<Executor>> compileExecutor(const std::shared_ptr<Device
 }
 
 Status Executor::allocate() {
+  if (std::any_of(plan_.steps.begin(), plan_.steps.end(), [](const Step& s) { return s.comm; })) {
+    WF_ASSIGN_OR_RETURN(commStream_, createStream());
+    WF_ASSIGN_OR_RETURN(commReady_, createEvent());
+    commDone_.resize(plan_.steps.size());
+    for (size_t i = 0; i < plan_.steps.size(); ++i) {
+      if (!plan_.steps[i].comm) continue;
+      WF_ASSIGN_OR_RETURN(commDone_[i], createEvent());
+    }
+  }
   WF_RETURN_IF_ERROR(memory_.allocate(plan_, device_->allocator(), deviceName()));
   for (const auto& [id, lit] : plan_.constants) {
     const size_t bytes = plan_.bufferBytes[static_cast<size_t>(id)];
@@ -156,19 +169,93 @@ Expected<Literal> Executor::readArgument(size_t index) {
   return value;
 }
 
+namespace {
+
+// The device addresses of a step's buffers: on the stack for the usual few, on the heap for the
+// many operands of a variadic op (a gradient bucket's all_reduce).
+class Addresses {
+ public:
+  template <typename AddressOf>
+  Addresses(const std::vector<int>& buffers, AddressOf&& address) : n_(buffers.size()) {
+    if (n_ > kMaxStepBuffers) heap_.resize(n_);
+    void** p = data();
+    for (size_t i = 0; i < n_; ++i) p[i] = address(buffers[i]);
+  }
+  std::span<void* const> span() const { return {n_ > kMaxStepBuffers ? heap_.data() : stack_, n_}; }
+
+ private:
+  void** data() { return n_ > kMaxStepBuffers ? heap_.data() : stack_; }
+  size_t n_;
+  void* stack_[kMaxStepBuffers];
+  std::vector<void*> heap_;
+};
+
+Status withOp(const Step& step, Status s) {
+  if (s.isOk()) return s;
+  return s.message().find(step.op->location().toString()) == std::string::npos ? s.withContext(step.op->describe()) : s;
+}
+
+}  // namespace
+
 Status Executor::launchStep(const Step& step) {
   LaunchContext ctx{stream_.get(), device_.get(), nullptr, step.workspaceBytes};
   if (step.workspaceBuffer >= 0) ctx.workspace = address(step.workspaceBuffer);
-  void* in[kMaxStepBuffers];
-  void* out[kMaxStepBuffers];
-  if (step.inputBuffers.size() > kMaxStepBuffers || step.outputBuffers.size() > kMaxStepBuffers)
-    return internalError(step.op->describe() + ": more operands or results than a step takes");
-  for (size_t i = 0; i < step.inputBuffers.size(); ++i) in[i] = address(step.inputBuffers[i]);
-  for (size_t i = 0; i < step.outputBuffers.size(); ++i) out[i] = address(step.outputBuffers[i]);
-  Status s = step.kernel->launch(ctx, std::span<void* const>(in, step.inputBuffers.size()),
-                                 std::span<void* const>(out, step.outputBuffers.size()));
-  if (s.isOk()) return s;
-  return s.message().find(step.op->location().toString()) == std::string::npos ? s.withContext(step.op->describe()) : s;
+  auto at = [this](int b) { return address(b); };
+  Addresses in(step.inputBuffers, at), out(step.outputBuffers, at);
+  return withOp(step, step.kernel->launch(ctx, in.span(), out.span()));
+}
+
+Status Executor::issueCommStep(size_t index, const Step& step) {
+  auto* kernel = dynamic_cast<CommKernel*>(step.kernel.get());
+  if (!kernel || !commStream_) return internalError(step.op->describe() + ": a collective step without its stream");
+  // The communication stream waits until the compute stream has written the operands.
+  WF_CUDA_CHECK(cudaEventRecord(commReady_.get(), stream_.get()));
+  WF_CUDA_CHECK(cudaStreamWaitEvent(commStream_.get(), commReady_.get(), 0));
+  LaunchContext ctx{commStream_.get(), device_.get(), nullptr, step.workspaceBytes};
+  if (step.workspaceBuffer >= 0) ctx.workspace = address(step.workspaceBuffer);
+  auto at = [this](int b) { return address(b); };
+  Addresses in(step.inputBuffers, at), out(step.outputBuffers, at);
+  Expected<std::unique_ptr<dist::Work>> work = kernel->issue(ctx, in.span(), out.span());
+  if (!work) return withOp(step, work.status());
+  WF_CUDA_CHECK(cudaEventRecord(commDone_[index].get(), commStream_.get()));
+  commWorks_.push_back({index, std::move(*work)});
+  commPending_.push_back(index);
+  return Status::ok();
+}
+
+Status Executor::joinComm(size_t index) {
+  for (size_t k = 0; k < commPending_.size();) {
+    const size_t c = commPending_[k];
+    if (static_cast<size_t>(plan_.commJoin[c]) <= index) {
+      WF_CUDA_CHECK(cudaStreamWaitEvent(stream_.get(), commDone_[c].get(), 0));
+      commPending_.erase(commPending_.begin() + static_cast<long>(k));
+    } else {
+      ++k;
+    }
+  }
+  return Status::ok();
+}
+
+Status Executor::settleComm(const Status& ran, const Status& communicated) {
+  const bool joined = commPending_.empty();
+  commPending_.clear();
+  // A run that stopped part way may leave copies or folds queued behind its collectives on the
+  // communication stream (their NCCL part has ended or was aborted, so they finish): the next
+  // run must not reuse their buffers before they do.
+  if (commStream_ && (!joined || !ran.isOk() || !communicated.isOk()))
+    WF_CUDA_WARN(cudaStreamSynchronize(commStream_.get()));
+  WF_RETURN_IF_ERROR(ran);
+  return communicated;
+}
+
+Status Executor::waitCommWorks() {
+  Status first;
+  for (CommInFlight& c : commWorks_) {
+    Status s = c.work->wait();
+    if (first.isOk() && !s.isOk()) first = withOp(plan_.steps[c.step], s);
+  }
+  commWorks_.clear();
+  return first;
 }
 
 Status Executor::launchDeviceSteps(const GraphSegment& segment) {
@@ -233,6 +320,13 @@ Status Executor::runSteps() {
       ++i;
       continue;
     }
+    // Before a step that synchronises with the host, every collective of the run so far has
+    // ended (bounded by the job's timeout): the compute stream may wait on any of them. Then
+    // the collectives whose results this step reads (or whose buffers it writes) are joined.
+    const bool hostSync = step.control == Control::kBranchIfFalse || step.control == Control::kSwitch ||
+                          (step.control == Control::kNone && (!step.kernel || (step.meetsPeers && !step.comm)));
+    if (hostSync && !commWorks_.empty()) WF_RETURN_IF_ERROR(waitCommWorks());
+    if (!commPending_.empty()) WF_RETURN_IF_ERROR(joinComm(i));
     switch (step.control) {
       case Control::kJump:
         i = step.targets[0];
@@ -254,7 +348,7 @@ Status Executor::runSteps() {
     }
     {
       NvtxRange range(step.op->name());
-      WF_RETURN_IF_ERROR(step.kernel ? launchStep(step) : runHostStep(step));
+      WF_RETURN_IF_ERROR(step.comm ? issueCommStep(i, step) : step.kernel ? launchStep(step) : runHostStep(step));
     }
     if (timed) {
       // One event per step run (a loop's steps run many times), from a pool kept across runs.
@@ -269,6 +363,8 @@ Status Executor::runSteps() {
     ++i;
   }
   eventsRecorded_ = recorded;
+  // The collectives still in flight end before the run's results are read.
+  if (!commPending_.empty()) WF_RETURN_IF_ERROR(joinComm(plan_.steps.size()));
   return Status::ok();
 }
 
@@ -337,7 +433,11 @@ Expected<RunResult> Executor::run(std::span<const Literal> args) {
     usesGraph_ = true;
     ++graphLaunches_;
   } else {
-    WF_RETURN_IF_ERROR(runSteps());
+    Status ran = runSteps();
+    // Every collective of the run has ended (or failed, bounded by the timeout, aborting the
+    // communicator) before anything synchronises with the streams.
+    Status communicated = waitCommWorks();
+    WF_RETURN_IF_ERROR(settleComm(ran, communicated));
   }
   WF_CUDA_CHECK(cudaEventRecord(runEnd_.get(), stream_.get()));
   for (size_t r = 0; r < plan_.outputs.size(); ++r) {
@@ -401,7 +501,9 @@ Status Executor::runOnDevice(std::span<void* const> args, std::span<void* const>
                                     stream_.get()));
   }
   if (prologueDirty()) WF_RETURN_IF_ERROR(runPrologue());
-  WF_RETURN_IF_ERROR(runSteps());
+  Status ran = runSteps();
+  Status communicated = waitCommWorks();
+  WF_RETURN_IF_ERROR(settleComm(ran, communicated));
   for (size_t i = 0; i < plan_.outputs.size(); ++i) {
     const auto b = static_cast<size_t>(plan_.bufferOf.at(plan_.outputs[i]));
     if (plan_.bufferBytes[b] > 0)

@@ -31,6 +31,17 @@
 // reader, outside loops: an optimizer update) and writes such results over their arguments, one
 // copy of the state instead of two, at the price of a half-updated state after a failed run.
 //
+// A job's collectives (Step::comm, collectives.h CommKernel) run on a communication stream of
+// the executor's own: the compute stream records an event once the operands are written, the
+// communication stream waits for it and runs the collective (NCCL), and records an event of
+// its own, which the compute stream waits for just before the first step that needs the
+// results (Plan::commJoin). So a gradient bucket's all-reduce runs while the backward pass goes
+// on computing the next bucket's gradients. Each collective's Work is kept until the end of the
+// run, and waited for (bounded by the job's timeout) before any host synchronisation: a dead or
+// stuck peer fails the run with the communicator's error, naming the rank, where a
+// synchronisation of the stream would hang. Such plans run step by step, never as a CUDA graph
+// (planner.cpp planGraphSegments says why).
+//
 // Grids: an interpreter.run_parallel step (GridKernel) runs each process of the grid, an executor
 // of its own on the same device, on a host thread of its own; the processes read their operands
 // from and write their results to the enclosing executor's buffers, and their collectives meet
@@ -50,6 +61,7 @@
 #include "backends/cuda/kernel.h"
 #include "backends/cuda/memory.h"
 #include "backends/cuda/plan.h"
+#include "dist/communicator.h"
 #include "runtime/backend.h"
 
 namespace wf::cuda {
@@ -90,6 +102,16 @@ class Executor {
   bool prologueDirty() const;
   // Enqueues one device step: its buffers' addresses, its workspace, errors naming its op.
   Status launchStep(const Step& step);
+  // Enqueues step `index`, a job's collective, on the communication stream (executor.h above).
+  Status issueCommStep(size_t index, const Step& step);
+  // The compute stream waits for the collectives whose join (Plan::commJoin) is step `index`
+  // (steps.size(): the end of the run).
+  Status joinComm(size_t index);
+  // Waits (bounded) for the Works of every collective of this run: the first error, naming its op.
+  Status waitCommWorks();
+  // After a run's steps (`ran`) and its Works (`communicated`): forgets the joins still pending;
+  // after a failure, lets the communication stream drain. The first error.
+  Status settleComm(const Status& ran, const Status& communicated);
   // Enqueues the device steps of `segment` (hoisted ones aside), for capture into a graph.
   Status launchDeviceSteps(const GraphSegment& segment);
   Status runHostStep(const Step& step);
@@ -114,6 +136,16 @@ class Executor {
   std::vector<bool> bound_;  // by entry argument
   std::vector<bool> prologueDirty_;  // by prologue group (Plan::hoistedGroup): to run before the next run
   CheckSink* checks_ = nullptr;
+  // A job's collectives (only for plans that have some).
+  Stream commStream_;
+  Event commReady_;               // on the compute stream: the operands of the next collective are written
+  std::vector<Event> commDone_;   // by step: recorded on the communication stream after the collective
+  struct CommInFlight {
+    size_t step;
+    std::unique_ptr<dist::Work> work;
+  };
+  std::vector<CommInFlight> commWorks_;  // this run's, waited for before any host synchronisation
+  std::vector<size_t> commPending_;      // comm steps issued whose join has not been reached
   // The captured graph of each parity of the carried buffers (only [0] without carried results).
   GraphExec graphExecs_[2];
   int parity_ = 0;  // flips with each swap of the carried buffers

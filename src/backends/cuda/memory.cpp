@@ -40,6 +40,16 @@ Status assignSlots(Plan& plan) {
     if (c.resultBuffer != c.argBuffer) isIntermediate[static_cast<size_t>(c.resultBuffer)] = false;
   // Arguments keep buffers of their own, also those a step writes (CompileOptions::carryInPlace).
   for (int b : plan.argBuffers) isIntermediate[static_cast<size_t>(b)] = false;
+  // A job's collective runs on the communication stream until the step that waits for it
+  // (Plan::commJoin): its operands, results and workspace are in use until then, whatever the
+  // compute steps in between do.
+  for (size_t s = 0; s < plan.commJoin.size(); ++s) {
+    if (plan.commJoin[s] < 0 || plan.hoisted[s]) continue;
+    const Step& step = plan.steps[s];
+    std::vector<int> used = defined(step);
+    used.insert(used.end(), step.inputBuffers.begin(), step.inputBuffers.end());
+    for (int b : used) lastUse[static_cast<size_t>(b)] = std::max(lastUse[static_cast<size_t>(b)], plan.commJoin[s]);
+  }
   for (const Value* v : plan.outputs) lastUse[static_cast<size_t>(plan.bufferOf.at(v))] = kLiveToEnd;
   for (const Value* v : plan.taps) lastUse[static_cast<size_t>(plan.bufferOf.at(v))] = kLiveToEnd;
   std::vector<int> firstDef(numBuffers, -1);

@@ -6,7 +6,9 @@
 // loop and read inside it stays live until the loop's jump back, and a fused elementwise step
 // that reads an input for the last time, element for element, writes its result into that
 // input's memory. Workspaces are buffers live during their step only, sized by the lowering
-// (LowerContext::workspaceBytes), so they share memory with values that are dead by then.
+// (LowerContext::workspaceBytes), so they share memory with values that are dead by then. A
+// job's collective runs beside the compute steps until the step that waits for it
+// (Plan::commJoin), so its operands, results and workspace live until that step.
 //
 // PlanMemory holds the memory itself, all of it from the device's caching allocator: the arena,
 // a buffer of its own for each argument and constant (bound arguments, the weights, are uploaded

@@ -53,6 +53,9 @@ struct Step {
   // Meets other processes of a grid (a collective, or interpreter.run_parallel itself): it
   // synchronises on the host, so it is never hoisted nor captured into a graph.
   bool meetsPeers = false;
+  // A collective of a job rank (collectives.h CommKernel): enqueued on the executor's
+  // communication stream, it runs while later compute steps do, until Plan::commJoin.
+  bool comm = false;
   std::vector<const Value*> inputs;  // operands, then (host steps) captured values
   std::vector<int> inputBuffers;
   std::vector<int> outputBuffers;
@@ -138,6 +141,16 @@ struct Plan {
   // every step when the plan has no host step, control flow or collective, and none otherwise;
   // the executor replays a graph only in the first case.
   std::vector<GraphSegment> graphSegments;
+
+  // Overlap of a job's collectives (Step::comm) with the compute steps. By step: for a comm step,
+  // the step before which the compute stream waits for it: the first later step that reads one
+  // of its results, writes one of its operands, results or workspace, or is a host, control or
+  // other synchronising step (whose host synchronisation must not wait on peers unbounded, and
+  // whose jumps must not carry a collective in flight across a loop's back edge);
+  // steps.size() when that is the end of the run. Its operands, results and workspace stay live
+  // until then (memory.h). -1 for the other steps. A later comm step reading its results needs
+  // no wait: the communication stream runs them in order.
+  std::vector<int> commJoin;
 
   // Memory (memory.h: assignSlots).
   ArenaLayout arena;

@@ -165,6 +165,8 @@ class Planner {
   bool computeInPlace(int from, int arg);
   // The steps that may run as one CUDA graph (Plan::graphSegments).
   void planGraphSegments();
+  // Where the compute stream waits for each collective of a job (Plan::commJoin).
+  void planCommJoins();
 
   std::shared_ptr<Device> device_;
   const Module& module_;
@@ -257,10 +259,12 @@ Status Planner::planOp(const Operation& op, LowerContext& lctx, int depth) {
     Expected<CollectiveKernel> collective = lowerCollective(op, process_, lctx);
     // Inside a grid a collective cannot run on the host (the host kernel has no peers): the
     // error reaches the enclosing run_parallel, which then runs whole on the host if allowed.
+    // Nor in a job: the host kernel would run as if this rank were alone.
     if (collective) {
       step.kernel = std::move(collective->kernel);
       step.meetsPeers = collective->meetsPeers;
-    } else if (collective.status().code() == StatusCode::kUnimplemented && !process_.rendezvous) {
+      step.comm = collective->onCommStream;
+    } else if (collective.status().code() == StatusCode::kUnimplemented && !process_.rendezvous && !process_.comm) {
       why = collective.status().message();
     } else {
       return collective.status();
@@ -794,6 +798,42 @@ void Planner::planCarried(const Operation& terminator) {
   plan_.stats.carriedResults = static_cast<int>(plan_.carried.size());
 }
 
+void Planner::planCommJoins() {
+  const size_t n = plan_.steps.size();
+  plan_.commJoin.assign(n, -1);
+  for (size_t s = 0; s < n; ++s) {
+    const Step& c = plan_.steps[s];
+    if (!c.comm) continue;
+    std::vector<int> touched = c.inputBuffers;  // what a later step may not write
+    touched.insert(touched.end(), c.outputBuffers.begin(), c.outputBuffers.end());
+    if (c.workspaceBuffer >= 0) touched.push_back(c.workspaceBuffer);
+    auto any = [](const std::vector<int>& buffers, const std::vector<int>& of) {
+      for (int b : buffers)
+        if (std::find(of.begin(), of.end(), b) != of.end()) return true;
+      return false;
+    };
+    size_t join = s + 1;
+    for (; join < n; ++join) {
+      if (plan_.hoisted[join]) continue;
+      const Step& t = plan_.steps[join];
+      // Host, control and other synchronising steps (a grid, a dynamic root read on the host).
+      if (t.control != Control::kNone || !t.kernel || (t.meetsPeers && !t.comm)) break;
+      std::vector<int> written = t.outputBuffers;
+      if (t.workspaceBuffer >= 0) written.push_back(t.workspaceBuffer);
+      if (any(written, touched)) break;
+      if (!t.comm && any(t.inputBuffers, c.outputBuffers)) break;
+    }
+    plan_.commJoin[s] = static_cast<int>(join);
+  }
+}
+
+// A job's collectives keep a plan out of graphs too, though NCCL can be captured: each collective
+// must hand back a Work (collectives.h CommKernel) whose wait is bounded and aborts the
+// communicator when a peer dies, so that the run fails naming the rank instead of hanging; a
+// replayed graph has no such handle for the collectives inside it, and its launch would have to
+// be waited for as one unbounded stream synchronisation. The launches a graph saves matter little
+// beside the communication in the programs that have collectives (training steps of many
+// milliseconds, whose kernels the host enqueues well ahead of the device).
 void Planner::planGraphSegments() {
   const ExecutableStats& s = plan_.stats;
   if (s.hostSteps == 0 && s.controlFlowOps == 0 && s.collectiveOps == 0 && !plan_.steps.empty())
@@ -872,6 +912,7 @@ Expected<Plan> Planner::build() {
   plan_.stats.workspaceBytes = lctx.workspaceBytes;
   planHoisting();
   planCarried(*terminator);
+  planCommJoins();
   planGraphSegments();
   return std::move(plan_);
 }

@@ -10,6 +10,7 @@
 #include "backends/cuda/cuda_check.h"
 #include "backends/cuda/kernels/device_util.cuh"
 #include "backends/cuda/kernels/reduce_body.cuh"
+#include "dist/communicator.h"
 
 namespace wf::cuda {
 
@@ -91,11 +92,6 @@ Status launchFold(cudaStream_t stream, ElementType type, RedKind kind, const std
 // Steps
 // ---------------------------------------------------------------------------------------------
 
-// Computes a process's results from the operands of its group (addresses by member, then by
-// operand), enqueued on `stream`.
-using ComputeFn = std::function<Status(cudaStream_t stream, const std::vector<std::vector<const void*>>& group,
-                                      std::span<void* const> outputs)>;
-
 // A collective of a group: meet, compute from the peers' operands, meet again. A group of one
 // computes from its own operands without meeting anybody (and may be captured into a graph).
 class GroupKernel final : public OpKernel {
@@ -139,13 +135,14 @@ Status zeroOutputs(cudaStream_t stream, const std::vector<size_t>& bytes, std::s
 struct Lowered {
   const Operation& op;
   const ProcessContext& process;
+  LowerContext& ctx;
   std::vector<std::vector<int64_t>> shapes;  // operands'
   std::vector<ElementType> types;            // operands'
   std::vector<size_t> resultBytes;
 };
 
-Expected<Lowered> inspect(const Operation& op, const ProcessContext& process) {
-  Lowered l{op, process, {}, {}, {}};
+Expected<Lowered> inspect(const Operation& op, const ProcessContext& process, LowerContext& ctx) {
+  Lowered l{op, process, ctx, {}, {}, {}};
   // Data operands pair with the results; a dynamic root is one more operand (lowerRooted).
   const bool dynamicRoot = collectiveFlag(op, "has_dynamic_root");
   if (op.numOperands() != op.numResults() + (dynamicRoot ? 1 : 0))
@@ -188,7 +185,7 @@ Expected<ProcessGroup> requiredGroup(const Lowered& l, GroupStrategy strategy) {
 }
 
 Status checkGroup(const Lowered& l, const ProcessGroup& group) {
-  if (group.size() > 1 && !l.process.rendezvous)
+  if (group.size() > 1 && !l.process.rendezvous && !l.process.comm)
     return invalidArgument(l.op.describe() + ": a group of " + std::to_string(group.size()) +
                            " processes needs interpreter.run_parallel (this runs as a single process)");
   return Status::ok();
@@ -199,6 +196,17 @@ Status checkGroup(const Lowered& l, const ProcessGroup& group) {
 Expected<CollectiveKernel> groupKernel(const Lowered& l, const ProcessGroup& group, ComputeFn compute,
                                        bool synchronises = false) {
   WF_RETURN_IF_ERROR(checkGroup(l, group));
+  // A job rank meets its group over the communicator: always when the group is the whole job
+  // (at world size 1 too, so that one GPU runs the path several do), and for any group of
+  // several ranks. A group of one inside a larger job needs nobody.
+  const auto worldSize = static_cast<size_t>(l.process.numReplicas * l.process.numPartitions);
+  if (l.process.comm && (group.size() > 1 || group.size() == worldSize)) {
+    std::vector<size_t> operandBytes;
+    for (const Value* v : l.op.operands())
+      operandBytes.push_back(static_cast<size_t>(v->type().numElements()) *
+                             static_cast<size_t>(storageBytes(v->type().elementType())));
+    return gatherThenCompute(l.op, l.process, group, std::move(operandBytes), std::move(compute), synchronises, l.ctx);
+  }
   CollectiveKernel k;
   k.kernel = std::make_unique<GroupKernel>(keyOf(l.op, group), group, l.process.self, l.process.rendezvous,
                                            std::move(compute));
@@ -527,20 +535,53 @@ bool isCollectiveOp(OpCode code) {
   }
 }
 
-Expected<CollectiveKernel> lowerCollective(const Operation& op, const ProcessContext& process, LowerContext&) {
-  if (op.code() == OpCode::ReplicaId) return lowerProcessId(op, process.self.replica);
-  if (op.code() == OpCode::PartitionId) return lowerProcessId(op, process.self.partition);
-  WF_ASSIGN_OR_RETURN(Lowered l, inspect(op, process));
-  switch (op.code()) {
-    case OpCode::AllReduce: return lowerReduction(l, replicaGroupStrategy(op), /*scatter=*/false);
-    case OpCode::ReduceScatter: return lowerReduction(l, replicaGroupStrategy(op), /*scatter=*/true);
+namespace {
+
+Expected<CollectiveKernel> lowerFromGroup(const Lowered& l) {
+  switch (l.op.code()) {
+    case OpCode::AllReduce: return lowerReduction(l, replicaGroupStrategy(l.op), /*scatter=*/false);
+    case OpCode::ReduceScatter: return lowerReduction(l, replicaGroupStrategy(l.op), /*scatter=*/true);
     case OpCode::AllGather: return lowerAllGather(l);
     case OpCode::AllToAll: return lowerAllToAll(l);
     case OpCode::CollectivePermute: return lowerCollectivePermute(l);
     case OpCode::CollectiveBroadcast: return lowerRooted(l, /*reduce=*/false);
     case OpCode::CollectiveReduce: return lowerRooted(l, /*reduce=*/true);
-    default: return unsupportedOnCuda(op, "not a collective");
+    default: return unsupportedOnCuda(l.op, "not a collective");
   }
+}
+
+}  // namespace
+
+Expected<CollectiveKernel> lowerCollective(const Operation& op, const ProcessContext& process, LowerContext& ctx) {
+  if (op.code() == OpCode::ReplicaId) return lowerProcessId(op, process.self.replica);
+  if (op.code() == OpCode::PartitionId) return lowerProcessId(op, process.self.partition);
+  WF_ASSIGN_OR_RETURN(Lowered l, inspect(op, process, ctx));
+  if (!process.comm) return lowerFromGroup(l);
+  // A job rank. collective_permute is sends and receives on the job's communicator.
+  if (op.code() == OpCode::CollectivePermute) {
+    WF_RETURN_IF_ERROR(checkSameShapes(l));
+    return lowerJobCollectivePermute(op, process);
+  }
+  // The grid's lowering checks the op and computes its results from the gathered operands of
+  // the group; where the communicator has the op itself, the direct lowering replaces it (and
+  // its workspace for the gathered copies).
+  const size_t workspaceBefore = ctx.workspaceBytes;
+  WF_ASSIGN_OR_RETURN(CollectiveKernel gathered, lowerFromGroup(l));
+  // A group of one, or no group: nobody to meet.
+  if (!gathered.onCommStream) return Expected<CollectiveKernel>(std::move(gathered));
+  const size_t workspaceGathered = ctx.workspaceBytes;
+  ctx.workspaceBytes = workspaceBefore;
+  WF_ASSIGN_OR_RETURN(std::optional<CollectiveKernel> direct, lowerDirectJobCollective(op, process, ctx));
+  if (direct) return std::move(*direct);
+  ctx.workspaceBytes = workspaceGathered;
+  return Expected<CollectiveKernel>(std::move(gathered));
+}
+
+Status CommKernel::launch(const LaunchContext& ctx, std::span<void* const> in, std::span<void* const> out) {
+  WF_ASSIGN_OR_RETURN(std::unique_ptr<dist::Work> work, issue(ctx, in, out));
+  WF_RETURN_IF_ERROR(work->wait());
+  WF_CUDA_CHECK(cudaStreamSynchronize(ctx.stream));
+  return Status::ok();
 }
 
 }  // namespace wf::cuda
