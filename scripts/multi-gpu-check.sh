@@ -11,6 +11,8 @@
 #   (c) a StableHLO program with all_reduce, all_gather, reduce_scatter run by 2 processes on 2
 #       GPUs (`warpforge launch -n 2 -- warpforge run --device cuda`), checked against the same
 #       program run by 2 processes on the CPU (the interpreter's kernels over Gloo)
+#   (d) data-parallel training: the small BERT QA package of the tests with a PyTorch DDP golden
+#       run (bench/ddp_bert.py), replayed by 2 ranks on 2 GPUs (`validate --training`), 20 steps
 #
 # The build comes from the build machine as scripts/gpu-check.sh takes it (scripts/gpu-carry.sh):
 #
@@ -235,6 +237,32 @@ then
   row PASS "$LABEL" "$(tail -1 "$LOGS/program_compare.log"), $DEVICE beside cpu ($(elapsed "$T0"))"
 else
   row FAIL "$LABEL" "$(tail -1 "$LOGS/program_compare.log") (see program_compare.log)"
+fi
+
+# --- (d) data-parallel training on 2 GPUs against PyTorch DDP ------------------------------
+# The small BERT QA package of python/tests/test_distributed_training.py, its golden run made here
+# by PyTorch DDP (gloo, 2 processes), replayed by 2 ranks on 2 GPUs: the data-parallel train step
+# with its bucketed all_reduce lowered to NCCL. Loss of every step, each rank's gradients before
+# the all-reduce and the weights after 20 steps, rank by rank.
+T0=$(date +%s)
+if [[ $RANKS -lt 2 ]]; then
+  row SKIP "(d) data-parallel BERT QA vs DDP" "one GPU"
+else
+  rm -rf "$LOGS/ddp"
+  if ! timeout 180 python3 bench/ddp_bert.py "$LOGS/ddp" --warpforge "$WF" >"$LOGS/ddp_export.log" 2>&1; then
+    row FAIL "(d) data-parallel BERT QA vs DDP" "export: $(grep -v '^$' "$LOGS/ddp_export.log" | tail -1 | cut -c1-100)"
+  else
+    timeout 240 "$WF" launch -n 2 -- "$WF" validate "$LOGS/ddp/bert" --training --device "$DEVICE" \
+      >"$LOGS/ddp_validate.log" 2>&1
+    RC=$?
+    rm -rf "$LOGS/ddp"  # its golden run is large; the logs say what passed
+    if [[ $RC == 0 ]]; then
+      row PASS "(d) data-parallel BERT QA vs DDP" "2 ranks on $DEVICE, 20 steps ($(elapsed "$T0"))"
+    else
+      row FAIL "(d) data-parallel BERT QA vs DDP" "exit $RC (see ddp_validate.log)"
+    fi
+    grep -E "^\[rank [01]\] .*(pass|PASS|FAIL|diverge|error)" "$LOGS/ddp_validate.log" | head -12
+  fi
 fi
 
 # --- (b) bus bandwidth beside torch.distributed ---------------------------------------------

@@ -64,11 +64,17 @@ def _bert_features(n=60, s=32, seed=1):
 
 @pytest.fixture(scope="module")
 def bert_ddp(tmp_path_factory):
+    return export_bert_ddp(tmp_path_factory.mktemp("bert_ddp"), WARPFORGE)
+
+
+def export_bert_ddp(tmp, warpforge_binary):
     """The 2-layer BERT QA of the training tests (hidden 128, no dropout), AdamW with HF's
     weight-decay groups, linear warmup and clipping; 60 examples (30 per rank: 7 updates of 4 per
-    epoch, so the 20 steps cross two epoch boundaries); DDP's golden run of 20 steps on 2 ranks."""
+    epoch, so the 20 steps cross two epoch boundaries); DDP's golden run of 20 steps on 2 ranks.
+    Written into `tmp` (bert/ and train.safetensors); scripts/multi-gpu-check.sh replays it on 2
+    GPUs (bench/ddp_bert.py writes it)."""
     from transformers import BertConfig, BertForQuestionAnswering
-    tmp = tmp_path_factory.mktemp("bert_ddp")
+    tmp = pathlib.Path(tmp)
     torch.manual_seed(0)
     cfg = BertConfig(vocab_size=512, hidden_size=128, num_hidden_layers=2, num_attention_heads=2,
                      intermediate_size=512, hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0,
@@ -84,7 +90,7 @@ def bert_ddp(tmp_path_factory):
     pkg = tmp / "bert"
     t0 = time.time()
     warpforge.export_training(model, tuple(v[:4] for v in features.values()), qa_loss, pkg, opt, lr_schedule=sched,
-                              golden_steps=STEPS, grad_clip=1.0, batch_names=NAMES, warpforge_binary=WARPFORGE,
+                              golden_steps=STEPS, grad_clip=1.0, batch_names=NAMES, warpforge_binary=warpforge_binary,
                               world_size=2, golden_data=data, golden_seed=7)
     print(f"export with the DDP golden run: {time.time() - t0:.1f} s")
     return pkg, data
