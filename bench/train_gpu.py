@@ -2,6 +2,7 @@
 beside PyTorch eager and torch.compile on the same model, batch and precision, in one run.
 
     python bench/train_gpu.py [--layers 24] [--batch 8] [--seq 384] [--steps 30] [--out /tmp/wf-train-gpu] [--profile]
+                              [--data-parallel 1,2]
 
 1. PyTorch eager and torch.compile: forward + backward + AdamW step (foreach), true fp32 (TF32 off),
    median step time after warm-up, peak memory (torch.cuda.max_memory_allocated);
@@ -97,6 +98,10 @@ def main(argv=None) -> int:
     p.add_argument("--skip-validate", action="store_true")
     p.add_argument("--profile", action="store_true",
                    help="also run `warpforge train --profile` (per-op times, memory plan) and print it")
+    p.add_argument("--data-parallel", default="",
+                   help="comma-separated rank counts (e.g. 1,2): also run `warpforge train` as that many ranks "
+                        "under `warpforge launch` (the data-parallel step: bucketed all-reduce over NCCL, one GPU "
+                        "per rank, the batch per rank), beside the plain run")
     p.add_argument("--json")
     args = p.parse_args(argv)
     out = Path(args.out)
@@ -144,6 +149,25 @@ def main(argv=None) -> int:
                                 "seconds": time.time() - t0}
         print(f"WarpForge: {ms:.1f} ms/step, holds {curve.get('device_bytes_in_use', 0) / 2**30:.2f} GiB", flush=True)
 
+    for n in [int(x) for x in args.data_parallel.split(",") if x]:
+        # `launch -n 1` sets WORLD_SIZE=1: a job of one rank runs the data-parallel step too.
+        run_dp = out / f"run-dp{n}"
+        t0 = time.time()
+        proc = subprocess.run([args.warpforge, "launch", "-n", str(n), "--", args.warpforge, "train", str(pkg),
+                               "--data", str(data), "--steps", str(args.steps + 3), "--device", "cuda",
+                               "--checkpoint-dir", str(run_dp), "--log-every", "10"], capture_output=True, text=True)
+        name = f"WarpForge DP, {n} rank{'s' if n > 1 else ''}"
+        if proc.returncode != 0:
+            print(proc.stdout[-2000:], proc.stderr[-3000:])
+            figures[name] = {"error": proc.stderr.strip().splitlines()[-1] if proc.stderr.strip() else "?"}
+            continue
+        curve = json.loads((run_dp / "loss_curve.json").read_text())
+        ms = statistics.median(s["ms"] for s in curve["steps"][3:])
+        figures[name] = {"ms": ms, "ranks": n, "device_bytes": curve.get("device_bytes_in_use", 0),
+                         "buckets": len(curve.get("gradient_buckets", [])), "seconds": time.time() - t0}
+        print(f"{name}: {ms:.1f} ms/step ({n * args.batch * 1000 / ms:.1f} sequences/s), "
+              f"{figures[name]['buckets']} gradient buckets", flush=True)
+
     if args.profile:
         proc = subprocess.run([args.warpforge, "train", str(pkg), "--data", str(data), "--steps", "8",
                                "--device", "cuda", "--profile", "--log-every", "0"], capture_output=True, text=True)
@@ -156,13 +180,18 @@ def main(argv=None) -> int:
     print("|---|---|---|---|---|")
     eager = figures.get("PyTorch eager", {}).get("ms")
     comp = figures.get("torch.compile", {}).get("ms")
-    for name in ("PyTorch eager", "torch.compile", "WarpForge"):
+    for name in ["PyTorch eager", "torch.compile", "WarpForge"] + [k for k in figures if k.startswith("WarpForge DP")]:
         f = figures.get(name)
         if not f or "ms" not in f:
             continue
         mem = f.get("peak_bytes", f.get("device_bytes", 0)) / 2**30
         print(f"| {name} | {f['ms']:.1f} | {eager / f['ms'] if eager else float('nan'):.2f}x | "
               f"{comp / f['ms'] if comp else float('nan'):.2f}x | {mem:.2f} |")
+    plain = figures.get("WarpForge", {}).get("ms")
+    for name, f in figures.items():
+        if name.startswith("WarpForge DP") and "ms" in f and plain:
+            print(f"{name}: step {f['ms'] / plain:.3f}x the plain step; scaling efficiency "
+                  f"{plain / f['ms']:.1%} ({f['ranks']} x {args.batch} sequences per step)")
     if "validate" in figures:
         print(f"validate --training on cuda ({args.golden_steps} golden steps): "
               f"{'PASS' if figures['validate']['pass'] else 'FAIL'}")
