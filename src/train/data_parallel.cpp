@@ -74,7 +74,10 @@ std::vector<Value*> averageBuckets(OpBuilder& b, const std::vector<Value*>& grad
   std::vector<Value*> averaged(grads.size(), nullptr);
   for (const std::vector<size_t>& bucket : buckets) {
     std::vector<Value*> scaled;
-    for (size_t i : bucket) scaled.push_back(b.div(grads[i], b.splat(grads[i]->type(), static_cast<double>(worldSize))));
+    // (x / 1 is x exactly: a job of one rank skips the pass over every gradient.)
+    for (size_t i : bucket)
+      scaled.push_back(worldSize == 1 ? grads[i]
+                                      : b.div(grads[i], b.splat(grads[i]->type(), static_cast<double>(worldSize))));
     const ElementType element = grads[bucket.front()]->type().elementType();
     const Location loc = b.location();
     Operation* reduce = b.create("stablehlo.all_reduce", scaled, {{"replica_groups", everyRank(worldSize)}}, {},
