@@ -89,6 +89,21 @@ std::vector<Value*> averageBuckets(OpBuilder& b, const std::vector<Value*>& grad
   return averaged;
 }
 
+// The optimizer update (pkg.optimizerEntry()) of the parameters among `lossArgs` with `grads`:
+// (params..., grads..., state..., step, lr) -> (new params..., new state...).
+Operation* callOptimizer(OpBuilder& b, const TrainingPackage& pkg, const std::vector<Value*>& lossArgs,
+                         const std::vector<Value*>& grads, const std::vector<Value*>& stateArgs, Value* step,
+                         Value* lr) {
+  std::vector<Value*> operands;
+  for (size_t a : pkg.paramArguments()) operands.push_back(lossArgs[a]);
+  operands.insert(operands.end(), grads.begin(), grads.end());
+  operands.insert(operands.end(), stateArgs.begin(), stateArgs.end());
+  operands.push_back(step);
+  operands.push_back(lr);
+  return b.create("func.call", operands, {{"callee", Attribute::symbolRef(pkg.optimizerEntry())}}, {},
+                  pkg.paramArguments().size() + pkg.state().size());
+}
+
 struct StepFunction {
   std::unique_ptr<Operation> fn;
   Block* body = nullptr;
@@ -169,14 +184,7 @@ Status addDataParallelSteps(const TrainingPackage& pkg, Module& module, const Da
     for (size_t i = 0; i < numParams; ++i) grads.push_back(vg->result(1 + numBuffers + i));
     std::vector<Value*> averaged = averageBuckets(b, grads, buckets, n);
     WF_RETURN_IF_ERROR(b.status());
-    std::vector<Value*> optOperands;
-    for (size_t a : pkg.paramArguments()) optOperands.push_back(lossArgs[a]);
-    optOperands.insert(optOperands.end(), averaged.begin(), averaged.end());
-    optOperands.insert(optOperands.end(), stateArgs.begin(), stateArgs.end());
-    optOperands.push_back(step);
-    optOperands.push_back(lr);
-    Operation* update = b.create("func.call", optOperands, {{"callee", Attribute::symbolRef(pkg.optimizerEntry())}}, {},
-                                 numParams + numState);
+    Operation* update = callOptimizer(b, pkg, lossArgs, averaged, stateArgs, step, lr);
     WF_RETURN_IF_ERROR(b.status());
     std::vector<Value*> results = {vg->result(0)};
     for (size_t i = 0; i < numParams; ++i) results.push_back(update->result(i));
@@ -218,14 +226,7 @@ Status addDataParallelSteps(const TrainingPackage& pkg, Module& module, const Da
       // then: average the accumulated gradients over the ranks, update, restart the accumulators.
       OpBuilder t(op->addRegion()->addBlock(), here, &module);
       std::vector<Value*> averaged = averageBuckets(t, newAcc, buckets, n);
-      std::vector<Value*> optOperands;
-      for (size_t a : pkg.paramArguments()) optOperands.push_back(lossArgs[a]);
-      optOperands.insert(optOperands.end(), averaged.begin(), averaged.end());
-      optOperands.insert(optOperands.end(), stateArgs.begin(), stateArgs.end());
-      optOperands.push_back(step);
-      optOperands.push_back(lr);
-      Operation* update = t.create("func.call", optOperands, {{"callee", Attribute::symbolRef(pkg.optimizerEntry())}}, {},
-                                   numParams + numState);
+      Operation* update = callOptimizer(t, pkg, lossArgs, averaged, stateArgs, step, lr);
       std::vector<Value*> thenResults;
       if (t.ok()) {
         for (size_t i = 0; i < numParams + numState; ++i) thenResults.push_back(update->result(i));
