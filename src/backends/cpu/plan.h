@@ -30,7 +30,7 @@
 
 namespace wf::cpu {
 
-struct FusedConv;    // conv_fused.h
+class FusedConv;     // conv_fused.h
 class FusedMatmul;   // matmul_fused.h
 
 struct Step {

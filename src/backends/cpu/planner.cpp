@@ -55,9 +55,8 @@ void collectNestedUses(const Operation& op, std::vector<const Value*>& uses) {
 
 class Planner {
  public:
-  Planner(const Module& module, const Operation& entry, const CompileOptions& options,
-          const std::vector<const Value*>& taps)
-      : module_(module), entry_(entry), options_(options), body_(FuncOp(&entry).body()) {
+  Planner(const Operation& entry, const CompileOptions& options, const std::vector<const Value*>& taps)
+      : entry_(entry), options_(options), body_(FuncOp(&entry).body()) {
     for (const Value* t : taps) kept_.insert(t);
   }
 
@@ -458,7 +457,6 @@ class Planner {
       if (!kept_.count(v) && !args.count(v)) plan_.steps[i].dead.push_back(v);
   }
 
-  const Module& module_;
   const Operation& entry_;
   const CompileOptions& options_;
   const Block& body_;
@@ -483,7 +481,7 @@ class Planner {
 
 Expected<CpuPlan> planCpu(const Module& module, const Operation& entry, const CompileOptions& options,
                           const std::vector<const Value*>& taps) {
-  return Planner(module, entry, options, taps).run();
+  return Planner(entry, options, taps).run();
 }
 
 std::string CpuPlan::describe() const {
