@@ -10,9 +10,23 @@ import subprocess
 
 import torch
 from safetensors.torch import load_file, save_file
+from torch import nn
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
 WARPFORGE = os.environ.get("WARPFORGE", str(REPO / "build" / "warpforge"))
+
+
+class MLP(nn.Module):
+    """Linear-LayerNorm-ReLU-Linear (6 -> 16 -> 4): the small model of the training tests."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc1 = nn.Linear(6, 16)
+        self.norm = nn.LayerNorm(16)
+        self.fc2 = nn.Linear(16, 4)
+
+    def forward(self, x):
+        return self.fc2(torch.relu(self.norm(self.fc1(x))))
 
 
 def manifest(pkg) -> dict:

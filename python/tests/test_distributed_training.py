@@ -24,7 +24,7 @@ from safetensors.torch import load_file, save_file
 from torch import nn
 
 import warpforge
-from helpers import WARPFORGE
+from helpers import MLP, WARPFORGE
 
 torch.set_num_threads(2)
 
@@ -39,17 +39,6 @@ def qa_loss(model, input_ids, token_type_ids, attention_mask, start_positions, e
 
 def ce_loss(model, x, y):
     return F.cross_entropy(model(x), y)
-
-
-class MLP(nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.fc1 = nn.Linear(6, 16)
-        self.norm = nn.LayerNorm(16)
-        self.fc2 = nn.Linear(16, 4)
-
-    def forward(self, x):
-        return self.fc2(torch.relu(self.norm(self.fc1(x))))
 
 
 def _bert_features(n=60, s=32, seed=1):

@@ -13,7 +13,7 @@ from safetensors.torch import load_file, save_file
 from torch import nn
 
 import warpforge
-from helpers import WARPFORGE
+from helpers import MLP, WARPFORGE
 
 torch.set_num_threads(2)
 
@@ -23,17 +23,6 @@ def _validate(pkg, *extra):
                           text=True)
     assert proc.returncode in (0, 1), proc.stderr
     return proc.returncode, json.loads(proc.stdout)
-
-
-class MLP(nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.fc1 = nn.Linear(6, 16)
-        self.norm = nn.LayerNorm(16)
-        self.fc2 = nn.Linear(16, 4)
-
-    def forward(self, x):
-        return self.fc2(torch.relu(self.norm(self.fc1(x))))
 
 
 def ce_loss(model, x, y):

@@ -11,21 +11,10 @@ from safetensors.torch import load_file
 from torch import nn
 
 import warpforge
-from helpers import run_mlir
+from helpers import MLP, run_mlir
 
 torch.set_num_threads(2)
 WORST = {}
-
-
-class MLP(nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.fc1 = nn.Linear(6, 16)
-        self.norm = nn.LayerNorm(16)
-        self.fc2 = nn.Linear(16, 4)
-
-    def forward(self, x):
-        return self.fc2(torch.relu(self.norm(self.fc1(x))))
 
 
 def ce_loss(model, x, y):
