@@ -71,7 +71,12 @@ def run_warpforge(build, world, iters, max_bytes):
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=1800)
     if proc.returncode != 0:
         sys.exit(f"{' '.join(cmd)} failed:\n{proc.stdout}\n{proc.stderr}")
-    rows = [json.loads(line.split("] ", 1)[1]) for line in proc.stdout.splitlines() if line.startswith("[rank 0] {")]
+    return rank0_rows(proc.stdout)
+
+
+def rank0_rows(stdout):
+    """allreduce_bench's JSON lines of rank 0 under `warpforge launch`, by message size."""
+    rows = [json.loads(line.split("] ", 1)[1]) for line in stdout.splitlines() if line.startswith("[rank 0] {")]
     return {r["bytes"]: r for r in rows}
 
 

@@ -14,18 +14,13 @@ NCCL, so they should match): the script exits 1 when it does not, 2 when a run f
 import argparse
 import json
 import os
-import socket
 import subprocess
 import sys
 
+from allreduce_cpu import free_port, human, rank0_rows  # the same table helpers as the CPU benchmark
+
 # NVLink multicast (NVLS) stays off on shared machines, in every process this starts.
 os.environ.update(NCCL_NVLS_ENABLE="0", TORCH_SYMM_MEM_DISABLE_MULTICAST="1", NVSHMEM_DISABLE_NVLS="1")
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def torch_rank(rank, world, port, iters, min_bytes, max_bytes, queue):
@@ -83,16 +78,7 @@ def run_warpforge(warpforge, bench, world, iters, min_bytes, max_bytes):
     if proc.returncode != 0:
         print(f"{' '.join(cmd)} failed (exit {proc.returncode}):\n{proc.stdout}\n{proc.stderr}", file=sys.stderr)
         sys.exit(2)
-    rows = [json.loads(line.split("] ", 1)[1]) for line in proc.stdout.splitlines() if line.startswith("[rank 0] {")]
-    return {r["bytes"]: r for r in rows}
-
-
-def human(n):
-    for unit in ("B", "KB", "MB", "GB"):
-        if n < 1024:
-            return f"{n:g} {unit}"
-        n /= 1024
-    return f"{n:g} TB"
+    return rank0_rows(proc.stdout)
 
 
 def main():
