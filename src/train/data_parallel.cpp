@@ -210,13 +210,9 @@ Status addDataParallelSteps(const TrainingPackage& pkg, Module& module, const Da
                              {}, 1 + numBuffers + numParams);
     WF_RETURN_IF_ERROR(b.status());
     // grad_acc += grad / K on every micro-batch, as train_step_accumulate does; no communication.
-    std::vector<Value*> newAcc;
-    for (size_t i = 0; i < numParams; ++i) {
-      Value* g = vg->result(1 + numBuffers + i);
-      const Type& t = g->type();
-      Value* invK = b.div(b.scalar(t.elementType(), 1), b.convert(micros, t.elementType()));
-      newAcc.push_back(b.add(accArgs[i], b.mul(g, b.broadcastInDim(invK, t, {}))));
-    }
+    std::vector<Value*> grads;
+    for (size_t i = 0; i < numParams; ++i) grads.push_back(vg->result(1 + numBuffers + i));
+    std::vector<Value*> newAcc = accumulateGradients(b, accArgs, grads, micros);
     Value* last = b.compare(micro, b.sub(micros, b.scalar(ElementType::kSI64, 1)), "EQ");
     WF_RETURN_IF_ERROR(b.status());
     // Only the last micro-batch all-reduces and updates (DDP outside no_sync): a branch, so that

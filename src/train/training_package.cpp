@@ -13,6 +13,17 @@
 
 namespace wf::train {
 
+std::vector<Value*> accumulateGradients(OpBuilder& b, const std::vector<Value*>& accumulators,
+                                        const std::vector<Value*>& grads, Value* microBatches) {
+  std::vector<Value*> out;
+  for (size_t i = 0; i < grads.size(); ++i) {
+    const Type& t = grads[i]->type();
+    Value* invK = b.div(b.scalar(t.elementType(), 1), b.convert(microBatches, t.elementType()));
+    out.push_back(b.add(accumulators[i], b.mul(grads[i], b.broadcastInDim(invK, t, {}))));
+  }
+  return out;
+}
+
 namespace {
 
 using nlohmann::json;
@@ -397,13 +408,9 @@ Status TrainingPackage::addAccumulateStep(Module& module, const std::vector<Type
   // (loss / K).backward() seeds backward with 1/K; scaling the gradient by 1/K afterwards is the
   // same arithmetic where K is a power of two, and within one rounding of it otherwise.
   Value* last = b.compare(micro, b.sub(micros, b.scalar(ElementType::kSI64, 1)), "EQ");
-  std::vector<Value*> newAcc;
-  for (size_t i = 0; i < numParams; ++i) {
-    Value* g = vg->result(1 + numBuffers + i);
-    const Type& t = g->type();
-    Value* invK = b.div(b.scalar(t.elementType(), 1), b.convert(micros, t.elementType()));
-    newAcc.push_back(b.add(accArgs[i], b.mul(g, b.broadcastInDim(invK, t, {}))));
-  }
+  std::vector<Value*> grads;
+  for (size_t i = 0; i < numParams; ++i) grads.push_back(vg->result(1 + numBuffers + i));
+  std::vector<Value*> newAcc = accumulateGradients(b, accArgs, grads, micros);
   std::vector<Value*> optOperands;
   for (size_t a : paramArguments_) optOperands.push_back(lossArgs[a]);
   for (Value* g : newAcc) optOperands.push_back(g);

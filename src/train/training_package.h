@@ -19,7 +19,16 @@
 #include "train/lr_schedule.h"
 #include "support/status.h"
 
+namespace wf {
+class OpBuilder;
+}
+
 namespace wf::train {
+
+// grad_acc + grad / micro_batches for each gradient: one micro-batch of gradient accumulation
+// (train_step_accumulate's, and the data-parallel step's). `microBatches`: tensor<i64>.
+std::vector<Value*> accumulateGradients(OpBuilder& b, const std::vector<Value*>& accumulators,
+                                        const std::vector<Value*>& grads, Value* microBatches);
 
 // One argument of the loss program (`training.loss.arguments`).
 struct LossArgument {
