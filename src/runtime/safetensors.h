@@ -32,6 +32,9 @@ struct SafetensorsFile {
   std::map<std::string, std::string> metadata;
 
   const Literal* find(std::string_view name) const;
+  Literal* find(std::string_view name) {
+    return const_cast<Literal*>(static_cast<const SafetensorsFile*>(this)->find(name));
+  }
 };
 
 // `name` is used in error messages (usually the file path).

@@ -27,13 +27,6 @@ bool allFinite(const Literal& l) {
   return true;
 }
 
-// A tensor of a file just read, to be overwritten in place (the broadcast from rank 0).
-Literal* findMutable(SafetensorsFile& file, std::string_view name) {
-  for (NamedLiteral& t : file.tensors)
-    if (t.name == name) return &t.value;
-  return nullptr;
-}
-
 Status checkAgainst(const Literal& value, const Type& expected, const std::string& what) {
   if (value.type() != expected)
     return invalidArgument(what + " is " + value.type().toString() + ", the program takes " + expected.toString());
@@ -160,19 +153,19 @@ Status Trainer::bindInitialState() {
   std::vector<Literal*> initial;
   for (size_t i = p.numBatchArguments(); i < p.lossArguments().size(); ++i) {
     const LossArgument& a = p.lossArguments()[i];
-    Literal* w = findMutable(weights, a.name);
+    Literal* w = weights.find(a.name);
     if (!w) return notFound(wpath + ": no tensor '" + a.name + "' (a " + a.kind + " of the loss program)");
     WF_RETURN_IF_ERROR(checkAgainst(*w, Type::tensor(a.shape, a.dtype), wpath + ": '" + a.name + "'"));
     initial.push_back(w);
   }
   for (size_t s = 0; s < p.state().size(); ++s) {
     const StateTensor& st = p.state()[s];
-    Literal* v = findMutable(state, st.name);
+    Literal* v = state.find(st.name);
     if (!v) return notFound(spath + ": no optimizer state tensor '" + st.name + "'");
     WF_RETURN_IF_ERROR(checkAgainst(*v, Type::tensor(st.shape, st.dtype), spath + ": '" + st.name + "'"));
     initial.push_back(v);
   }
-  Literal* stepCount = findMutable(state, "step");
+  Literal* stepCount = state.find("step");
   if (stepCount) initial.push_back(stepCount);
   // Data parallel: rank 0's weights and state on every rank (as DDP's constructor broadcasts the
   // module's parameters and buffers), so that ranks that read different files still agree.
