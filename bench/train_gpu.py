@@ -2,7 +2,7 @@
 beside PyTorch eager and torch.compile on the same model, batch and precision, in one run.
 
     python bench/train_gpu.py [--layers 24] [--batch 8] [--seq 384] [--steps 30] [--out /tmp/wf-train-gpu] [--profile]
-                              [--data-parallel 1,2]
+                              [--data-parallel 1,2] [--compare-graphs]
 
 1. PyTorch eager and torch.compile: forward + backward + AdamW step (foreach), true fp32 (TF32 off),
    median step time after warm-up, peak memory (torch.cuda.max_memory_allocated);
@@ -102,6 +102,8 @@ def main(argv=None) -> int:
                    help="comma-separated rank counts (e.g. 1,2): also run `warpforge train` as that many ranks "
                         "under `warpforge launch` (the data-parallel step: bucketed all-reduce over NCCL, one GPU "
                         "per rank, the batch per rank), beside the plain run")
+    p.add_argument("--compare-graphs", action="store_true",
+                   help="also run each WarpForge row step by step (--no-cuda-graphs), to see what the graphs save")
     p.add_argument("--json")
     args = p.parse_args(argv)
     out = Path(args.out)
@@ -134,39 +136,36 @@ def main(argv=None) -> int:
 
     data = out / "data.safetensors"
     save_file(dict(zip(NAMES, make_batch(8 * args.batch, args.seq, 30522, 1))), str(data))
-    run = out / "run"
-    t0 = time.time()
-    proc = subprocess.run([args.warpforge, "train", str(pkg), "--data", str(data), "--steps", str(args.steps + 3),
-                           "--device", "cuda", "--checkpoint-dir", str(run), "--log-every", "10"],
-                          capture_output=True, text=True)
-    if proc.returncode != 0:
-        print(proc.stderr[-3000:])
-        figures["warpforge"] = {"error": proc.stderr.strip().splitlines()[-1] if proc.stderr.strip() else "?"}
-    else:
-        curve = json.loads((run / "loss_curve.json").read_text())
-        ms = statistics.median(s["ms"] for s in curve["steps"][3:])
-        figures["WarpForge"] = {"ms": ms, "device_bytes": curve.get("device_bytes_in_use", 0),
-                                "seconds": time.time() - t0}
-        print(f"WarpForge: {ms:.1f} ms/step, holds {curve.get('device_bytes_in_use', 0) / 2**30:.2f} GiB", flush=True)
 
-    for n in [int(x) for x in args.data_parallel.split(",") if x]:
-        # `launch -n 1` sets WORLD_SIZE=1: a job of one rank runs the data-parallel step too.
-        run_dp = out / f"run-dp{n}"
+    def train(name: str, run: Path, launch: list[str], extra: list[str], ranks: int = 0) -> None:
+        """`warpforge train` (under `launch`, a job, when given): median step time into figures[name]."""
         t0 = time.time()
-        proc = subprocess.run([args.warpforge, "launch", "-n", str(n), "--", args.warpforge, "train", str(pkg),
-                               "--data", str(data), "--steps", str(args.steps + 3), "--device", "cuda",
-                               "--checkpoint-dir", str(run_dp), "--log-every", "10"], capture_output=True, text=True)
-        name = f"WarpForge DP, {n} rank{'s' if n > 1 else ''}"
+        proc = subprocess.run(launch + [args.warpforge, "train", str(pkg), "--data", str(data), "--steps",
+                                        str(args.steps + 3), "--device", "cuda", "--checkpoint-dir", str(run),
+                                        "--log-every", "10"] + extra, capture_output=True, text=True)
         if proc.returncode != 0:
             print(proc.stdout[-2000:], proc.stderr[-3000:])
             figures[name] = {"error": proc.stderr.strip().splitlines()[-1] if proc.stderr.strip() else "?"}
-            continue
-        curve = json.loads((run_dp / "loss_curve.json").read_text())
+            return
+        curve = json.loads((run / "loss_curve.json").read_text())
         ms = statistics.median(s["ms"] for s in curve["steps"][3:])
-        figures[name] = {"ms": ms, "ranks": n, "device_bytes": curve.get("device_bytes_in_use", 0),
-                         "buckets": len(curve.get("gradient_buckets", [])), "seconds": time.time() - t0}
-        print(f"{name}: {ms:.1f} ms/step ({n * args.batch * 1000 / ms:.1f} sequences/s), "
-              f"{figures[name]['buckets']} gradient buckets", flush=True)
+        figures[name] = {"ms": ms, "device_bytes": curve.get("device_bytes_in_use", 0), "seconds": time.time() - t0}
+        line = f"{name}: {ms:.1f} ms/step, holds {figures[name]['device_bytes'] / 2**30:.2f} GiB"
+        if ranks:
+            figures[name].update(ranks=ranks, buckets=len(curve.get("gradient_buckets", [])))
+            line += (f" ({ranks * args.batch * 1000 / ms:.1f} sequences/s), "
+                     f"{figures[name]['buckets']} gradient buckets")
+        print(line, flush=True)
+
+    graph_modes = [([], "")] + ([(["--no-cuda-graphs"], ", step by step")] if args.compare_graphs else [])
+    for extra, suffix in graph_modes:
+        train("WarpForge" + suffix, out / f"run{suffix.replace(', ', '-').replace(' ', '-')}", [], extra)
+    for n in [int(x) for x in args.data_parallel.split(",") if x]:
+        # `launch -n 1` sets WORLD_SIZE=1: a job of one rank runs the data-parallel step too.
+        for extra, suffix in graph_modes:
+            train(f"WarpForge DP, {n} rank{'s' if n > 1 else ''}{suffix}",
+                  out / f"run-dp{n}{suffix.replace(', ', '-').replace(' ', '-')}",
+                  [args.warpforge, "launch", "-n", str(n), "--"], extra, ranks=n)
 
     if args.profile:
         proc = subprocess.run([args.warpforge, "train", str(pkg), "--data", str(data), "--steps", "8",
@@ -180,15 +179,15 @@ def main(argv=None) -> int:
     print("|---|---|---|---|---|")
     eager = figures.get("PyTorch eager", {}).get("ms")
     comp = figures.get("torch.compile", {}).get("ms")
-    for name in ["PyTorch eager", "torch.compile", "WarpForge"] + [k for k in figures if k.startswith("WarpForge DP")]:
+    for name in ["PyTorch eager", "torch.compile"] + [k for k in figures if k.startswith("WarpForge")]:
         f = figures.get(name)
         if not f or "ms" not in f:
             continue
         mem = f.get("peak_bytes", f.get("device_bytes", 0)) / 2**30
         print(f"| {name} | {f['ms']:.1f} | {eager / f['ms'] if eager else float('nan'):.2f}x | "
               f"{comp / f['ms'] if comp else float('nan'):.2f}x | {mem:.2f} |")
-    plain = figures.get("WarpForge", {}).get("ms")
     for name, f in figures.items():
+        plain = figures.get("WarpForge" + (", step by step" if name.endswith("step by step") else ""), {}).get("ms")
         if name.startswith("WarpForge DP") and "ms" in f and plain:
             print(f"{name}: step {f['ms'] / plain:.3f}x the plain step; scaling efficiency "
                   f"{plain / f['ms']:.1%} ({f['ranks']} x {args.batch} sequences per step)")

@@ -148,8 +148,11 @@ struct ExecutableStats {
   // Of those, the ones computed over their argument's memory (CompileOptions::carryInPlace).
   int carriedInPlace = 0;
   // Launches (CompileOptions::cudaGraphs).
-  bool usesGraph = false;  // captured into a CUDA graph (after the first run)
-  int graphLaunches = 0;   // runs that replayed it
+  bool usesGraph = false;  // captured into CUDA graphs (after the first run)
+  int graphLaunches = 0;   // graphs replayed, over all runs
+  // The runs of steps captured as one graph each: 1 for a whole plan; a job's collectives cut a
+  // plan into the runs between them (cuda planner.cpp planGraphSegments); 0: launched step by step.
+  int graphSegments = 0;
 };
 
 struct RunResult {

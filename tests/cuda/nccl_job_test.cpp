@@ -263,13 +263,17 @@ std::string reducer(const std::string& op, const std::string& scalar) {
 
 // Compiles @p on this rank's GPU as one rank of `job` and runs it on this rank's arguments; runs
 // the interpreter's grid of every rank's @p on every rank's arguments; compares this rank's
-// results. `tolerances` by result (float sums may add in another order than the grid's).
-void expectJobMatchesGrid(dist::Job& job, const std::string& text, const std::vector<Type>& argTypes,
-                          const std::vector<Tolerance>& tolerances) {
+// results. `tolerances` by result (float sums may add in another order than the grid's). Both
+// ways of launching: the compute steps between collectives replayed as CUDA graphs, and step by
+// step; returns the stats of the first.
+ExecutableStats expectJobMatchesGrid(dist::Job& job, const std::string& text, const std::vector<Type>& argTypes,
+                                     const std::vector<Tolerance>& tolerances) {
+  ExecutableStats graphStats;
   const int n = job.world().size(), rank = job.world().rank();
   Module m = parse(text);
   const Operation* p = m.lookupFunction("p");
-  ASSERT_NE(p, nullptr) << text;
+  EXPECT_NE(p, nullptr) << text;
+  if (!p) return graphStats;
   rng().seed(sharedSeed(job, "program"));
   ProcessGrid grid;
   grid.numReplicas = n;
@@ -282,25 +286,39 @@ void expectJobMatchesGrid(dist::Job& job, const std::string& text, const std::ve
   }
   std::vector<Literal> mine = cloneAll(grid.args[static_cast<size_t>(rank)]);
   Expected<std::vector<std::vector<Literal>>> want = runProcessGrid(grid, m, nullptr);
-  ASSERT_TRUE(want) << want.status().toString() << "\n" << text;
+  EXPECT_TRUE(want) << want.status().toString() << "\n" << text;
+  if (!want) return graphStats;
 
   auto backend = cuda::createCudaBackend(DeviceSpec{"cuda", job.world().deviceOrdinal()});
-  ASSERT_TRUE(backend) << backend.status().toString();
-  CompileOptions options;
-  options.job = jobSlot();
-  auto exe = (*backend)->compile(m, *p, options);
-  ASSERT_TRUE(exe) << exe.status().toString() << "\n" << text;
-  // Twice: the second run reuses the plan's memory and the collectives' events.
-  for (int run = 0; run < 2; ++run) {
-    Expected<RunResult> got = (*exe)->run(mine);
-    ASSERT_TRUE(got) << got.status().toString() << "\n" << text;
-    const std::vector<Literal>& expected = (*want)[static_cast<size_t>(rank)];
-    ASSERT_EQ(got->outputs.size(), expected.size());
-    for (size_t i = 0; i < expected.size(); ++i)
-      EXPECT_EQ(compareLiterals(got->outputs[i], expected[i], tolerances.at(i)), "")
-          << "rank " << rank << " of " << n << ", run " << run << ", result #" << i << " of\n"
-          << text;
+  EXPECT_TRUE(backend) << backend.status().toString();
+  if (!backend) return graphStats;
+  for (bool graphs : {true, false}) {
+    CompileOptions options;
+    options.job = jobSlot();
+    options.cudaGraphs = graphs;
+    auto exe = (*backend)->compile(m, *p, options);
+    EXPECT_TRUE(exe) << exe.status().toString() << "\n" << text;
+    if (!exe) return graphStats;
+    // Three times: later runs reuse the plan's memory, the collectives' events and the graphs.
+    for (int run = 0; run < 3; ++run) {
+      Expected<RunResult> got = (*exe)->run(mine);
+      EXPECT_TRUE(got) << got.status().toString() << "\n" << text;
+      if (!got) return graphStats;
+      const std::vector<Literal>& expected = (*want)[static_cast<size_t>(rank)];
+      EXPECT_EQ(got->outputs.size(), expected.size());
+      if (got->outputs.size() != expected.size()) return graphStats;
+      for (size_t i = 0; i < expected.size(); ++i)
+        EXPECT_EQ(compareLiterals(got->outputs[i], expected[i], tolerances.at(i)), "")
+            << "rank " << rank << " of " << n << ", run " << run << (graphs ? " (graphs)" : " (step by step)")
+            << ", result #" << i << " of\n"
+            << text;
+    }
+    const ExecutableStats s = (*exe)->stats();
+    EXPECT_EQ(s.usesGraph, graphs && s.graphSegments > 0);
+    EXPECT_EQ(s.graphLaunches, s.usesGraph ? 3 * s.graphSegments : 0);
+    if (graphs) graphStats = s;
   }
+  return graphStats;
 }
 
 // A function built op by op: each `result` line adds a returned value with its type and the
@@ -485,7 +503,10 @@ TEST(NcclJob, StableHloCollectivesMatchInterpreter) {
 TEST(NcclJob, VariadicBucketOverlapsCompute) {
   WF_REQUIRE_JOB(job);
   const Program g = gradientBucket();
-  expectJobMatchesGrid(*job, g.text(), g.argTypes, g.tolerances);
+  const ExecutableStats s = expectJobMatchesGrid(*job, g.text(), g.argTypes, g.tolerances);
+  // The products after the bucket are replayed as a graph while the all-reduce runs.
+  EXPECT_GE(s.graphSegments, 1);
+  EXPECT_TRUE(s.usesGraph);
 }
 
 TEST(NcclJob, CollectiveInLoop) {

@@ -33,7 +33,10 @@ Executor::Executor(std::shared_ptr<Device> device, const Module& module, const O
       stream_(std::move(stream)),
       plan_(std::move(plan)),
       bound_(plan_.argBuffers.size(), false),
-      prologueDirty_(static_cast<size_t>(plan_.prologueGroups), true) {}
+      prologueDirty_(static_cast<size_t>(plan_.prologueGroups), true),
+      segmentAt_(plan_.steps.size(), -1) {
+  for (size_t g = 0; g < plan_.graphSegments.size(); ++g) segmentAt_[plan_.graphSegments[g].first] = static_cast<int>(g);
+}
 
 Executor::~Executor() {
   if (stream_) {
@@ -45,7 +48,7 @@ Executor::~Executor() {
     WF_CUDA_WARN(cudaStreamSynchronize(stream_.get()));
   }
   // Buffers go back to the allocator before the device handle is released.
-  for (GraphExec& g : graphExecs_) g.reset();
+  for (std::vector<GraphExec>& graphs : graphExecs_) graphs.clear();
   plan_.steps.clear();
   memory_.release();
 }
@@ -311,10 +314,20 @@ Expected<int64_t> Executor::readControlScalar(const Step& step) {
   return static_cast<int64_t>(raw);
 }
 
-Status Executor::runSteps() {
+Status Executor::runSteps(bool replay) {
   const bool timed = options_.recordTimings;
   size_t recorded = 0;
   for (size_t i = 0; i < plan_.steps.size();) {
+    if (replay && segmentAt_[i] >= 0) {
+      // The collectives joined here end before the segment's kernels run (no join falls inside).
+      if (!commPending_.empty()) WF_RETURN_IF_ERROR(joinComm(i));
+      const auto g = static_cast<size_t>(segmentAt_[i]);
+      WF_CUDA_CHECK(cudaGraphLaunch(graphExecs_[parity_][g].get(), stream_.get()));
+      usesGraph_ = true;
+      ++graphLaunches_;
+      i = plan_.graphSegments[g].end;
+      continue;
+    }
     const Step& step = plan_.steps[i];
     if (plan_.hoisted[i]) {
       ++i;
@@ -368,17 +381,21 @@ Status Executor::runSteps() {
   return Status::ok();
 }
 
-Status Executor::captureGraph() {
-  WF_CUDA_CHECK(cudaStreamBeginCapture(stream_.get(), cudaStreamCaptureModeThreadLocal));
-  Status launched = launchDeviceSteps(plan_.graphSegments[0]);
-  cudaGraph_t g = nullptr;
-  cudaError_t ended = cudaStreamEndCapture(stream_.get(), &g);
-  Graph graph(g);
-  WF_RETURN_IF_ERROR(launched);
-  WF_CUDA_CHECK(ended);
-  cudaGraphExec_t exec = nullptr;
-  WF_CUDA_CHECK(cudaGraphInstantiate(&exec, graph.get(), 0));
-  graphExecs_[parity_] = GraphExec(exec);
+Status Executor::captureGraphs() {
+  std::vector<GraphExec> graphs;
+  for (const GraphSegment& segment : plan_.graphSegments) {
+    WF_CUDA_CHECK(cudaStreamBeginCapture(stream_.get(), cudaStreamCaptureModeThreadLocal));
+    Status launched = launchDeviceSteps(segment);
+    cudaGraph_t g = nullptr;
+    cudaError_t ended = cudaStreamEndCapture(stream_.get(), &g);
+    Graph graph(g);
+    WF_RETURN_IF_ERROR(launched);
+    WF_CUDA_CHECK(ended);
+    cudaGraphExec_t exec = nullptr;
+    WF_CUDA_CHECK(cudaGraphInstantiate(&exec, graph.get(), 0));
+    graphs.emplace_back(exec);
+  }
+  graphExecs_[parity_] = std::move(graphs);
   return Status::ok();
 }
 
@@ -413,27 +430,29 @@ Expected<RunResult> Executor::run(std::span<const Literal> args) {
   // Per-op timing runs the steps one by one, so that each gets its own events.
   const bool wholePlan = plan_.graphSegments.size() == 1 && plan_.graphSegments[0].first == 0 &&
                          plan_.graphSegments[0].end == plan_.steps.size();
-  const bool graphable = options_.cudaGraphs && !options_.recordTimings && wholePlan && !graphFailed_;
-  GraphExec& graphExec = graphExecs_[parity_];
-  if (graphable && !graphExec) {
-    Status captured = captureGraph();
+  const bool graphable = options_.cudaGraphs && !options_.recordTimings && !plan_.graphSegments.empty() && !graphFailed_;
+  std::vector<GraphExec>& graphs = graphExecs_[parity_];
+  if (graphable && graphs.empty()) {
+    Status captured = captureGraphs();
     if (!captured.isOk()) {
       // Launch directly from now on; a real kernel error shows again below.
       graphFailed_ = true;
+      graphs.clear();
       (void)cudaGetLastError();
     }
   }
+  const bool replay = graphable && !graphs.empty();
   if (!runStart_) {
     WF_ASSIGN_OR_RETURN(runStart_, createEvent(/*timing=*/true));
     WF_ASSIGN_OR_RETURN(runEnd_, createEvent(/*timing=*/true));
   }
   WF_CUDA_CHECK(cudaEventRecord(runStart_.get(), stream_.get()));
-  if (graphable && graphExec) {
-    WF_CUDA_CHECK(cudaGraphLaunch(graphExec.get(), stream_.get()));
+  if (replay && wholePlan) {
+    WF_CUDA_CHECK(cudaGraphLaunch(graphs[0].get(), stream_.get()));
     usesGraph_ = true;
     ++graphLaunches_;
   } else {
-    Status ran = runSteps();
+    Status ran = runSteps(replay);
     // Every collective of the run has ended (or failed, bounded by the timeout, aborting the
     // communicator) before anything synchronises with the streams.
     Status communicated = waitCommWorks();
@@ -501,7 +520,7 @@ Status Executor::runOnDevice(std::span<void* const> args, std::span<void* const>
                                     stream_.get()));
   }
   if (prologueDirty()) WF_RETURN_IF_ERROR(runPrologue());
-  Status ran = runSteps();
+  Status ran = runSteps(/*replay=*/false);
   Status communicated = waitCommWorks();
   WF_RETURN_IF_ERROR(settleComm(ran, communicated));
   for (size_t i = 0; i < plan_.outputs.size(); ++i) {
@@ -567,6 +586,7 @@ ExecutableStats Executor::stats() const {
   ExecutableStats s = plan_.stats;
   s.usesGraph = usesGraph_;
   s.graphLaunches = graphLaunches_;
+  s.graphSegments = options_.cudaGraphs ? static_cast<int>(plan_.graphSegments.size()) : 0;
   return s;
 }
 

@@ -39,8 +39,9 @@
 // on computing the next bucket's gradients. Each collective's Work is kept until the end of the
 // run, and waited for (bounded by the job's timeout) before any host synchronisation: a dead or
 // stuck peer fails the run with the communicator's error, naming the rank, where a
-// synchronisation of the stream would hang. Such plans run step by step, never as a CUDA graph
-// (planner.cpp planGraphSegments says why).
+// synchronisation of the stream would hang. Such plans replay their compute steps as CUDA graphs,
+// one per run of steps between collectives and joins, and issue each collective on its own
+// between them (planner.cpp planGraphSegments says why).
 //
 // Grids: an interpreter.run_parallel step (GridKernel) runs each process of the grid, an executor
 // of its own on the same device, on a host thread of its own; the processes read their operands
@@ -117,9 +118,10 @@ class Executor {
   Status runHostStep(const Step& step);
   // Reads the scalar a control step branches on (an i1 or an integer) from the device.
   Expected<int64_t> readControlScalar(const Step& step);
-  Status runSteps();
-  // Captures the plan's one graph segment, the whole plan, into graphExecs_[parity_].
-  Status captureGraph();
+  // Runs the steps one by one, or, with `replay`, each graph segment as its captured graph.
+  Status runSteps(bool replay);
+  // Captures every graph segment of the plan (Plan::graphSegments) into graphExecs_[parity_].
+  Status captureGraphs();
   // The device address of buffer `buffer` (memory_).
   void* address(int buffer) const { return memory_.address(static_cast<size_t>(buffer)); }
   Status upload(int buffer, const Literal& value, const Type& expected, const std::string& what);
@@ -146,8 +148,10 @@ class Executor {
   };
   std::vector<CommInFlight> commWorks_;  // this run's, waited for before any host synchronisation
   std::vector<size_t> commPending_;      // comm steps issued whose join has not been reached
-  // The captured graph of each parity of the carried buffers (only [0] without carried results).
-  GraphExec graphExecs_[2];
+  // The captured graphs of each parity of the carried buffers (only [0] without carried results),
+  // by graph segment; segmentAt_ by step: the segment that begins there, -1 for none.
+  std::vector<GraphExec> graphExecs_[2];
+  std::vector<int> segmentAt_;
   int parity_ = 0;  // flips with each swap of the carried buffers
   bool graphFailed_ = false;
   bool usesGraph_ = false;  // ExecutableStats::usesGraph

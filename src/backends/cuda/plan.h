@@ -70,7 +70,8 @@ struct Step {
 };
 
 // Steps [first, end) that the executor may capture into one CUDA graph and replay on later runs:
-// device steps only (no host, control or collective step, whose work depends on the host).
+// device steps only (no host, control or collective step, whose work depends on the host), and
+// no join of a collective inside (planner.cpp planGraphSegments).
 struct GraphSegment {
   size_t first = 0;
   size_t end = 0;
@@ -137,9 +138,9 @@ struct Plan {
   std::vector<int> argPrologueGroup;  // by entry argument: the group reading it, -1 for none
   int prologueGroups = 0;
 
-  // Launch: the steps that may run as CUDA graphs. Today the planner makes one segment holding
-  // every step when the plan has no host step, control flow or collective, and none otherwise;
-  // the executor replays a graph only in the first case.
+  // Launch: the steps that run as CUDA graphs, in order. One segment holding every step when the
+  // plan has no host step, control flow or collective; between a job's collectives, the runs of
+  // compute steps; none otherwise. Steps outside every segment are launched one by one.
   std::vector<GraphSegment> graphSegments;
 
   // Overlap of a job's collectives (Step::comm) with the compute steps. By step: for a comm step,

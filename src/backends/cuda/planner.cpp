@@ -827,17 +827,48 @@ void Planner::planCommJoins() {
   }
 }
 
-// A job's collectives keep a plan out of graphs too, though NCCL can be captured: each collective
-// must hand back a Work (collectives.h CommKernel) whose wait is bounded and aborts the
-// communicator when a peer dies, so that the run fails naming the rank instead of hanging; a
-// replayed graph has no such handle for the collectives inside it, and its launch would have to
-// be waited for as one unbounded stream synchronisation. The launches a graph saves matter little
-// beside the communication in the programs that have collectives (training steps of many
-// milliseconds, whose kernels the host enqueues well ahead of the device).
+// Graph segments. A plan without host steps, control flow or collectives is one segment. A
+// job's collectives (Step::comm) are not captured, though NCCL can be: each must hand back a Work
+// (collectives.h CommKernel) whose wait is bounded and aborts the communicator when a peer dies,
+// so that the run fails naming the rank instead of hanging; a collective inside a replayed graph
+// has no such handle, and the graph's end could only be waited for as one unbounded stream
+// synchronisation. So such a plan is cut into the runs of compute steps between them: each
+// collective is issued on its own between two graph launches, and each join (Plan::commJoin)
+// falls between segments, where the compute stream can wait for its event. A training step of
+// thousands of kernels then costs a few dozen launches, as the plain step costs one: replayed
+// kernels follow each other with less idle time on the device than launched ones. A grid step
+// (meetsPeers without comm) synchronises on the host: no segments beside it.
 void Planner::planGraphSegments() {
   const ExecutableStats& s = plan_.stats;
-  if (s.hostSteps == 0 && s.controlFlowOps == 0 && s.collectiveOps == 0 && !plan_.steps.empty())
+  if (s.hostSteps != 0 || s.controlFlowOps != 0 || plan_.steps.empty()) return;
+  if (s.collectiveOps == 0) {
     plan_.graphSegments.push_back({0, plan_.steps.size()});
+    return;
+  }
+  const size_t n = plan_.steps.size();
+  std::vector<bool> joinAt(n + 1, false);
+  for (size_t i = 0; i < n; ++i) {
+    const Step& step = plan_.steps[i];
+    if (step.meetsPeers && !step.comm) return;
+    if (step.comm) joinAt[static_cast<size_t>(plan_.commJoin[i])] = true;
+  }
+  // A segment of fewer than two launched (not hoisted) steps saves nothing.
+  auto flush = [&](size_t first, size_t end) {
+    size_t launched = 0;
+    for (size_t i = first; i < end; ++i) launched += plan_.hoisted[i] ? 0 : 1;
+    if (launched >= 2) plan_.graphSegments.push_back({first, end});
+  };
+  size_t first = 0;
+  for (size_t i = 0; i < n; ++i) {
+    if (plan_.steps[i].comm) {
+      flush(first, i);
+      first = i + 1;
+    } else if (joinAt[i] && i > first) {
+      flush(first, i);
+      first = i;
+    }
+  }
+  flush(first, n);
 }
 
 Expected<Plan> Planner::build() {
