@@ -95,10 +95,31 @@ def test_autocast_bad_input(tmp_path):
     with pytest.raises(ValueError, match="torch.bfloat16 or torch.float16"):
         warpforge.export_training(model, batch, lambda m, x, y: F.cross_entropy(m(x), y), tmp_path / "a", opt,
                                   autocast=torch.float64)
-    with pytest.raises(warpforge.TrainingExportError, match="golden_device='cpu'"):
-        warpforge.export_training(model, batch, lambda m, x, y: F.cross_entropy(m(x), y), tmp_path / "a", opt,
-                                  autocast=torch.bfloat16, golden_device="cuda")
+    if not torch.cuda.is_available():
+        with pytest.raises(warpforge.TrainingExportError, match="no CUDA device"):
+            warpforge.export_training(model, batch, lambda m, x, y: F.cross_entropy(m(x), y), tmp_path / "a", opt,
+                                      autocast=torch.bfloat16, golden_device="cuda")
     assert not (tmp_path / "a").exists()
+
+
+def _plain_loss(m, x, y):
+    return F.cross_entropy(m(x), y)
+
+
+def test_autocast_casts_compared_between_devices():
+    """A golden run on another device computes under that device's autocast while the programs
+    are traced under the CPU's: export_training compares the result type of every matmul, norm,
+    softmax and loss op of the two runs and names the first that differs. Here the "device" run
+    has no autocast at all (as a loss_fn entering torch.autocast("cpu") itself would have on a GPU)."""
+    from warpforge.training import _AutocastLoss, _check_autocast_casts
+    torch.manual_seed(0)
+    model = MLP()
+    batch = (torch.randn(4, 6), torch.randint(0, 4, (4,)))
+    traced = _AutocastLoss(_plain_loss, "cpu", torch.bfloat16)
+    _check_autocast_casts(model, traced, _AutocastLoss(_plain_loss, "cpu", torch.bfloat16), batch, "cpu")
+    with pytest.raises(warpforge.TrainingExportError, match=r"disagree at compared op #0: addmm computes in "
+                                                            r"torch.float32 on cpu, addmm in torch.bfloat16"):
+        _check_autocast_casts(model, traced, _plain_loss, batch, "cpu")
 
 
 @pytest.mark.skipif(os.environ.get("WF_SKIP_SLOW") == "1", reason="slow")

@@ -338,6 +338,43 @@ def test_accumulation_matches_ddp_no_sync(tmp_path):
     _check_weights(pkg, load_file(str(run / "checkpoint.safetensors")))
 
 
+def test_bf16_autocast_ddp_golden_validates_rank_by_rank(tmp_path):
+    """bf16 autocast on 2 ranks: DDP's golden run in bf16 beside a float64 twin of itself (a second
+    DDP model on the same process group); each rank's loss of every step, its step-1 gradients
+    before the all-reduce, weights and AdamW state after steps 1 and 6 judged against its float64
+    twin by PyTorch's own bf16 error (the mixed-precision rule, rank by rank)."""
+    torch.manual_seed(0)
+    model = MLP()
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-2, weight_decay=0.01)
+    g = torch.Generator().manual_seed(5)
+    data = {"x": torch.randn(256, 6, generator=g), "y": torch.randint(0, 4, (256,), generator=g)}
+    pkg = tmp_path / "bf16"
+    warpforge.export_training(model, (data["x"][:32], data["y"][:32]), ce_loss, pkg, opt, golden_steps=6,
+                              batch_names=["x", "y"], warpforge_binary=WARPFORGE, world_size=2, golden_data=data,
+                              autocast=torch.bfloat16)
+    ranks = json.loads((pkg / "manifest.json").read_text())["training"]["golden_ddp"]["ranks"]
+    for r, entry in enumerate(ranks):
+        lp = entry["low_precision"]
+        assert lp["dtype"] == "bf16" and lp["reference"] == "float64" and len(lp["torch_error"]["loss"]) == 6
+        # the twin really is float64, and PyTorch's bf16 run really is off it by bf16 rounding
+        ref = load_file(str(pkg / lp["reference_weights_final"]))
+        assert all(v.dtype == torch.float64 for v in ref.values())
+        assert 1e-5 < max(lp["torch_error"]["loss"]) < 5e-2
+    proc = _launch(2, "validate", str(pkg), "--training", "--json")
+    assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-4000:]
+    reports = {k: json.loads(v) for k, v in _by_rank(proc.stdout).items()}
+    assert sorted(reports) == [0, 1]
+    for rank, report in reports.items():
+        assert report["pass"] and report["rank"] == rank, report.get("first_divergence")
+        assert {c["kind"] for c in report["checks"]} == {"loss", "gradient", "weight", "optimizer_state"}
+        assert len([c for c in report["checks"] if c["kind"] == "loss"]) == 6
+        assert all(c.get("rule") for c in report["checks"])
+    # the ranks' reports differ: each is judged on its own share of the data
+    l0 = [c["loss"] for c in reports[0]["checks"] if c["kind"] == "loss"]
+    l1 = [c["loss"] for c in reports[1]["checks"] if c["kind"] == "loss"]
+    assert l0 != l1
+
+
 def test_killed_rank_is_named_by_the_other(tmp_path):
     """Two ranks started as separate processes train; rank 1 is killed after a few steps; rank 0
     exits non-zero naming rank 1, within the timeout (WARPFORGE_DIST_TIMEOUT=30)."""

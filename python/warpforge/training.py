@@ -14,6 +14,7 @@ from types import SimpleNamespace
 import torch
 import torch.nn.functional as F
 from safetensors.torch import save_file
+from torch.utils._python_dispatch import TorchDispatchMode
 
 from . import __version__
 from .export import decomposition_table, module_symbol, output_vals, weight_tensors
@@ -119,7 +120,9 @@ def export_training(model: torch.nn.Module, example_batch, loss_fn, out_dir, opt
         raise ValueError("golden_steps must be at least 1")
     micro_batches = _split_micro_batches(batch, accumulation_steps)
     name = name or type(model).__name__
-    loss_fn = _with_autocast(loss_fn, autocast, golden_device)
+    if torch.device(golden_device).type == "cuda" and not torch.cuda.is_available():
+        raise TrainingExportError(f"golden_device={golden_device!r}: PyTorch finds no CUDA device here")
+    traced_loss_fn, loss_fn = _with_autocast(loss_fn, autocast, golden_device)
     _check_padding_rows(model)
 
     param_names = {}
@@ -136,13 +139,16 @@ def export_training(model: torch.nn.Module, example_batch, loss_fn, out_dir, opt
     # the loss in train mode, on a copy (BatchNorm would update the user's running statistics)
     probe = copy.deepcopy(model).train()
     with torch.no_grad():
-        ref = loss_fn(probe, *micro_batches[0])
+        ref = traced_loss_fn(probe, *micro_batches[0])
     if not isinstance(ref, torch.Tensor) or ref.dim() != 0 or not ref.is_floating_point():
         what = (f"a tensor of shape {list(ref.shape)} and dtype {ref.dtype}" if isinstance(ref, torch.Tensor)
                 else type(ref).__name__)
         raise TrainingExportError(f"loss_fn must return a scalar floating-point tensor, it returned {what}")
 
-    lowered, ep = _lower_loss(model, loss_fn, micro_batches[0], batch_names, name)
+    lowered, ep = _lower_loss(model, traced_loss_fn, micro_batches[0], batch_names, name)
+    low = _autocast_dtype(ep, autocast)
+    if low is not None and torch.device(golden_device).type != "cpu":
+        _check_autocast_casts(model, traced_loss_fn, loss_fn, micro_batches[0], golden_device)
     weights = _weight_values(ep, lowered, rng_seed)
     trainable = {p.name for p in spec.params}
     missing = [n for n in trainable if n not in weights]
@@ -190,7 +196,6 @@ def export_training(model: torch.nn.Module, example_batch, loss_fn, out_dir, opt
     golden, golden_files = _golden_run(model, optimizer, lr_schedule, loss_fn, batch, batch_names, spec, schedule,
                                        golden_steps, weights, golden_device, golden_grads == "all",
                                        accumulation_steps)
-    low = _autocast_dtype(ep, autocast)
     if low is not None:
         golden["low_precision"] = _low_precision_reference(model, optimizer, lr_schedule, loss_fn, batch, batch_names,
                                                            spec, schedule, golden_steps, weights, golden_device,
@@ -206,13 +211,12 @@ def export_training(model: torch.nn.Module, example_batch, loss_fn, out_dir, opt
             raise ValueError(f"world_size must be at least 1, not {world_size}")
         if golden_data is None:
             raise ValueError("world_size needs golden_data: the examples the ranks of the data-parallel run share")
-        if low is not None:
-            raise TrainingExportError("a data-parallel golden run of a mixed-precision (autocast) loss is not supported")
         from .training_ddp import ddp_golden_run
         ddp_section, ddp_files = ddp_golden_run(
             model, optimizer, loss_fn, _golden_data(golden_data, batch_names), batch_names, spec,
             schedule, golden_steps, weights, world_size=world_size, batch_size=int(micro_batches[0][0].shape[0]),
-            accumulation_steps=accumulation_steps, seed=golden_seed, shuffle=golden_shuffle, device=golden_device)
+            accumulation_steps=accumulation_steps, seed=golden_seed, shuffle=golden_shuffle, device=golden_device,
+            low_precision=low)
         golden_files.update(ddp_files)
 
     eval_section, eval_text, eval_constants = None, None, {}
@@ -277,23 +281,82 @@ def _golden_data(data, batch_names) -> dict:
 _LOW_DTYPES = {torch.bfloat16: "bf16", torch.float16: "f16"}
 
 
+class _AutocastLoss:
+    """loss_fn under torch.autocast(device_type, dtype): a class, not a closure, so that the ranks
+    of the data-parallel golden run (started with spawn) can unpickle it."""
+
+    def __init__(self, loss_fn, device_type, dtype):
+        self.loss_fn, self.device_type, self.dtype = loss_fn, device_type, dtype
+
+    def __call__(self, model, *batch):
+        with torch.autocast(self.device_type, dtype=self.dtype):
+            return self.loss_fn(model, *batch)
+
+
 def _with_autocast(loss_fn, dtype, device):
-    """loss_fn run under torch.autocast(device type, dtype), or loss_fn itself for dtype None."""
+    """(traced, golden): loss_fn under torch.autocast as the programs are traced (on the CPU, so
+    CPU autocast) and as the golden run computes it (autocast of `device`'s type); loss_fn itself
+    twice for dtype None. Where the two autocasts would place their casts differently for the
+    model, export_training says so (_check_autocast_casts)."""
     if dtype is None:
-        return loss_fn
+        return loss_fn, loss_fn
     if dtype not in _LOW_DTYPES:
         raise ValueError(f"autocast must be torch.bfloat16 or torch.float16, not {dtype!r}")
-    device_type = torch.device(device).type
-    if device_type != "cpu":
-        # The loss is traced on CPU tensors, which a CUDA autocast region leaves alone: the
-        # programs would lack the casts that the golden run on the GPU makes.
-        raise TrainingExportError(f"autocast with golden_device={device!r}: the loss is traced on the CPU, where "
-                                  f"torch.autocast({device_type!r}) inserts no casts; export with golden_device='cpu'")
+    return _AutocastLoss(loss_fn, "cpu", dtype), _AutocastLoss(loss_fn, torch.device(device).type, dtype)
 
-    def autocast_loss(model, *batch):
-        with torch.autocast(device_type, dtype=dtype):
-            return loss_fn(model, *batch)
-    return autocast_loss
+
+# The ops whose result type autocast decides (its low-precision and float32 lists, and what
+# follows their results): compared between the CPU trace and the golden device's run. Views,
+# copies and casts are left out, as their number differs between devices' decompositions.
+_AUTOCAST_COMPARED = ("mm", "bmm", "addmm", "baddbmm", "matmul", "linear", "convolution", "scaled_dot_product",
+                      "softmax", "log_softmax", "layer_norm", "group_norm", "batch_norm", "nll_loss", "mse_loss",
+                      "cross_entropy", "gelu", "relu", "silu", "tanh", "sigmoid", "exp", "embedding")
+
+
+class _ResultTypes(TorchDispatchMode):
+    """The result type of every compared op (below autocast, so after its casts), in order."""
+
+    def __init__(self):
+        super().__init__()
+        self.seen = []
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        out = func(*args, **(kwargs or {}))
+        name = func.overloadpacket.__name__.lstrip("_")
+        # Each device's attention kernel (flash for the CPU, flash, efficient or cuDNN on CUDA): one op.
+        key = "scaled_dot_product_attention" if "scaled_dot_product" in name else name
+        first = out[0] if isinstance(out, (tuple, list)) and out else out
+        if (isinstance(first, torch.Tensor) and first.is_floating_point()
+                and any(key == c or key.startswith(c + "_") or key.endswith("_" + c) for c in _AUTOCAST_COMPARED)):
+            self.seen.append((key, first.dtype))
+        return out
+
+
+def _check_autocast_casts(model, traced_fn, golden_fn, batch, device):
+    """The programs are traced under CPU autocast; the golden run computes under `device`'s. The
+    two lists of ops differ (CUDA's float32 list has softmax, layer_norm, exp, sum...; the CPU's
+    has fewer), so they agree only for some models: both run once, the result type of each
+    compared op is recorded, and a difference is an error naming the first op that differs.
+    (Attention is one op in both; inside it, the CPU decomposition computes in float32, where
+    CUDA's fused kernels multiply in the low precision: a difference of accuracy, not of the
+    program's types.)"""
+    def types(fn, dev):
+        m = copy.deepcopy(model).to(dev).train()
+        b = tuple(x.to(dev) for x in batch)
+        with torch.no_grad(), _DropoutOff(), _ResultTypes() as rec:
+            fn(m, *b)
+        return rec.seen
+
+    cpu, gpu = types(traced_fn, "cpu"), types(golden_fn, torch.device(device))
+    for i, (a, b) in enumerate(zip(cpu, gpu)):
+        if a != b:
+            raise TrainingExportError(
+                f"autocast on {device} and on the CPU (where the programs are traced) disagree at compared op #{i}: "
+                f"{b[0]} computes in {b[1]} on {device}, {a[0]} in {a[1]} on the CPU; export with "
+                "golden_device='cpu', or cast explicitly in the model")
+    if len(cpu) != len(gpu):
+        raise TrainingExportError(f"autocast on {device} runs {len(gpu)} compared ops, on the CPU (where the programs "
+                                  f"are traced) {len(cpu)}: the programs would not compute what the golden run does")
 
 
 def _autocast_dtype(ep, requested):

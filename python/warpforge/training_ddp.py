@@ -7,7 +7,13 @@ Each rank records, for every step, its batch, its loss, its own gradients BEFORE
 (captured by a DDP communication hook from each bucket before it calls DDP's allreduce_hook), the
 averaged gradients the update used, and the weights and optimizer state after step 1 and after
 the last step: what `warpforge validate --training` checks rank by rank in a job of N ranks
-(docs/distributed.md, "Data-parallel training")."""
+(docs/distributed.md, "Data-parallel training").
+
+A mixed-precision (autocast) loss adds, on every rank, a float64 twin of the run: a second
+DistributedDataParallel model in float64 on the same process group, stepped on the same batches
+(autocast casts no float64 tensor). Its losses, weights and optimizer state are the reference
+each rank's low-precision run is judged by, through PyTorch's own distance from it (the rule of
+the single-process mixed-precision golden run, rank by rank)."""
 
 from __future__ import annotations
 
@@ -58,7 +64,7 @@ def rank_batches(data: dict, names, batch_size: int, accumulation_steps: int, st
 
 def ddp_golden_run(model, optimizer, loss_fn, data: dict, batch_names, spec, schedule, steps, weights0,
                    *, world_size: int, batch_size: int, accumulation_steps: int, seed: int, shuffle: bool,
-                   device: str) -> tuple[dict, dict]:
+                   device: str, low_precision: str | None = None) -> tuple[dict, dict]:
     """Runs DDP on `world_size` forked processes; returns the manifest's `training.golden_ddp`
     section and the files to write (package-relative path -> tensors or JSON)."""
     missing = [n for n in batch_names if n not in data]
@@ -67,7 +73,7 @@ def ddp_golden_run(model, optimizer, loss_fn, data: dict, batch_names, spec, sch
     port = _free_port()
     with tempfile.TemporaryDirectory(prefix="warpforge-ddp-") as tmp:
         args = (world_size, port, tmp, model, optimizer, loss_fn, data, list(batch_names), spec, schedule, steps,
-                weights0, batch_size, accumulation_steps, seed, shuffle, device)
+                weights0, batch_size, accumulation_steps, seed, shuffle, device, low_precision is not None)
         # spawn: autograd has run in this process, and its threads do not survive a fork. The
         # ranks get pickled copies of the model and optimizer (one pickle: the optimizer keeps
         # the model's parameters); the scheduler's lr comes from the manifest's schedule (lr_at,
@@ -83,10 +89,13 @@ def ddp_golden_run(model, optimizer, loss_fn, data: dict, batch_names, spec, sch
     for r, (rank_files, buckets) in enumerate(results):
         base = f"golden/ddp/rank{r}"
         entry = {}
+        reference = rank_files.pop("float64", None)
         for key, content in rank_files.items():
             rel = f"{base}/{key}.json" if key == "summary" else f"{base}/{key}.safetensors"
             files[rel] = content
             entry[key] = rel
+        if reference is not None:
+            entry["low_precision"] = _low_precision_section(rank_files, reference, base, files, weights0, low_precision)
         ranks.append(entry)
     section = {
         "world_size": world_size,
@@ -106,8 +115,33 @@ def ddp_golden_run(model, optimizer, loss_fn, data: dict, batch_names, spec, sch
     return section, files
 
 
+def _low_precision_section(rank_files, reference, base, files, weights0, low) -> dict:
+    """A rank's `low_precision` entry (the single-process golden run's, training.py
+    _low_precision_reference): the float64 twin's files, and PyTorch's own error against them."""
+    from .training import _errors
+    section = {"dtype": low, "reference": "float64"}
+    for key in ("loss", "weights_step1", "weights_final", "optimizer_state_step1", "optimizer_state_final"):
+        rel = f"{base}/reference_{key}.safetensors"
+        files[rel] = reference[key]
+        section[f"reference_{key}"] = rel
+    section["reference_grads_step1"] = f"{base}/grads_step1_f64.safetensors"
+    torch_loss = rank_files["loss"]["loss"].double()
+    ref_loss = reference["loss"]["loss"].double()
+    step1 = {k.split(".", 1)[1]: v for k, v in rank_files["grads"].items() if k.startswith("1.")}
+    state0 = {k: torch.zeros_like(v) for k, v in reference["optimizer_state_final"].items()}
+    section["torch_error"] = {
+        "loss": [abs(a - b).item() / abs(b).item() if b != 0 else abs(a - b).item() for a, b in zip(torch_loss, ref_loss)],
+        "gradients": _errors(step1, rank_files["grads_step1_f64"]),
+        "weights_step1": _errors(rank_files["weights_step1"], reference["weights_step1"], weights0),
+        "weights_final": _errors(rank_files["weights_final"], reference["weights_final"], weights0),
+        "optimizer_state_step1": _errors(rank_files["optimizer_state_step1"], reference["optimizer_state_step1"], state0),
+        "optimizer_state_final": _errors(rank_files["optimizer_state_final"], reference["optimizer_state_final"], state0),
+    }
+    return section
+
+
 def _rank_main(rank, world_size, port, tmp, model, optimizer, loss_fn, data, batch_names, spec, schedule, steps,
-               weights0, batch_size, accumulation_steps, seed, shuffle, device):
+               weights0, batch_size, accumulation_steps, seed, shuffle, device, float64_twin):
     torch.set_num_threads(1)  # the ranks share the machine
     from .training import _DropoutOff, _float64_grads, _host, _state_by_arg, _true_fp32
     cuda = torch.device(device).type == "cuda"
@@ -118,18 +152,19 @@ def _rank_main(rank, world_size, port, tmp, model, optimizer, loss_fn, data, bat
         with _true_fp32(device), _DropoutOff():
             files, buckets = _rank_steps(rank, world_size, model, optimizer, loss_fn, data, batch_names,
                                          spec, schedule, steps, weights0, batch_size, accumulation_steps, seed,
-                                         shuffle, dev, _float64_grads, _host, _state_by_arg)
+                                         shuffle, dev, _float64_grads, _host, _state_by_arg, float64_twin)
         torch.save((files, buckets), os.path.join(tmp, f"rank{rank}.pt"))
     finally:
         dist.destroy_process_group()
 
 
 def _rank_steps(rank, world_size, model, optimizer, loss_fn, data, batch_names, spec, schedule, steps,
-                weights0, batch_size, k, seed, shuffle, device, _float64_grads, _host, _state_by_arg):
+                weights0, batch_size, k, seed, shuffle, device, _float64_grads, _host, _state_by_arg, float64_twin=False):
     import copy
     g_model, g_opt = copy.deepcopy((model, optimizer))
     g_model.to(device)
     g_model.train()
+    twin = _Float64Twin(model, optimizer, device, spec, k) if float64_twin else None
     params = dict(g_model.named_parameters())
     name_of = {id(p): n for n, p in params.items()}
     # DDP's defaults: bucket_cap_mb 25 (first bucket 1 MB), broadcast_buffers, find_unused_parameters off
@@ -187,6 +222,8 @@ def _rank_steps(rank, world_size, model, optimizer, loss_fn, data, batch_names, 
         if clip_params is not None:
             torch.nn.utils.clip_grad_norm_(clip_params, spec.grad_clip["max_norm"])
         g_opt.step()
+        if twin is not None:
+            twin.step(loss_fn, micro, group_lrs, step, weights0, _host, _state_by_arg)
         if step == 1:
             files["weights_step1"] = _state_by_arg(g_model, weights0)
             files["optimizer_state_step1"] = {k_: _host(v) for k_, v in torch_state(spec, g_opt, params).items()}
@@ -198,6 +235,53 @@ def _rank_steps(rank, world_size, model, optimizer, loss_fn, data, batch_names, 
     state = {k_: _host(v) for k_, v in torch_state(spec, g_opt, params).items()}
     state["step"] = torch.tensor(steps, dtype=torch.int64)
     files["optimizer_state_final"] = state
+    if twin is not None:
+        files["float64"] = twin.finish(steps, weights0, _host, _state_by_arg)
     files["summary"] = {"rank": rank, "world_size": world_size, "steps": steps, "loss": [float(x) for x in losses],
                         "lr": lrs}
     return files, [buckets_seen[i] for i in sorted(buckets_seen)]
+
+
+class _Float64Twin:
+    """The run again in float64 beside the low-precision one: its own DDP model on the same
+    process group (its buckets all-reduce float64 gradients), the same batches and learning rates,
+    DDP's default averaging. Records what _low_precision_section judges the run by."""
+
+    def __init__(self, model, optimizer, device, spec, k):
+        import copy
+        self.model, self.opt = copy.deepcopy((model, optimizer))
+        self.model.to(device=device, dtype=torch.float64)  # in place: the copied optimizer keeps the parameters
+        self.model.train()
+        self.ddp = DistributedDataParallel(self.model, device_ids=[device.index] if device.type == "cuda" else None)
+        self.params = dict(self.model.named_parameters())
+        self.spec, self.k = spec, k
+        self.losses, self.files = [], {}
+
+    def step(self, loss_fn, micro, group_lrs, step, weights0, _host, _state_by_arg):
+        for group, lr in zip(self.opt.param_groups, group_lrs):
+            group["lr"] = lr
+        self.opt.zero_grad(set_to_none=True)
+        wide = [tuple(x.double() if x.is_floating_point() else x for x in mb) for mb in micro]
+        losses = []
+        for m, mb in enumerate(wide):
+            with self.ddp.no_sync() if m < len(wide) - 1 else contextlib.nullcontext():
+                loss = loss_fn(self.ddp, *mb)
+                (loss / self.k if self.k > 1 else loss).backward()
+            losses.append(float(loss))
+        self.losses.append(sum(losses) / len(losses))
+        if self.spec.grad_clip is not None:
+            torch.nn.utils.clip_grad_norm_([self.params[p.name] for p in self.spec.params],
+                                           self.spec.grad_clip["max_norm"])
+        self.opt.step()
+        if step == 1:
+            self.files["weights_step1"] = _state_by_arg(self.model, weights0)
+            self.files["optimizer_state_step1"] = {k_: _host(v) for k_, v in
+                                                   torch_state(self.spec, self.opt, self.params).items()}
+
+    def finish(self, steps, weights0, _host, _state_by_arg) -> dict:
+        self.files["loss"] = {"loss": torch.tensor(self.losses, dtype=torch.float64)}
+        self.files["weights_final"] = _state_by_arg(self.model, weights0)
+        state = {k_: _host(v) for k_, v in torch_state(self.spec, self.opt, self.params).items()}
+        state["step"] = torch.tensor(steps, dtype=torch.int64)
+        self.files["optimizer_state_final"] = state
+        return self.files

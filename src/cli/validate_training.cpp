@@ -178,7 +178,11 @@ double relL2(const Literal& have, const Literal& ref, const Literal* base) {
 // every step, the gradients of step 1, the weights (as updates from the initial ones) and the
 // optimizer state after step 1 and after the last step, each judged against the float64 run that
 // export_training recorded, by PyTorch's own error in the same precision (kLowPrecisionFactor).
-Status lowPrecisionReplay(train::Trainer& t, const GoldenRun& golden, const std::vector<std::vector<Literal>>& microBatches,
+// `batchesOf(step)`: the micro-batches of a step (the same for every step of a single-process
+// golden run; a data-parallel rank's own share of each step, judged against that rank's float64
+// run of the same data-parallel steps).
+Status lowPrecisionReplay(train::Trainer& t, const GoldenRun& golden,
+                          const std::function<const std::vector<std::vector<Literal>>&(int64_t)>& batchesOf,
                           const std::function<void(Check)>& record, const std::function<bool()>& failed) {
   const train::TrainingPackage& pkg = t.package();
   const json& lp = golden.spec()["low_precision"];
@@ -233,7 +237,7 @@ Status lowPrecisionReplay(train::Trainer& t, const GoldenRun& golden, const std:
   // Step 1's gradients against the float64 ones.
   {
     WF_ASSIGN_OR_RETURN(SafetensorsFile refGrads, readRef("reference_grads_step1"));
-    WF_ASSIGN_OR_RETURN(std::vector<Literal> vg, accumulatedValueAndGrad(t, microBatches));
+    WF_ASSIGN_OR_RETURN(std::vector<Literal> vg, accumulatedValueAndGrad(t, batchesOf(1)));
     for (size_t i = 0; i < pkg.paramArguments().size(); ++i) {
       const std::string& name = pkg.lossArguments()[pkg.paramArguments()[i]].name;
       const Literal* ref = refGrads.find(name);
@@ -251,7 +255,7 @@ Status lowPrecisionReplay(train::Trainer& t, const GoldenRun& golden, const std:
       {1, "reference_weights_step1", "reference_optimizer_state_step1", "weights_step1", "optimizer_state_step1"},
       {golden.steps(), "reference_weights_final", "reference_optimizer_state_final", "weights_final", "optimizer_state_final"}};
   for (int64_t s = 1; s <= golden.steps() && !failed(); ++s) {
-    WF_ASSIGN_OR_RETURN(train::StepResult r, t.step(std::span<const std::vector<Literal>>(microBatches)));
+    WF_ASSIGN_OR_RETURN(train::StepResult r, t.step(std::span<const std::vector<Literal>>(batchesOf(s))));
     const double torchLoss = te["loss"][static_cast<size_t>(s - 1)].is_number() ? te["loss"][static_cast<size_t>(s - 1)].get<double>() : 0;
     judge(s, "loss", "loss", Literal::scalarDouble(ElementType::kF64, r.loss),
           Literal::scalarDouble(ElementType::kF64, refLosses->getDouble(s - 1)), nullptr, torchLoss, torchLossMax, lossTol);
@@ -333,7 +337,6 @@ int runValidateTraining(const ValidateOptions& options) {
   auto batchesOf = [&](int64_t step) -> const std::vector<std::vector<Literal>>& {
     return stepBatches[perStep ? static_cast<size_t>(step - 1) : 0];
   };
-  const std::vector<std::vector<Literal>>& microBatches = stepBatches[0];
   auto lossFile = golden->read("loss");
   if (!lossFile) return reportStatus(lossFile.status());
   const Literal* losses = lossFile->find("loss");
@@ -560,11 +563,8 @@ int runValidateTraining(const ValidateOptions& options) {
 
   // A mixed-precision package: judged against the float64 reference by PyTorch's own error.
   const bool lowPrecision = golden->spec().contains("low_precision") && golden->spec()["low_precision"].is_object();
-  if (lowPrecision && perStep)
-    return reportStatus(unimplemented("validate --training: a mixed-precision golden run with a batch per step "
-                                      "(data parallel) is not supported"));
   if (lowPrecision) {
-    Status st = lowPrecisionReplay(t, *golden, microBatches, record, [&] { return failed; });
+    Status st = lowPrecisionReplay(t, *golden, batchesOf, record, [&] { return failed; });
     if (!st.isOk()) return reportStatus(st);
   }
   for (int64_t s = 1; s <= golden->steps() && !failed && !lowPrecision; ++s) {
