@@ -356,9 +356,11 @@ def test_bf16_autocast_ddp_golden_validates_rank_by_rank(tmp_path):
     for r, entry in enumerate(ranks):
         lp = entry["low_precision"]
         assert lp["dtype"] == "bf16" and lp["reference"] == "float64" and len(lp["torch_error"]["loss"]) == 6
-        # the twin really is float64, and PyTorch's bf16 run really is off it by bf16 rounding
+        # the twin ran in float64 (its losses kept so), and PyTorch's bf16 run is off it by bf16 rounding
+        assert load_file(str(pkg / lp["reference_loss"]))["loss"].dtype == torch.float64
         ref = load_file(str(pkg / lp["reference_weights_final"]))
-        assert all(v.dtype == torch.float64 for v in ref.values())
+        assert lp["stored_as"] == "f32" and all(v.dtype == torch.float32 for v in ref.values())
+        assert not torch.equal(ref["fc1.weight"], _golden(pkg, r, "weights_final")["fc1.weight"])
         assert 1e-5 < max(lp["torch_error"]["loss"]) < 5e-2
     proc = _launch(2, "validate", str(pkg), "--training", "--json")
     assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-4000:]

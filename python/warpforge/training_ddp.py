@@ -64,16 +64,19 @@ def rank_batches(data: dict, names, batch_size: int, accumulation_steps: int, st
 
 def ddp_golden_run(model, optimizer, loss_fn, data: dict, batch_names, spec, schedule, steps, weights0,
                    *, world_size: int, batch_size: int, accumulation_steps: int, seed: int, shuffle: bool,
-                   device: str, low_precision: str | None = None) -> tuple[dict, dict]:
+                   device: str, low_precision: str | None = None, all_grads: bool = True) -> tuple[dict, dict]:
     """Runs DDP on `world_size` forked processes; returns the manifest's `training.golden_ddp`
-    section and the files to write (package-relative path -> tensors or JSON)."""
+    section and the files to write (package-relative path -> tensors or JSON). all_grads False
+    records the gradients of step 1 only (a large model's gradients of every step would not fit
+    a package)."""
     missing = [n for n in batch_names if n not in data]
     if missing:
         raise ValueError(f"golden_data has no tensor {missing[0]!r} (it must hold every batch tensor: {batch_names})")
     port = _free_port()
     with tempfile.TemporaryDirectory(prefix="warpforge-ddp-") as tmp:
         args = (world_size, port, tmp, model, optimizer, loss_fn, data, list(batch_names), spec, schedule, steps,
-                weights0, batch_size, accumulation_steps, seed, shuffle, device, low_precision is not None)
+                weights0, batch_size, accumulation_steps, seed, shuffle, device, low_precision is not None,
+                all_grads)
         # spawn: autograd has run in this process, and its threads do not survive a fork. The
         # ranks get pickled copies of the model and optimizer (one pickle: the optimizer keeps
         # the model's parameters); the scheduler's lr comes from the manifest's schedule (lr_at,
@@ -119,12 +122,14 @@ def _low_precision_section(rank_files, reference, base, files, weights0, low) ->
     """A rank's `low_precision` entry (the single-process golden run's, training.py
     _low_precision_reference): the float64 twin's files, and PyTorch's own error against them."""
     from .training import _errors
-    section = {"dtype": low, "reference": "float64"}
+    from .training import _narrowed
+    section = {"dtype": low, "reference": "float64", "stored_as": "f32"}
     for key in ("loss", "weights_step1", "weights_final", "optimizer_state_step1", "optimizer_state_final"):
         rel = f"{base}/reference_{key}.safetensors"
-        files[rel] = reference[key]
+        files[rel] = reference[key] if key == "loss" else _narrowed(reference[key])
         section[f"reference_{key}"] = rel
     section["reference_grads_step1"] = f"{base}/grads_step1_f64.safetensors"
+    files[section["reference_grads_step1"]] = _narrowed(rank_files["grads_step1_f64"])
     torch_loss = rank_files["loss"]["loss"].double()
     ref_loss = reference["loss"]["loss"].double()
     step1 = {k.split(".", 1)[1]: v for k, v in rank_files["grads"].items() if k.startswith("1.")}
@@ -141,7 +146,7 @@ def _low_precision_section(rank_files, reference, base, files, weights0, low) ->
 
 
 def _rank_main(rank, world_size, port, tmp, model, optimizer, loss_fn, data, batch_names, spec, schedule, steps,
-               weights0, batch_size, accumulation_steps, seed, shuffle, device, float64_twin):
+               weights0, batch_size, accumulation_steps, seed, shuffle, device, float64_twin, all_grads):
     torch.set_num_threads(1)  # the ranks share the machine
     from .training import _DropoutOff, _float64_grads, _host, _state_by_arg, _true_fp32
     cuda = torch.device(device).type == "cuda"
@@ -152,14 +157,16 @@ def _rank_main(rank, world_size, port, tmp, model, optimizer, loss_fn, data, bat
         with _true_fp32(device), _DropoutOff():
             files, buckets = _rank_steps(rank, world_size, model, optimizer, loss_fn, data, batch_names,
                                          spec, schedule, steps, weights0, batch_size, accumulation_steps, seed,
-                                         shuffle, dev, _float64_grads, _host, _state_by_arg, float64_twin)
+                                         shuffle, dev, _float64_grads, _host, _state_by_arg, float64_twin,
+                                         all_grads)
         torch.save((files, buckets), os.path.join(tmp, f"rank{rank}.pt"))
     finally:
         dist.destroy_process_group()
 
 
 def _rank_steps(rank, world_size, model, optimizer, loss_fn, data, batch_names, spec, schedule, steps,
-                weights0, batch_size, k, seed, shuffle, device, _float64_grads, _host, _state_by_arg, float64_twin=False):
+                weights0, batch_size, k, seed, shuffle, device, _float64_grads, _host, _state_by_arg, float64_twin=False,
+                all_grads=True):
     import copy
     g_model, g_opt = copy.deepcopy((model, optimizer))
     g_model.to(device)
@@ -217,8 +224,9 @@ def _rank_steps(rank, world_size, model, optimizer, loss_fn, data, batch_names, 
         for p in spec.params:
             if p.name not in captured:
                 raise RuntimeError(f"step {step}: DDP all-reduced no gradient of {p.name!r}")
-            files["grads"][f"{step}.{p.name}"] = captured[p.name]
-            files["averaged_grads"][f"{step}.{p.name}"] = _host(params[p.name].grad)
+            if all_grads or step == 1:
+                files["grads"][f"{step}.{p.name}"] = captured[p.name]
+                files["averaged_grads"][f"{step}.{p.name}"] = _host(params[p.name].grad)
         if clip_params is not None:
             torch.nn.utils.clip_grad_norm_(clip_params, spec.grad_clip["max_norm"])
         g_opt.step()
