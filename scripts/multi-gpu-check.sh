@@ -13,6 +13,10 @@
 #       program run by 2 processes on the CPU (the interpreter's kernels over Gloo)
 #   (d) data-parallel training: the small BERT QA package of the tests with a PyTorch DDP golden
 #       run (bench/ddp_bert.py), replayed by 2 ranks on 2 GPUs (`validate --training`), 20 steps
+#   (e) BERT-large QA fine-tuning on 2 GPUs, b8 per GPU, s384, bf16 autocast (bench/ddp_bert_large.py):
+#       20 steps validated rank by rank against PyTorch DDP and its float64 twin, and throughput of
+#       WarpForge and PyTorch DDP on 1 and 2 GPUs (bert_large_table.md). The longest part (several
+#       minutes, most of it the export with its golden runs and the first compiles)
 #
 # The build comes from the build machine as scripts/gpu-check.sh takes it (scripts/gpu-carry.sh):
 #
@@ -21,7 +25,9 @@
 #
 # WF_RANKS overrides the number of ranks of the multi-process parts (default: 2 when there are
 # 2 GPUs or more, else 1); WF_CHECK_DEVICE=cpu runs part (c) with the CPU on both sides (to try
-# the script itself on a machine without GPUs).
+# the script itself on a machine without GPUs). WF_PARTS picks parts (default a,b,c,d,e);
+# WF_BERT_LARGE_PHASES the phases of part (e) (default export,validate,throughput: with
+# WF_GPU_LOGS set, a later run can take the phases an earlier one left, on the same machine).
 #
 # Every part runs on its own (one failing does not stop the others) and writes a line
 # `PASS|FAIL|SKIP|INFO  part  details` to summary.txt as it ends. Logs go to $WF_GPU_LOGS (default
@@ -40,7 +46,7 @@ mkdir -p "$LOGS"
 bundle() {
   [[ -n "${OUT:-}" && "$OUT" != "$LOGS" ]] || return 0
   mkdir -p "$OUT"
-  for f in summary.txt allreduce_gpu_table.md allreduce_gpu.json overlap.txt; do [[ -f "$LOGS/$f" ]] && cp "$LOGS/$f" "$OUT/"; done
+  for f in summary.txt allreduce_gpu_table.md allreduce_gpu.json overlap.txt bert_large_table.md bert_large.json; do [[ -f "$LOGS/$f" ]] && cp "$LOGS/$f" "$OUT/"; done
   tar -C "$(dirname "$LOGS")" -czf "$OUT/logs.tar.gz" "$(basename "$LOGS")" 2>/dev/null
 }
 trap bundle EXIT
@@ -55,6 +61,8 @@ row() {
   echo "${ROWS[-1]}" | tee -a "$LOGS/summary.txt"
 }
 elapsed() { echo "$(( $(date +%s) - $1 ))s"; }
+PARTS=${WF_PARTS:-a,b,c,d,e}
+part() { [[ ",$PARTS," == *",$1,"* ]]; }
 
 source "$ROOT/scripts/gpu-carry.sh"
 
@@ -91,6 +99,7 @@ gtest_counts() {
 }
 
 # --- (a) the communicator and the lowering: world size 1 ------------------------------------
+if part a; then
 T0=$(date +%s)
 if [[ ! -x "$WF_TESTS" ]]; then
   row FAIL "(a) NCCL tests, 1 rank" "no test binary $WF_TESTS"
@@ -136,8 +145,10 @@ else
     row INFO "    overlap (NcclJob.AllReduceOverlapsCompute)" "${OVERLAP#overlap: }"
   fi
 fi
+fi  # part a
 
 # --- (c) a StableHLO program run by 2 processes on 2 GPUs, against 2 processes on the CPU -----
+if part c; then
 T0=$(date +%s)
 PROG_DIR="$LOGS/program"
 rm -rf "$PROG_DIR" && mkdir -p "$PROG_DIR"
@@ -238,8 +249,10 @@ then
 else
   row FAIL "$LABEL" "$(tail -1 "$LOGS/program_compare.log") (see program_compare.log)"
 fi
+fi  # part c
 
 # --- (d) data-parallel training on 2 GPUs against PyTorch DDP ------------------------------
+if part d; then
 # The small BERT QA package of python/tests/test_distributed_training.py, its golden run made here
 # by PyTorch DDP (gloo, 2 processes), replayed by 2 ranks on 2 GPUs: the data-parallel train step
 # with its bucketed all_reduce lowered to NCCL. Loss of every step, each rank's gradients before
@@ -264,8 +277,10 @@ else
     grep -E "^\[rank [01]\] .*(pass|PASS|FAIL|diverge|error)" "$LOGS/ddp_validate.log" | head -12
   fi
 fi
+fi  # part d
 
 # --- (b) bus bandwidth beside torch.distributed ---------------------------------------------
+if part b; then
 T0=$(date +%s)
 if [[ $RANKS -lt 2 ]]; then
   row SKIP "(b) all-reduce bus bandwidth" "one GPU (bus bandwidth needs 2 ranks)"
@@ -283,6 +298,27 @@ else
   fi
   cat "$LOGS/allreduce_gpu_table.md"
 fi
+fi  # part b
+
+# --- (e) BERT-large bf16 on 2 GPUs against PyTorch DDP: validation and throughput ------------
+if part e; then
+T0=$(date +%s)
+if [[ $RANKS -lt 2 ]]; then
+  row SKIP "(e) BERT-large bf16, 2 GPUs vs DDP" "one GPU"
+else
+  timeout "${WF_BERT_LARGE_TIMEOUT:-540}" python3 bench/ddp_bert_large.py "$LOGS/bert_large" --world-size 2 \
+    --phase "${WF_BERT_LARGE_PHASES:-export,validate,throughput}" --warpforge "$WF" >"$LOGS/bert_large.log" 2>&1
+  RC=$?
+  sed -n '/^BERT-large QA fine-tuning/,$p' "$LOGS/bert_large.log" >"$LOGS/bert_large_table.md"
+  cp "$LOGS/bert_large/results.json" "$LOGS/bert_large.json" 2>/dev/null
+  if [[ $RC == 0 ]]; then
+    row PASS "(e) BERT-large bf16, 2 GPUs vs DDP" "phases ${WF_BERT_LARGE_PHASES:-export,validate,throughput} ($(elapsed "$T0"))"
+  else
+    row FAIL "(e) BERT-large bf16, 2 GPUs vs DDP" "exit $RC: $(grep -v '^$' "$LOGS/bert_large.log" | tail -1 | cut -c1-110)"
+  fi
+  cat "$LOGS/bert_large_table.md"
+fi
+fi  # part e
 
 # --- summary ---------------------------------------------------------------------------------
 echo

@@ -86,6 +86,8 @@ def ddp_golden_run(model, optimizer, loss_fn, data: dict, batch_names, spec, sch
         except Exception as e:
             raise TypeError("the data-parallel golden run starts its ranks with spawn: loss_fn, the model and the "
                             f"optimizer must be picklable (loss_fn a module-level function): {e}") from e
+        if torch.device(device).type == "cuda":
+            torch.cuda.empty_cache()  # the single-process golden run's memory, for the rank on the same GPU
         mp.start_processes(_rank_main, args=args, nprocs=world_size, join=True, start_method="spawn")
         results = [torch.load(os.path.join(tmp, f"rank{r}.pt"), weights_only=False) for r in range(world_size)]
     files, ranks = {}, []
