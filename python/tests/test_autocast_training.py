@@ -4,6 +4,7 @@ lists put them), gradients flow back to float32 parameters through the converts,
 `validate --training` judges WarpForge's run against the float64 reference by PyTorch's own bf16
 error."""
 
+import copy
 import json
 import os
 import re
@@ -117,9 +118,17 @@ def test_autocast_casts_compared_between_devices():
     batch = (torch.randn(4, 6), torch.randint(0, 4, (4,)))
     traced = _AutocastLoss(_plain_loss, "cpu", torch.bfloat16)
     _check_autocast_casts(model, traced, _AutocastLoss(_plain_loss, "cpu", torch.bfloat16), batch, "cpu")
+    assert _check_autocast_casts(model, traced, _AutocastLoss(_plain_loss, "cpu", torch.bfloat16), batch, "cpu") == []
+    # the programs narrower than the golden run: an error
     with pytest.raises(warpforge.TrainingExportError, match=r"disagree at compared op #0: addmm computes in "
-                                                            r"torch.float32 on cpu, addmm in torch.bfloat16"):
+                                                            r"torch.float32 on cpu, in torch.bfloat16 on the CPU"):
         _check_autocast_casts(model, traced, _plain_loss, batch, "cpu")
+    # wider: allowed, reported (the golden run in bf16 throughout, the programs in float32)
+    narrow = copy.deepcopy(model).to(torch.bfloat16)
+    with pytest.warns(UserWarning, match="narrower type than the programs"):
+        wider = _check_autocast_casts(model, _plain_loss, lambda m, x, y: _plain_loss(narrow, x.bfloat16(), y), batch,
+                                      "cpu")
+    assert {w["op"] for w in wider} >= {"addmm"} and all(w["program"] == "f32" for w in wider)
 
 
 @pytest.mark.skipif(os.environ.get("WF_SKIP_SLOW") == "1", reason="slow")
