@@ -47,7 +47,9 @@ bundle() {
   [[ -n "${OUT:-}" && "$OUT" != "$LOGS" ]] || return 0
   mkdir -p "$OUT"
   for f in summary.txt allreduce_gpu_table.md allreduce_gpu.json overlap.txt bert_large_table.md bert_large.json; do [[ -f "$LOGS/$f" ]] && cp "$LOGS/$f" "$OUT/"; done
-  tar -C "$(dirname "$LOGS")" -czf "$OUT/logs.tar.gz" "$(basename "$LOGS")" 2>/dev/null
+  # Logs only: not part (e)'s package and golden runs (tens of GB).
+  tar -C "$(dirname "$LOGS")" --exclude='*.safetensors' --exclude='*/bert_large/package*' --exclude='*/run-*' \
+    -czf "$OUT/logs.tar.gz" "$(basename "$LOGS")" 2>/dev/null
 }
 trap bundle EXIT
 START=$(date +%s)
