@@ -1,5 +1,6 @@
 // `warpforge`: subcommands check, run, validate, bench, inspect, print, autodiff, train, serve. See cli.h for the exit codes.
 #include <algorithm>
+#include <cstdio>
 #include <filesystem>
 #include <iostream>
 
@@ -63,6 +64,31 @@ void printHostFallback(const RunReport& report) {
   std::cerr << "\n";
 }
 
+void addKernelCacheFlags(CLI::App* cmd, CompileOptions& compile) {
+  CLI::Option* dir = cmd->add_option(
+      "--kernel-cache", compile.kernelCacheDir,
+      "Directory of the on-disk cache of generated kernels (cuda; default: $WARPFORGE_CACHE_DIR, else "
+      "$XDG_CACHE_HOME/warpforge, else ~/.cache/warpforge; WARPFORGE_KERNEL_CACHE=0 turns it off)");
+  cmd->add_flag("--no-kernel-cache{false}", compile.kernelCache,
+                "Compile every generated kernel, without reading or writing the kernel cache (cuda)")
+      ->excludes(dir);
+}
+
+std::string formatCompileTime(double millis, const GeneratedKernelStats& before, const GeneratedKernelStats& now) {
+  const int misses = now.cacheMisses - before.cacheMisses, hits = now.cacheHits - before.cacheHits;
+  char buf[256];
+  std::snprintf(buf, sizeof buf, "compile: %.0f ms", millis);
+  std::string out = buf;
+  if (misses + hits > 0) {
+    std::snprintf(buf, sizeof buf,
+                  " (generated kernels: %d program(s) compiled by NVRTC in %.0f ms, %d from the kernel cache; "
+                  "loading %.0f ms)",
+                  misses, now.compileMillis - before.compileMillis, hits, now.loadMillis - before.loadMillis);
+    out += buf;
+  }
+  return out;
+}
+
 bool isPackageDirectory(const std::string& path) {
   std::error_code ec;
   return std::filesystem::is_directory(path, ec);
@@ -89,6 +115,7 @@ void addCompileFlags(CLI::App* cmd, wf::CompileOptions& compile) {
                 "Run one kernel per op instead of generated fused kernels (cuda) or fused loops and convolutions (cpu); for debugging");
   cmd->add_flag("--no-cuda-graphs{false}", compile.cudaGraphs,
                 "Launch step by step instead of replaying a captured CUDA graph (cuda; for comparing)");
+  wf::cli::addKernelCacheFlags(cmd, compile);
 }
 
 }  // namespace

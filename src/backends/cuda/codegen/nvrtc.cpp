@@ -89,6 +89,16 @@ Expected<std::string> kernelCacheKeyOf(const std::string& source, const std::str
   return kernelCacheKey(parts);
 }
 
+Expected<std::optional<KernelCache>> kernelCacheFor(const CompileOptions& options, const std::string& arch,
+                                                    int driverVersion, const EnvLookup& env) {
+  WF_ASSIGN_OR_RETURN(std::optional<std::filesystem::path> root,
+                      kernelCacheRoot(options.kernelCache, options.kernelCacheDir, env));
+  if (!root) return std::optional<KernelCache>();
+  int major = 0, minor = 0;
+  WF_NVRTC_CHECK(nvrtcVersion(&major, &minor));
+  return std::optional<KernelCache>(KernelCache(kernelCacheFolder(*root, arch, major, minor, driverVersion)));
+}
+
 Expected<CachedCubin> compileToCubinCached(const std::string& source, const std::string& arch, const KernelCache* cache,
                                            int driverVersion, bool recompile) {
   CachedCubin result;
@@ -123,17 +133,9 @@ Expected<std::vector<cudaKernel_t>> compileRuntimeKernels(const Device& device, 
   std::lock_guard<std::mutex> lock(cacheMutex());
   if (auto it = cache().find(key); it != cache().end()) return it->second.kernels;
 
-  // The on-disk cache, in a folder of its own for this architecture, NVRTC and driver.
-  WF_ASSIGN_OR_RETURN(std::optional<std::filesystem::path> root,
-                      kernelCacheRoot(options.kernelCache, options.kernelCacheDir));
-  std::optional<KernelCache> disk;
   int driverVersion = 0;
-  if (root) {
-    int nvrtcMajor = 0, nvrtcMinor = 0;
-    WF_CUDA_CHECK(cudaDriverGetVersion(&driverVersion));
-    WF_NVRTC_CHECK(nvrtcVersion(&nvrtcMajor, &nvrtcMinor));
-    disk.emplace(kernelCacheFolder(*root, arch, nvrtcMajor, nvrtcMinor, driverVersion));
-  }
+  WF_CUDA_CHECK(cudaDriverGetVersion(&driverVersion));
+  WF_ASSIGN_OR_RETURN(std::optional<KernelCache> disk, kernelCacheFor(options, arch, driverVersion));
   const KernelCache* diskCache = disk ? &*disk : nullptr;
 
   WF_ASSIGN_OR_RETURN(CachedCubin compiled, compileToCubinCached(source, arch, diskCache, driverVersion));

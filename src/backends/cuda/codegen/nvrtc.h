@@ -8,6 +8,7 @@
 
 #include <cuda_runtime.h>
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -37,6 +38,11 @@ Expected<std::string> compileToCubin(const std::string& source, const std::strin
 // The kernel cache key of `source` compiled for `arch` by this process's NVRTC, with its options
 // and the element math header, for a driver of version `driverVersion` (cudaDriverGetVersion).
 Expected<std::string> kernelCacheKeyOf(const std::string& source, const std::string& arch, int driverVersion);
+
+// The kernel cache that `options` ask for (kernelCacheRoot, with `env`), in its folder for `arch`,
+// this process's NVRTC and `driverVersion`; nullopt when it is off.
+Expected<std::optional<KernelCache>> kernelCacheFor(const CompileOptions& options, const std::string& arch,
+                                                    int driverVersion, const EnvLookup& env = std::getenv);
 
 struct CachedCubin {
   std::string cubin;
