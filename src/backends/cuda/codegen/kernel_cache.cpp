@@ -70,8 +70,9 @@ std::string hex(const std::array<unsigned char, 32>& bytes) {
   return out;
 }
 
-// The entry header: magic, payload size, key (hex), SHA-256 of the payload. The magic's last
-// character is the format's version.
+// The entry header: magic, payload size (host byte order: a cache serves one machine's
+// architecture anyway), key (hex), SHA-256 of the payload. The magic's last character is the
+// format's version.
 constexpr char kMagic[8] = {'W', 'F', 'C', 'U', 'B', 'I', 'N', '1'};
 constexpr size_t kKeySize = 64;
 constexpr size_t kHeaderSize = sizeof kMagic + sizeof(uint64_t) + kKeySize + 32;
