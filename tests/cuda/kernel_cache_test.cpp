@@ -26,13 +26,15 @@ namespace {
 namespace fs = std::filesystem;
 using Outcome = cuda::KernelCache::Lookup::Outcome;
 
-// A fresh directory per test, removed afterwards.
+// A fresh directory per test (and per repetition: the cache warns about a folder once per
+// process), removed afterwards.
 class TempDir {
  public:
   TempDir() {
+    static int made = 0;
     const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-    dir_ = fs::temp_directory_path() /
-           ("wf_kcache_" + std::to_string(::getpid()) + "_" + info->test_suite_name() + "_" + info->name());
+    dir_ = fs::temp_directory_path() / ("wf_kcache_" + std::to_string(::getpid()) + "_" + std::to_string(made++) +
+                                        "_" + info->test_suite_name() + "_" + info->name());
     fs::remove_all(dir_);
     fs::create_directories(dir_);
   }

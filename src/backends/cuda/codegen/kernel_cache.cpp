@@ -14,6 +14,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <random>
 #include <set>
 
 namespace wf::cuda {
@@ -191,10 +192,17 @@ bool KernelCache::store(const std::string& key, std::string_view cubin) const {
   std::error_code ec;
   fs::create_directories(folder_, ec);
   if (ec) return fail(ec.message());
-  // A name no other writer uses: this process's id and a counter of its stores.
+  // A name no other writer uses: this process's id (read on each store: a forked child shares
+  // the statics), a random number (processes of different containers sharing the folder may
+  // have the same id) and a counter of the process's stores.
+  static const uint64_t token = [] {
+    std::random_device random;
+    return (uint64_t{random()} << 32) | random();
+  }();
   static std::atomic<uint64_t> counter{0};
   const fs::path final = entryPath(key);
-  const fs::path temp = folder_ / (key + ".tmp." + std::to_string(::getpid()) + "." + std::to_string(counter++));
+  const fs::path temp = folder_ / (key + ".tmp." + std::to_string(::getpid()) + "-" + std::to_string(token) + "." +
+                                   std::to_string(counter++));
   std::string header(kHeaderSize, '\0');
   const uint64_t size = cubin.size();
   const auto digest = sha256(cubin);
