@@ -75,17 +75,18 @@ void addKernelCacheFlags(CLI::App* cmd, CompileOptions& compile) {
 }
 
 std::string formatCompileTime(double millis, const GeneratedKernelStats& before, const GeneratedKernelStats& now) {
+  // Whole milliseconds from 100 on, three digits below (a small model compiles in under 1 ms).
+  auto msText = [](double v) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, v >= 100 ? "%.0f ms" : "%.3g ms", v);
+    return std::string(buf);
+  };
   const int misses = now.cacheMisses - before.cacheMisses, hits = now.cacheHits - before.cacheHits;
-  char buf[256];
-  std::snprintf(buf, sizeof buf, "compile: %.0f ms", millis);
-  std::string out = buf;
-  if (misses + hits > 0) {
-    std::snprintf(buf, sizeof buf,
-                  " (generated kernels: %d program(s) compiled by NVRTC in %.0f ms, %d from the kernel cache; "
-                  "loading %.0f ms)",
-                  misses, now.compileMillis - before.compileMillis, hits, now.loadMillis - before.loadMillis);
-    out += buf;
-  }
+  std::string out = "compile: " + msText(millis);
+  if (misses + hits > 0)
+    out += " (generated kernels: " + std::to_string(misses) + " program(s) compiled by NVRTC in " +
+           msText(now.compileMillis - before.compileMillis) + ", " + std::to_string(hits) +
+           " from the kernel cache; loading " + msText(now.loadMillis - before.loadMillis) + ")";
   return out;
 }
 
