@@ -6,7 +6,7 @@ cd "$(dirname "$0")/.."
 
 APT_PACKAGES=(build-essential cmake ninja-build pkg-config clang
   libopenblas-dev libdnnl-dev libfftw3-dev nlohmann-json3-dev libcli11-dev libgtest-dev
-  libboost-dev prometheus-cpp-dev libgloo-dev
+  libboost-dev prometheus-cpp-dev libgloo-dev libssl-dev
 )
 missing=()
 for p in "${APT_PACKAGES[@]}"; do

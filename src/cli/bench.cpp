@@ -132,13 +132,21 @@ int runBench(const BenchOptions& options) {
   }
   sessionOptions.compile.recordTimings = options.profile || trace != nullptr;
   std::string pkgDir = pkg->dir();
+  using Clock = std::chrono::steady_clock;
+  // The compile time (cold or warm kernel cache: run bench twice to see both) and the generated
+  // kernels behind it, counted through the first run, where a package with dynamic dimensions is
+  // compiled for its input shapes.
+  const GeneratedKernelStats kernelsBefore = generatedKernelStats();
+  const auto compileStart = Clock::now();
   auto session = Session::create(std::move(*pkg), sessionOptions);
+  const double compileMs = std::chrono::duration<double, std::milli>(Clock::now() - compileStart).count();
   if (!session) return reportStatus(session.status());
   std::string deviceName = (*session)->deviceName();
   int threads = device->kind == "cpu" ? numThreads() : options.threads;
 
-  using Clock = std::chrono::steady_clock;
   std::vector<double> samples, deviceSamples;
+  double firstRunMs = 0;
+  GeneratedKernelStats kernels;
   std::vector<std::string> hostFallbackOps;
   Profile profile;
   for (int i = 0; i < options.warmup + options.iters; ++i) {
@@ -152,6 +160,8 @@ int runBench(const BenchOptions& options) {
     if (i == 0) {
       printHostFallback(result->report);
       hostFallbackOps = result->report.hostFallbackOps;
+      firstRunMs = std::chrono::duration<double, std::milli>(end - start).count();
+      kernels = generatedKernelStats();
     }
     if (i >= options.warmup && options.profile) profile.add(result->report);
     if (trace && i >= options.warmup) {
@@ -188,6 +198,13 @@ int runBench(const BenchOptions& options) {
         {"iters", options.iters},
         {"synthetic_inputs", synthetic},
         {"host_fallback_ops", hostFallbackOps},
+        {"compile_ms", compileMs},
+        {"first_run_ms", firstRunMs},
+        {"generated_kernels",
+         {{"compiled", kernels.cacheMisses - kernelsBefore.cacheMisses},
+          {"from_kernel_cache", kernels.cacheHits - kernelsBefore.cacheHits},
+          {"nvrtc_ms", kernels.compileMillis - kernelsBefore.compileMillis},
+          {"load_ms", kernels.loadMillis - kernelsBefore.loadMillis}}},
         {"latency_ms",
          {{"median", median}, {"p10", p10}, {"p90", p90}, {"min", sorted.front()}, {"max", sorted.back()}, {"mean", mean}}},
         {"throughput_samples_per_s", throughput},
@@ -212,6 +229,7 @@ int runBench(const BenchOptions& options) {
   if (threads > 0) std::cout << ", " << threads << " thread(s)";
   std::cout << ", batch " << batch << (synthetic ? " (synthetic inputs)" : options.batch > 0 ? " (golden inputs, rows repeated)" : " (golden inputs)") << ": "
             << options.warmup << " warm-up + " << options.iters << " timed runs\n";
+  std::cout << formatCompileTime(compileMs, kernelsBefore, kernels) << "; first run " << ms(firstRunMs) << "\n";
   std::cout << "latency: median " << ms(median) << "  p10 " << ms(p10) << "  p90 " << ms(p90) << "  min "
             << ms(sorted.front()) << "  max " << ms(sorted.back()) << "\n";
   if (!sortedDevice.empty())

@@ -184,6 +184,14 @@ struct TrainOptions {
 // names the step and the first tensor that went non-finite), 2 on input errors.
 int runTrain(const TrainOptions& options);
 
+// `--kernel-cache DIR` and `--no-kernel-cache` (CompileOptions::kernelCache, kernelCacheDir), for
+// every command that compiles for a device (main.cpp).
+void addKernelCacheFlags(CLI::App* cmd, CompileOptions& compile);
+// "compile: 812 ms (generated kernels: 3 program(s) compiled by NVRTC in 700 ms, 0 from the kernel
+// cache; loading 5 ms)": the generated kernels counted between two generatedKernelStats()
+// snapshots, or just the time where none were generated (cpu).
+std::string formatCompileTime(double millis, const GeneratedKernelStats& before, const GeneratedKernelStats& after);
+
 // `warpforge serve` (serve.cpp): adds the subcommand and its flags to `app`; runServe() runs it
 // once the subcommand was parsed.
 CLI::App* addServeCommand(CLI::App& app);

@@ -1,5 +1,6 @@
 // `warpforge`: subcommands check, run, validate, bench, inspect, print, autodiff, train, serve. See cli.h for the exit codes.
 #include <algorithm>
+#include <cstdio>
 #include <filesystem>
 #include <iostream>
 
@@ -63,6 +64,32 @@ void printHostFallback(const RunReport& report) {
   std::cerr << "\n";
 }
 
+void addKernelCacheFlags(CLI::App* cmd, CompileOptions& compile) {
+  CLI::Option* dir = cmd->add_option(
+      "--kernel-cache", compile.kernelCacheDir,
+      "Directory of the on-disk cache of generated kernels (cuda; default: $WARPFORGE_CACHE_DIR, else "
+      "$XDG_CACHE_HOME/warpforge, else ~/.cache/warpforge; WARPFORGE_KERNEL_CACHE=0 turns it off)");
+  cmd->add_flag("--no-kernel-cache{false}", compile.kernelCache,
+                "Compile every generated kernel, without reading or writing the kernel cache (cuda)")
+      ->excludes(dir);
+}
+
+std::string formatCompileTime(double millis, const GeneratedKernelStats& before, const GeneratedKernelStats& now) {
+  // Whole milliseconds from 100 on, three digits below (a small model compiles in under 1 ms).
+  auto msText = [](double v) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, v >= 100 ? "%.0f ms" : "%.3g ms", v);
+    return std::string(buf);
+  };
+  const int misses = now.cacheMisses - before.cacheMisses, hits = now.cacheHits - before.cacheHits;
+  std::string out = "compile: " + msText(millis);
+  if (misses + hits > 0)
+    out += " (generated kernels: " + std::to_string(misses) + " program(s) compiled by NVRTC in " +
+           msText(now.compileMillis - before.compileMillis) + ", " + std::to_string(hits) +
+           " from the kernel cache; loading " + msText(now.loadMillis - before.loadMillis) + ")";
+  return out;
+}
+
 bool isPackageDirectory(const std::string& path) {
   std::error_code ec;
   return std::filesystem::is_directory(path, ec);
@@ -89,6 +116,7 @@ void addCompileFlags(CLI::App* cmd, wf::CompileOptions& compile) {
                 "Run one kernel per op instead of generated fused kernels (cuda) or fused loops and convolutions (cpu); for debugging");
   cmd->add_flag("--no-cuda-graphs{false}", compile.cudaGraphs,
                 "Launch step by step instead of replaying a captured CUDA graph (cuda; for comparing)");
+  wf::cli::addKernelCacheFlags(cmd, compile);
 }
 
 }  // namespace

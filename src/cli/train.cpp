@@ -146,8 +146,11 @@ int runTrain(const TrainOptions& options) {
   topts.compile.recordTimings = topts.compile.recordTimings || options.profile;
   topts.accumulation = options.accumulate;
   topts.dropout = options.dropout;
+  const GeneratedKernelStats kernelsBefore = generatedKernelStats();
+  const auto openStart = Clock::now();
   auto opened = train::Trainer::open(options.package, topts);
   if (!opened) return reportStatus(opened.status());
+  const double openMs = std::chrono::duration<double, std::milli>(Clock::now() - openStart).count();
   train::Trainer& trainer = **opened;
   const train::TrainingPackage& pkg = trainer.package();
   // Data parallel (one rank of a job, WORLD_SIZE set): every rank trains on its share of each
@@ -156,6 +159,9 @@ int runTrain(const TrainOptions& options) {
   // holds every rank's (`rank_losses`).
   const int rank = trainer.rank(), world = trainer.worldSize();
   const bool lead = rank == 0;
+  // Loading and compiling the programs, and the generated kernels that took (a warm kernel cache
+  // skips NVRTC).
+  if (lead) std::cerr << "warpforge: " << formatCompileTime(openMs, kernelsBefore, generatedKernelStats()) << "\n";
   auto writeOut = [&](const std::string& path, const json& j) { return lead ? writeJson(path, j) : Status::ok(); };
 
   // The data, checked against the program's batch arguments.

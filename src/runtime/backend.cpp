@@ -23,6 +23,16 @@ Registry& registry() {
   return r;
 }
 
+struct GeneratedKernelCounters {
+  std::mutex mu;
+  GeneratedKernelStats stats;
+};
+
+GeneratedKernelCounters& generatedKernelCounters() {
+  static GeneratedKernelCounters c;
+  return c;
+}
+
 bool isKindChar(char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_'; }
 
 }  // namespace
@@ -51,6 +61,21 @@ Expected<DeviceSpec> DeviceSpec::parse(std::string_view text) {
 std::string DeviceSpec::toString() const {
   if (kind == "cpu" && ordinal == 0) return kind;
   return kind + ":" + std::to_string(ordinal);
+}
+
+GeneratedKernelStats generatedKernelStats() {
+  GeneratedKernelCounters& c = generatedKernelCounters();
+  std::lock_guard<std::mutex> lock(c.mu);
+  return c.stats;
+}
+
+void recordGeneratedKernels(const GeneratedKernelStats& more) {
+  GeneratedKernelCounters& c = generatedKernelCounters();
+  std::lock_guard<std::mutex> lock(c.mu);
+  c.stats.cacheHits += more.cacheHits;
+  c.stats.cacheMisses += more.cacheMisses;
+  c.stats.compileMillis += more.compileMillis;
+  c.stats.loadMillis += more.loadMillis;
 }
 
 void registerBackend(std::string kind, BackendFactory factory) {

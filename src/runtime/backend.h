@@ -87,6 +87,13 @@ struct CompileOptions {
   // device fault, not a bad input, which is refused before anything runs) may leave those
   // arguments half updated. Off by default.
   bool carryInPlace = false;
+  // The on-disk cache of the kernels a backend generates and compiles at compile time (cuda: the
+  // NVRTC output of fused and region kernels; backends/cuda/codegen/kernel_cache.h), shared by
+  // processes and runs. On by default, in kernelCacheDir, or where WARPFORGE_CACHE_DIR,
+  // XDG_CACHE_HOME or HOME say (WARPFORGE_KERNEL_CACHE=0 turns it off there). false
+  // (`--no-kernel-cache`): compile every kernel. Never changes what a kernel computes.
+  bool kernelCache = true;
+  std::string kernelCacheDir;  // `--kernel-cache DIR`; empty: from the environment
   // The distributed job this process is one rank of (docs/distributed.md); null: a single
   // process. The program runs as one process of the job (replica_id = rank, WORLD_SIZE
   // replicas), its collectives meeting the other ranks through the job's communicator, and
@@ -154,6 +161,19 @@ struct ExecutableStats {
   // plan into the runs between them (cuda planner.cpp planGraphSegments); 0: launched step by step.
   int graphSegments = 0;
 };
+
+// Kernels generated and compiled at compile time (cuda: the NVRTC programs of fused and region
+// kernels), counted over the whole process: `bench` and `train` report them, and running a
+// command twice shows what the kernel cache (CompileOptions::kernelCache) saves. A program the
+// process compiled before is reused from memory and not counted again.
+struct GeneratedKernelStats {
+  int cacheHits = 0;         // programs loaded from the kernel cache
+  int cacheMisses = 0;       // programs compiled: not in the cache, or the cache off
+  double compileMillis = 0;  // spent in the compiler (NVRTC), over the misses
+  double loadMillis = 0;     // spent loading machine code onto the device, hits and misses
+};
+GeneratedKernelStats generatedKernelStats();  // so far; safe from any thread
+void recordGeneratedKernels(const GeneratedKernelStats& more);
 
 struct RunResult {
   // The entry's results in order, less those CompileOptions::carriedResults lists (they stay

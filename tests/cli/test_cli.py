@@ -432,12 +432,15 @@ class PackageCommands(unittest.TestCase):
         self.assertEqual(lines[0], "bench " + pkg + " (mlp) on cpu, 1 thread(s), batch 2 (golden inputs): "
                                    "2 warm-up + 7 timed runs")
         num = r"([0-9.]+(?:e[-+]?[0-9]+)?)"
-        m = re.fullmatch(r"latency: median {0} ms  p10 {0} ms  p90 {0} ms  min {0} ms  max {0} ms".format(num), lines[1])
+        # The cpu backend generates no kernels: the compile time alone.
+        m = re.fullmatch(r"compile: {0} ms; first run {0} ms".format(num), lines[1])
         self.assertIsNotNone(m, lines[1])
-        median, p10, p90, lo, hi = map(float, m.groups())
-        self.assertTrue(lo <= p10 <= median <= p90 <= hi, lines[1])
-        m = re.fullmatch(r"throughput: {0} samples/s".format(num), lines[2])
+        m = re.fullmatch(r"latency: median {0} ms  p10 {0} ms  p90 {0} ms  min {0} ms  max {0} ms".format(num), lines[2])
         self.assertIsNotNone(m, lines[2])
+        median, p10, p90, lo, hi = map(float, m.groups())
+        self.assertTrue(lo <= p10 <= median <= p90 <= hi, lines[2])
+        m = re.fullmatch(r"throughput: {0} samples/s".format(num), lines[3])
+        self.assertIsNotNone(m, lines[3])
 
         r = wf("bench", os.path.join(PACKAGES, "dyn"), "--iters", "5", "--json", "--threads", "1")
         self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
@@ -452,6 +455,21 @@ class PackageCommands(unittest.TestCase):
         self.assertAlmostEqual(lat["p10"], float(np.percentile(j["samples_ms"], 10)), places=9)
         self.assertAlmostEqual(lat["p90"], float(np.percentile(j["samples_ms"], 90)), places=9)
         self.assertAlmostEqual(j["throughput_samples_per_s"], 3 * 1000.0 / lat["median"], places=6)
+        self.assertGreater(j["compile_ms"], 0)
+        self.assertGreater(j["first_run_ms"], 0)
+        self.assertEqual(j["generated_kernels"], {"compiled": 0, "from_kernel_cache": 0, "nvrtc_ms": 0, "load_ms": 0})
+
+        # The kernel cache flags (cuda; the cpu backend has nothing to cache): a directory, or
+        # none, not both.
+        with tempfile.TemporaryDirectory() as cache:
+            r = wf("bench", pkg, "--iters", "1", "--kernel-cache", cache)
+            self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+            self.assertEqual(os.listdir(cache), [])
+        r = wf("bench", pkg, "--iters", "1", "--no-kernel-cache")
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        r = wf("bench", pkg, "--iters", "1", "--no-kernel-cache", "--kernel-cache", "/tmp")
+        self.assertEqual(r.returncode, 2, r.stdout + r.stderr)
+        self.assertIn("excludes", r.stderr)
 
         r = wf("bench", pkg, "--iters", "0")
         self.assertEqual(r.returncode, 2, r.stderr)

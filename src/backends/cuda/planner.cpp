@@ -624,7 +624,7 @@ Status Planner::planFusedGroup(const FusionGroup& group) {
 Status Planner::compileFusedKernels() {
   if (fusedSources_.empty()) return Status::ok();
   WF_ASSIGN_OR_RETURN(std::vector<cudaKernel_t> kernels,
-                      compileRuntimeKernels(*device_, fusedKernelPrelude(), fusedSources_));
+                      compileRuntimeKernels(*device_, fusedKernelPrelude(), fusedSources_, options_));
   for (size_t i = 0; i < kernels.size(); ++i)
     for (FusedKernel* k : fusedUsers_[i]) k->setKernel(kernels[i]);
   plan_.stats.uniqueFusedKernels = static_cast<int>(kernels.size());

@@ -2,9 +2,12 @@
 
 #include <nvrtc.h>
 
+#include <chrono>
+#include <cstdio>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 
 #include "backends/cuda/cuda_check.h"
 
@@ -34,7 +37,17 @@ std::map<std::string, LoadedLibrary>& cache() {
   return *c;
 }
 
+using Clock = std::chrono::steady_clock;
+double millisSince(Clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+}
+
 }  // namespace
+
+std::vector<std::string> nvrtcOptions(const std::string& arch) {
+  // No contraction into FMA: a fused group computes exactly what the one-op kernels compute.
+  return {"--gpu-architecture=" + arch, "--std=c++17", "--fmad=false", "-default-device"};
+}
 
 Expected<std::string> compileToCubin(const std::string& source, const std::string& arch) {
   nvrtcProgram raw = nullptr;
@@ -43,10 +56,10 @@ Expected<std::string> compileToCubin(const std::string& source, const std::strin
   const char* headerNames[] = {kElementMathInclude};
   WF_NVRTC_CHECK(nvrtcCreateProgram(&raw, source.c_str(), "warpforge_fused.cu", 1, headers, headerNames));
   std::unique_ptr<_nvrtcProgram, ProgramDeleter> program(raw);
-  const std::string archFlag = "--gpu-architecture=" + arch;
-  // No contraction into FMA: a fused group computes exactly what the one-op kernels compute.
-  const char* options[] = {archFlag.c_str(), "--std=c++17", "--fmad=false", "-default-device"};
-  nvrtcResult compiled = nvrtcCompileProgram(raw, 4, options);
+  const std::vector<std::string> optionText = nvrtcOptions(arch);
+  std::vector<const char*> options;
+  for (const std::string& o : optionText) options.push_back(o.c_str());
+  nvrtcResult compiled = nvrtcCompileProgram(raw, static_cast<int>(options.size()), options.data());
   if (compiled != NVRTC_SUCCESS) {
     size_t logSize = 0;
     std::string log;
@@ -65,8 +78,52 @@ Expected<std::string> compileToCubin(const std::string& source, const std::strin
   return cubin;
 }
 
+Expected<std::string> kernelCacheKeyOf(const std::string& source, const std::string& arch, int driverVersion) {
+  KernelCacheKeyParts parts;
+  parts.source = source;
+  parts.headers = {{kElementMathInclude, kElementMathHeader}};
+  parts.arch = arch;
+  WF_NVRTC_CHECK(nvrtcVersion(&parts.nvrtcMajor, &parts.nvrtcMinor));
+  parts.options = nvrtcOptions(arch);
+  parts.driverVersion = driverVersion;
+  return kernelCacheKey(parts);
+}
+
+Expected<std::optional<KernelCache>> kernelCacheFor(const CompileOptions& options, const std::string& arch,
+                                                    int driverVersion, const EnvLookup& env) {
+  WF_ASSIGN_OR_RETURN(std::optional<std::filesystem::path> root,
+                      kernelCacheRoot(options.kernelCache, options.kernelCacheDir, env));
+  if (!root) return std::optional<KernelCache>();
+  int major = 0, minor = 0;
+  WF_NVRTC_CHECK(nvrtcVersion(&major, &minor));
+  return std::optional<KernelCache>(KernelCache(kernelCacheFolder(*root, arch, major, minor, driverVersion)));
+}
+
+Expected<CachedCubin> compileToCubinCached(const std::string& source, const std::string& arch, const KernelCache* cache,
+                                           int driverVersion, bool recompile) {
+  CachedCubin result;
+  if (cache) {
+    WF_ASSIGN_OR_RETURN(result.key, kernelCacheKeyOf(source, arch, driverVersion));
+    if (!recompile) {
+      KernelCache::Lookup found = cache->load(result.key);
+      if (found.outcome == KernelCache::Lookup::Outcome::kHit) {
+        result.cubin = std::move(found.cubin);
+        result.fromCache = true;
+        return result;
+      }
+    }
+  }
+  const auto start = Clock::now();
+  WF_ASSIGN_OR_RETURN(result.cubin, compileToCubin(source, arch));
+  result.compileMillis = millisSince(start);
+  // A cache that cannot be written has said so once; the program still runs, compiled.
+  if (cache) (void)cache->store(result.key, result.cubin);
+  return result;
+}
+
 Expected<std::vector<cudaKernel_t>> compileRuntimeKernels(const Device& device, const std::string& prelude,
-                                                          const std::vector<RuntimeKernelSource>& kernels) {
+                                                          const std::vector<RuntimeKernelSource>& kernels,
+                                                          const CompileOptions& options) {
   if (kernels.empty()) return std::vector<cudaKernel_t>{};
   const std::string arch = "sm_" + std::to_string(device.info().major) + std::to_string(device.info().minor);
   std::string source = prelude;
@@ -76,9 +133,35 @@ Expected<std::vector<cudaKernel_t>> compileRuntimeKernels(const Device& device, 
   std::lock_guard<std::mutex> lock(cacheMutex());
   if (auto it = cache().find(key); it != cache().end()) return it->second.kernels;
 
-  WF_ASSIGN_OR_RETURN(std::string cubin, compileToCubin(source, arch));
+  int driverVersion = 0;
+  WF_CUDA_CHECK(cudaDriverGetVersion(&driverVersion));
+  WF_ASSIGN_OR_RETURN(std::optional<KernelCache> disk, kernelCacheFor(options, arch, driverVersion));
+  const KernelCache* diskCache = disk ? &*disk : nullptr;
+
+  WF_ASSIGN_OR_RETURN(CachedCubin compiled, compileToCubinCached(source, arch, diskCache, driverVersion));
   LoadedLibrary loaded;
-  WF_CUDA_CHECK(cudaLibraryLoadData(&loaded.library, cubin.data(), nullptr, nullptr, 0, nullptr, nullptr, 0));
+  auto start = Clock::now();
+  cudaError_t rc = cudaLibraryLoadData(&loaded.library, compiled.cubin.data(), nullptr, nullptr, 0, nullptr, nullptr, 0);
+  GeneratedKernelStats counts;
+  counts.loadMillis = millisSince(start);
+  if (rc != cudaSuccess && compiled.fromCache) {
+    // An entry that passed its checks but that the driver refuses: compile it again and
+    // overwrite it.
+    std::fprintf(stderr, "warpforge: kernel cache: %s did not load (%s); compiling it again\n",
+                 diskCache->entryPath(compiled.key).string().c_str(), cudaGetErrorString(rc));
+    (void)cudaGetLastError();
+    WF_ASSIGN_OR_RETURN(compiled, compileToCubinCached(source, arch, diskCache, driverVersion, /*recompile=*/true));
+    start = Clock::now();
+    rc = cudaLibraryLoadData(&loaded.library, compiled.cubin.data(), nullptr, nullptr, 0, nullptr, nullptr, 0);
+    counts.loadMillis += millisSince(start);
+  }
+  if (rc != cudaSuccess) {
+    const std::string what = "cudaLibraryLoadData of the NVRTC output for " + arch;
+    return checkFailed(rc, what.c_str(), __FILE__, __LINE__);
+  }
+  (compiled.fromCache ? counts.cacheHits : counts.cacheMisses) = 1;
+  counts.compileMillis = compiled.compileMillis;
+  recordGeneratedKernels(counts);
   for (const RuntimeKernelSource& k : kernels) {
     cudaKernel_t kernel = nullptr;
     WF_CUDA_CHECK(cudaLibraryGetKernel(&kernel, loaded.library, k.name.c_str()));
@@ -86,6 +169,12 @@ Expected<std::vector<cudaKernel_t>> compileRuntimeKernels(const Device& device, 
   }
   auto [it, inserted] = cache().emplace(key, std::move(loaded));
   return it->second.kernels;
+}
+
+void forgetCompiledKernels() {
+  std::lock_guard<std::mutex> lock(cacheMutex());
+  // The libraries are not unloaded (see cache()): their kernels may be in use.
+  cache().clear();
 }
 
 }  // namespace wf::cuda

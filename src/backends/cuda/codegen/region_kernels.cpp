@@ -399,7 +399,7 @@ Expected<RegionKernelSource> generateRegionKernel(const Operation& op) {
 Expected<std::unique_ptr<OpKernel>> lowerRegionKernel(const Operation& op, LowerContext& ctx) {
   WF_ASSIGN_OR_RETURN(RegionKernelSource source, generateRegionKernel(op));
   WF_ASSIGN_OR_RETURN(std::vector<cudaKernel_t> kernels,
-                      compileRuntimeKernels(ctx.device, fusedKernelPrelude(), {{source.name, source.code}}));
+                      compileRuntimeKernels(ctx.device, fusedKernelPrelude(), {{source.name, source.code}}, ctx.options));
   return std::unique_ptr<OpKernel>(std::make_unique<GeneratedKernel>(kernels.at(0), source));
 }
 
