@@ -139,11 +139,27 @@ Expected<std::vector<cudaKernel_t>> compileRuntimeKernels(const Device& device, 
   const KernelCache* diskCache = disk ? &*disk : nullptr;
 
   WF_ASSIGN_OR_RETURN(CachedCubin compiled, compileToCubinCached(source, arch, diskCache, driverVersion));
+  // Loading is lazy by default (CUDA_MODULE_LOADING=LAZY): a bad image may load and fail only when
+  // its kernels are looked up, so both belong to loading. On failure the library is unloaded.
   LoadedLibrary loaded;
-  auto start = Clock::now();
-  cudaError_t rc = cudaLibraryLoadData(&loaded.library, compiled.cubin.data(), nullptr, nullptr, 0, nullptr, nullptr, 0);
   GeneratedKernelStats counts;
-  counts.loadMillis = millisSince(start);
+  auto load = [&](const std::string& cubin) -> cudaError_t {
+    const auto start = Clock::now();
+    loaded.kernels.clear();
+    cudaError_t rc = cudaLibraryLoadData(&loaded.library, cubin.data(), nullptr, nullptr, 0, nullptr, nullptr, 0);
+    for (size_t i = 0; rc == cudaSuccess && i < kernels.size(); ++i) {
+      cudaKernel_t kernel = nullptr;
+      rc = cudaLibraryGetKernel(&kernel, loaded.library, kernels[i].name.c_str());
+      loaded.kernels.push_back(kernel);
+    }
+    if (rc != cudaSuccess && loaded.library) {
+      (void)cudaLibraryUnload(loaded.library);
+      loaded.library = nullptr;
+    }
+    counts.loadMillis += millisSince(start);
+    return rc;
+  };
+  cudaError_t rc = load(compiled.cubin);
   if (rc != cudaSuccess && compiled.fromCache) {
     // An entry that passed its checks but that the driver refuses: compile it again and
     // overwrite it.
@@ -151,22 +167,15 @@ Expected<std::vector<cudaKernel_t>> compileRuntimeKernels(const Device& device, 
                  diskCache->entryPath(compiled.key).string().c_str(), cudaGetErrorString(rc));
     (void)cudaGetLastError();
     WF_ASSIGN_OR_RETURN(compiled, compileToCubinCached(source, arch, diskCache, driverVersion, /*recompile=*/true));
-    start = Clock::now();
-    rc = cudaLibraryLoadData(&loaded.library, compiled.cubin.data(), nullptr, nullptr, 0, nullptr, nullptr, 0);
-    counts.loadMillis += millisSince(start);
+    rc = load(compiled.cubin);
   }
   if (rc != cudaSuccess) {
-    const std::string what = "cudaLibraryLoadData of the NVRTC output for " + arch;
+    const std::string what = "loading the NVRTC output for " + arch + " (cudaLibraryLoadData, cudaLibraryGetKernel)";
     return checkFailed(rc, what.c_str(), __FILE__, __LINE__);
   }
   (compiled.fromCache ? counts.cacheHits : counts.cacheMisses) = 1;
   counts.compileMillis = compiled.compileMillis;
   recordGeneratedKernels(counts);
-  for (const RuntimeKernelSource& k : kernels) {
-    cudaKernel_t kernel = nullptr;
-    WF_CUDA_CHECK(cudaLibraryGetKernel(&kernel, loaded.library, k.name.c_str()));
-    loaded.kernels.push_back(kernel);
-  }
   auto [it, inserted] = cache().emplace(key, std::move(loaded));
   return it->second.kernels;
 }
