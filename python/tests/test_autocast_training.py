@@ -55,7 +55,8 @@ def test_mlp_bf16_autocast_passes_the_low_precision_rule(tmp_path, how):
     kw = {"autocast": torch.bfloat16} if how == "argument" else {"loss_fn": _own_autocast_loss}
     pkg = _export_mlp(tmp_path, "mlp", **kw)
     t = json.loads((pkg / "manifest.json").read_text())["training"]
-    assert t["autocast"] == {"dtype": "bf16", "device_type": "cpu", "master_weights": "f32"}
+    assert t["autocast"] == {"dtype": "bf16", "device_type": "cpu", "master_weights": "f32", "traced_under": "cpu",
+                             "wider_than_golden": []}
     lp = t["golden"]["low_precision"]
     assert lp["reference"] == "float64" and len(lp["torch_error"]["loss"]) == 5
     # the programs: bf16 products, float32 parameters and state
