@@ -35,8 +35,9 @@ from pathlib import Path
 import torch
 
 REPO = Path(__file__).resolve().parents[1]
-sys.path[:0] = [str(REPO / "python"), str(REPO / "bench")]
-from train_gpu import NAMES, make_batch, make_model, make_optimizer, qa_loss  # noqa: E402
+sys.path[:0] = [str(REPO / "python"), str(REPO / "bench"), str(REPO / "python" / "tests")]
+from helpers import by_rank  # noqa: E402
+from train_gpu import NAMES, make_batch, make_model, make_optimizer, qa_loss, timed_steps  # noqa: E402
 
 BATCH, SEQ, VOCAB = 8, 384, 30522
 
@@ -75,15 +76,6 @@ def export_light(out: Path, args) -> Path:
                               autocast=torch.bfloat16, warpforge_binary=args.warpforge)
     print(f"exported {out / 'package-light'} (no DDP golden run) in {time.time() - t0:.0f} s", flush=True)
     return out / "package-light"
-
-
-def by_rank(text: str) -> dict:
-    out = {}
-    for line in text.splitlines():
-        if line.startswith("[rank "):
-            k, _, rest = line[len("[rank "):].partition("] ")
-            out.setdefault(int(k), []).append(rest)
-    return {k: "\n".join(v) for k, v in out.items()}
 
 
 def validate(out: Path, args) -> dict:
@@ -148,21 +140,10 @@ def _torch_rank(rank, world, port, layers, steps, result):
     model = make_model(layers, SEQ).cuda().train()
     opt = make_optimizer(model)
     fwd = DistributedDataParallel(model, device_ids=[rank]) if world > 1 else model
-    batch = tuple(x.cuda() for x in make_batch(BATCH, SEQ, VOCAB, 10 + rank))
-    times = []
-    for i in range(steps + 3):
-        torch.cuda.synchronize()
-        t0 = time.perf_counter()
-        with torch.autocast("cuda", dtype=torch.bfloat16):
-            loss = qa_loss(fwd, *batch)
-        opt.zero_grad(set_to_none=True)
-        loss.backward()
-        opt.step()
-        torch.cuda.synchronize()
-        if i >= 3:
-            times.append((time.perf_counter() - t0) * 1000)
+    ms = timed_steps(fwd, opt, tuple(x.cuda() for x in make_batch(BATCH, SEQ, VOCAB, 10 + rank)), steps,
+                     autocast=torch.bfloat16)
     if rank == 0:
-        Path(result).write_text(json.dumps({"ms": statistics.median(times),
+        Path(result).write_text(json.dumps({"ms": ms,
                                             "peak_bytes": torch.cuda.max_memory_allocated()}))
     if world > 1:
         dist.destroy_process_group()

@@ -59,30 +59,37 @@ def make_batch(n, seq, vocab, seed):
             torch.randint(0, seq, (n,), generator=g))
 
 
-def torch_steps(model, batch, steps, compiled):
-    torch.backends.cuda.matmul.allow_tf32 = False
-    torch.backends.cudnn.allow_tf32 = False
-    m = model.cuda().train()
-    opt = make_optimizer(m)
-    fwd = torch.compile(m) if compiled else m
-    b = tuple(x.cuda() for x in batch)
-    torch.cuda.reset_peak_memory_stats()
+def timed_steps(fwd, opt, batch, steps, autocast=None) -> float:
+    """Median ms of `steps` PyTorch training steps (forward and loss, optionally under CUDA
+    autocast, backward, optimizer step) after 3 warm-up steps, each timed between synchronisations."""
     times = []
     for i in range(steps + 3):
         torch.cuda.synchronize()
         t0 = time.perf_counter()
-        loss = qa_loss(fwd, *b)
+        with torch.autocast("cuda", dtype=autocast, enabled=autocast is not None):
+            loss = qa_loss(fwd, *batch)
         opt.zero_grad(set_to_none=True)
         loss.backward()
         opt.step()
         torch.cuda.synchronize()
         if i >= 3:
             times.append((time.perf_counter() - t0) * 1000)
+    return statistics.median(times)
+
+
+def torch_steps(model, batch, steps, compiled):
+    torch.backends.cuda.matmul.allow_tf32 = False
+    torch.backends.cudnn.allow_tf32 = False
+    m = model.cuda().train()
+    opt = make_optimizer(m)
+    fwd = torch.compile(m) if compiled else m
+    torch.cuda.reset_peak_memory_stats()
+    ms = timed_steps(fwd, opt, tuple(x.cuda() for x in batch), steps)
     peak = torch.cuda.max_memory_allocated()
     m.cpu()
     del opt
     torch.cuda.empty_cache()
-    return statistics.median(times), peak
+    return ms, peak
 
 
 def main(argv=None) -> int:

@@ -192,3 +192,13 @@ def run_mlir(mlir_path, inputs: dict, workdir, entry: str | None = None) -> list
     assert proc.returncode == 0, f"{' '.join(cmd)} failed:\n{proc.stderr[-4000:]}"
     res = load_file(str(out_dir / "outputs.safetensors"))
     return [res[f"out{i}"] for i in range(len(res))]
+
+
+def by_rank(text: str) -> dict:
+    """Each rank's lines of `warpforge launch` output, without the `[rank k] ` prefix."""
+    out = {}
+    for line in text.splitlines():
+        if line.startswith("[rank "):
+            k, _, rest = line[len("[rank "):].partition("] ")
+            out.setdefault(int(k), []).append(rest)
+    return {k: "\n".join(v) for k, v in out.items()}

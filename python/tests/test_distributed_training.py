@@ -24,7 +24,7 @@ from safetensors.torch import load_file, save_file
 from torch import nn
 
 import warpforge
-from helpers import MLP, WARPFORGE
+from helpers import MLP, WARPFORGE, by_rank
 
 torch.set_num_threads(2)
 
@@ -91,16 +91,6 @@ def _launch(n, *command, env=None, timeout=600):
     return proc
 
 
-def _by_rank(text):
-    """Each rank's lines of `warpforge launch` output, without the `[rank k] ` prefix."""
-    out = {}
-    for line in text.splitlines():
-        if line.startswith("[rank "):
-            k, _, rest = line[len("[rank "):].partition("] ")
-            out.setdefault(int(k), []).append(rest)
-    return {k: "\n".join(v) for k, v in out.items()}
-
-
 def _golden(pkg, rank, key):
     return load_file(str(pkg / "golden" / "ddp" / f"rank{rank}" / f"{key}.safetensors"))
 
@@ -122,7 +112,7 @@ def test_bert_ddp_golden_validates_rank_by_rank(bert_ddp):
     proc = _launch(2, "validate", str(pkg), "--training", "--json")
     seconds = time.time() - t0
     assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-4000:]
-    reports = {k: json.loads(v) for k, v in _by_rank(proc.stdout).items()}
+    reports = {k: json.loads(v) for k, v in by_rank(proc.stdout).items()}
     assert sorted(reports) == [0, 1]
     for rank, report in reports.items():
         assert report["pass"] and report["rank"] == rank and report["world_size"] == 2, report.get("first_divergence")
@@ -322,7 +312,7 @@ def test_accumulation_matches_ddp_no_sync(tmp_path):
     assert "micro_loss" in _golden(pkg, 0, "loss")
     proc = _launch(2, "validate", str(pkg), "--training", "--json")
     assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-4000:]
-    for rank, text in _by_rank(proc.stdout).items():
+    for rank, text in by_rank(proc.stdout).items():
         report = json.loads(text)
         assert report["pass"], report.get("first_divergence")
         assert len([c for c in report["checks"] if c["name"].startswith("micro-batch")]) == 12
@@ -364,7 +354,7 @@ def test_bf16_autocast_ddp_golden_validates_rank_by_rank(tmp_path):
         assert 1e-5 < max(lp["torch_error"]["loss"]) < 5e-2
     proc = _launch(2, "validate", str(pkg), "--training", "--json")
     assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-4000:]
-    reports = {k: json.loads(v) for k, v in _by_rank(proc.stdout).items()}
+    reports = {k: json.loads(v) for k, v in by_rank(proc.stdout).items()}
     assert sorted(reports) == [0, 1]
     for rank, report in reports.items():
         assert report["pass"] and report["rank"] == rank, report.get("first_divergence")
@@ -473,6 +463,6 @@ def test_a_non_finite_loss_on_one_rank_stops_every_rank(tmp_path):
     proc = _launch(2, "train", str(tmp_path / "pkg"), "--data", str(tmp_path / "data.safetensors"), "--steps", "5",
                    "--no-shuffle", "--checkpoint-dir", str(tmp_path / "run"))
     assert proc.returncode != 0
-    ranks = _by_rank(proc.stderr)
+    ranks = by_rank(proc.stderr)
     assert re.search(r"step 1: the loss of rank 1 is -?nan", ranks[0]), proc.stderr[-3000:]
     assert re.search(r"step 1: the loss is -?nan", ranks[1]), proc.stderr[-3000:]

@@ -474,32 +474,36 @@ def _low_precision_reference(model, optimizer, scheduler, loss_fn, batch, batch_
     with _DropoutOff():
         _, ref = _golden_steps(model, optimizer, scheduler, loss_fn, batch, batch_names, spec, schedule, steps,
                                weights0, torch.device(device), False, accumulation_steps, dtype=torch.float64)
-    names = {"loss": "reference_loss", "weights_step1": "reference_weights_step1",
-             "weights_final": "reference_weights_final", "optimizer_state_step1": "reference_optimizer_state_step1",
-             "optimizer_state_final": "reference_optimizer_state_final"}
+    run = {k: golden_files[f"golden/{k}.safetensors"] for k in _REFERENCE_KEYS + ("grads_step1", "grads_step1_f64")}
+    return low_precision_section(run, {k: ref[f"golden/{k}.safetensors"] for k in _REFERENCE_KEYS}, weights0, low,
+                                 lambda name: f"golden/{name}.safetensors", golden_files)
+
+
+_REFERENCE_KEYS = ("loss", "weights_step1", "weights_final", "optimizer_state_step1", "optimizer_state_final")
+
+
+def low_precision_section(run: dict, ref: dict, weights0: dict, low: str, path, files: dict) -> dict:
+    """The manifest's `low_precision` section of a mixed-precision golden run (the single-process
+    one, or one rank's of the data-parallel one): the float64 run's files (`ref`, by
+    _REFERENCE_KEYS; `path(name)` is where each goes in the package, added to `files`) and PyTorch's
+    own error against it. `run`: PyTorch's low-precision run by the same keys, with step 1's
+    gradients (`grads_step1`) and their float64 values (`grads_step1_f64`)."""
     section = {"dtype": low, "reference": "float64", "stored_as": "f32"}
-    for key, name in names.items():
-        rel = f"golden/{name}.safetensors"
-        golden_files[rel] = ref[f"golden/{key}.safetensors"] if key == "loss" else _narrowed(ref[f"golden/{key}.safetensors"])
-        section[name] = rel
-    section["reference_grads_step1"] = "golden/grads_step1_f64.safetensors"
-    torch_loss = golden_files["golden/loss.safetensors"]["loss"].double()
-    ref_loss = ref["golden/loss.safetensors"]["loss"].double()
-    state0 = {k: torch.zeros_like(v) for k, v in ref["golden/optimizer_state_final.safetensors"].items()}
+    for key in _REFERENCE_KEYS:
+        rel = path(f"reference_{key}")
+        files[rel] = ref[key] if key == "loss" else _narrowed(ref[key])
+        section[f"reference_{key}"] = rel
+    rel = path("grads_step1_f64")
+    files[rel] = _narrowed(run["grads_step1_f64"])
+    section["reference_grads_step1"] = rel
+    torch_loss, ref_loss = run["loss"]["loss"].double(), ref["loss"]["loss"].double()
+    state0 = {k: torch.zeros_like(v) for k, v in ref["optimizer_state_final"].items()}
     section["torch_error"] = {
         "loss": [abs(a - b).item() / abs(b).item() if b != 0 else abs(a - b).item() for a, b in zip(torch_loss, ref_loss)],
-        "gradients": _errors(golden_files["golden/grads_step1.safetensors"],
-                             golden_files["golden/grads_step1_f64.safetensors"]),
-        "weights_step1": _errors(golden_files["golden/weights_step1.safetensors"],
-                                 ref["golden/weights_step1.safetensors"], weights0),
-        "weights_final": _errors(golden_files["golden/weights_final.safetensors"],
-                                 ref["golden/weights_final.safetensors"], weights0),
-        "optimizer_state_step1": _errors(golden_files["golden/optimizer_state_step1.safetensors"],
-                                         ref["golden/optimizer_state_step1.safetensors"], state0),
-        "optimizer_state_final": _errors(golden_files["golden/optimizer_state_final.safetensors"],
-                                         ref["golden/optimizer_state_final.safetensors"], state0),
+        "gradients": _errors(run["grads_step1"], run["grads_step1_f64"]),
+        **{key: _errors(run[key], ref[key], weights0 if key.startswith("weights") else state0)
+           for key in _REFERENCE_KEYS[1:]},
     }
-    golden_files["golden/grads_step1_f64.safetensors"] = _narrowed(golden_files["golden/grads_step1_f64.safetensors"])
     return section
 
 

@@ -100,7 +100,11 @@ def ddp_golden_run(model, optimizer, loss_fn, data: dict, batch_names, spec, sch
             files[rel] = content
             entry[key] = rel
         if reference is not None:
-            entry["low_precision"] = _low_precision_section(rank_files, reference, base, files, weights0, low_precision)
+            from .training import low_precision_section
+            step1 = {k.split(".", 1)[1]: v for k, v in rank_files["grads"].items() if k.startswith("1.")}
+            entry["low_precision"] = low_precision_section({**rank_files, "grads_step1": step1}, reference, weights0,
+                                                           low_precision, lambda name: f"{base}/{name}.safetensors",
+                                                           files)
         ranks.append(entry)
     section = {
         "world_size": world_size,
@@ -118,33 +122,6 @@ def ddp_golden_run(model, optimizer, loss_fn, data: dict, batch_names, spec, sch
         "ranks": ranks,
     }
     return section, files
-
-
-def _low_precision_section(rank_files, reference, base, files, weights0, low) -> dict:
-    """A rank's `low_precision` entry (the single-process golden run's, training.py
-    _low_precision_reference): the float64 twin's files, and PyTorch's own error against them."""
-    from .training import _errors
-    from .training import _narrowed
-    section = {"dtype": low, "reference": "float64", "stored_as": "f32"}
-    for key in ("loss", "weights_step1", "weights_final", "optimizer_state_step1", "optimizer_state_final"):
-        rel = f"{base}/reference_{key}.safetensors"
-        files[rel] = reference[key] if key == "loss" else _narrowed(reference[key])
-        section[f"reference_{key}"] = rel
-    section["reference_grads_step1"] = f"{base}/grads_step1_f64.safetensors"
-    files[section["reference_grads_step1"]] = _narrowed(rank_files["grads_step1_f64"])
-    torch_loss = rank_files["loss"]["loss"].double()
-    ref_loss = reference["loss"]["loss"].double()
-    step1 = {k.split(".", 1)[1]: v for k, v in rank_files["grads"].items() if k.startswith("1.")}
-    state0 = {k: torch.zeros_like(v) for k, v in reference["optimizer_state_final"].items()}
-    section["torch_error"] = {
-        "loss": [abs(a - b).item() / abs(b).item() if b != 0 else abs(a - b).item() for a, b in zip(torch_loss, ref_loss)],
-        "gradients": _errors(step1, rank_files["grads_step1_f64"]),
-        "weights_step1": _errors(rank_files["weights_step1"], reference["weights_step1"], weights0),
-        "weights_final": _errors(rank_files["weights_final"], reference["weights_final"], weights0),
-        "optimizer_state_step1": _errors(rank_files["optimizer_state_step1"], reference["optimizer_state_step1"], state0),
-        "optimizer_state_final": _errors(rank_files["optimizer_state_final"], reference["optimizer_state_final"], state0),
-    }
-    return section
 
 
 def _rank_main(rank, world_size, port, tmp, model, optimizer, loss_fn, data, batch_names, spec, schedule, steps,
@@ -173,7 +150,7 @@ def _rank_steps(rank, world_size, model, optimizer, loss_fn, data, batch_names, 
     g_model, g_opt = copy.deepcopy((model, optimizer))
     g_model.to(device)
     g_model.train()
-    twin = _Float64Twin(model, optimizer, device, spec, k) if float64_twin else None
+    twin = _Float64Twin(model, optimizer, device, spec) if float64_twin else None
     params = dict(g_model.named_parameters())
     name_of = {id(p): n for n, p in params.items()}
     # DDP's defaults: bucket_cap_mb 25 (first bucket 1 MB), broadcast_buffers, find_unused_parameters off
@@ -211,14 +188,7 @@ def _rank_steps(rank, world_size, model, optimizer, loss_fn, data, batch_names, 
         g_opt.zero_grad(set_to_none=True)
         captured.clear()
         buckets_seen.clear()
-        # DDP's no_sync on every micro-batch but the last: gradients accumulate locally, and the
-        # last backward all-reduces the accumulated ones
-        step_losses = []
-        for m, mb in enumerate(micro):
-            with ddp.no_sync() if m < len(micro) - 1 else contextlib.nullcontext():
-                loss = loss_fn(ddp, *mb)
-                (loss / k if k > 1 else loss).backward()  # as export_training's _backward
-            step_losses.append(_host(loss))
+        step_losses = [_host(loss) for loss in _ddp_backward(ddp, loss_fn, micro)]
         loss = step_losses[0] if k == 1 else torch.tensor(sum(float(x) / k for x in step_losses),
                                                           dtype=step_losses[0].dtype)
         losses.append(loss)
@@ -252,19 +222,32 @@ def _rank_steps(rank, world_size, model, optimizer, loss_fn, data, batch_names, 
     return files, [buckets_seen[i] for i in sorted(buckets_seen)]
 
 
+def _ddp_backward(ddp, loss_fn, micro) -> list:
+    """One update's backward passes, as export_training's _backward under DDP: `(loss / K).backward()`
+    on each of the K micro-batches, with DDP's no_sync on every one but the last (gradients
+    accumulate locally, and the last backward all-reduces the accumulated ones). The losses."""
+    k, losses = len(micro), []
+    for m, mb in enumerate(micro):
+        with ddp.no_sync() if m < k - 1 else contextlib.nullcontext():
+            loss = loss_fn(ddp, *mb)
+            (loss / k if k > 1 else loss).backward()
+        losses.append(loss)
+    return losses
+
+
 class _Float64Twin:
     """The run again in float64 beside the low-precision one: its own DDP model on the same
     process group (its buckets all-reduce float64 gradients), the same batches and learning rates,
-    DDP's default averaging. Records what _low_precision_section judges the run by."""
+    DDP's default averaging. Records what training.low_precision_section judges the run by."""
 
-    def __init__(self, model, optimizer, device, spec, k):
+    def __init__(self, model, optimizer, device, spec):
         import copy
         self.model, self.opt = copy.deepcopy((model, optimizer))
         self.model.to(device=device, dtype=torch.float64)  # in place: the copied optimizer keeps the parameters
         self.model.train()
         self.ddp = DistributedDataParallel(self.model, device_ids=[device.index] if device.type == "cuda" else None)
         self.params = dict(self.model.named_parameters())
-        self.spec, self.k = spec, k
+        self.spec = spec
         self.losses, self.files = [], {}
 
     def step(self, loss_fn, micro, group_lrs, step, weights0, _host, _state_by_arg):
@@ -272,12 +255,7 @@ class _Float64Twin:
             group["lr"] = lr
         self.opt.zero_grad(set_to_none=True)
         wide = [tuple(x.double() if x.is_floating_point() else x for x in mb) for mb in micro]
-        losses = []
-        for m, mb in enumerate(wide):
-            with self.ddp.no_sync() if m < len(wide) - 1 else contextlib.nullcontext():
-                loss = loss_fn(self.ddp, *mb)
-                (loss / self.k if self.k > 1 else loss).backward()
-            losses.append(float(loss))
+        losses = [float(loss) for loss in _ddp_backward(self.ddp, loss_fn, wide)]
         self.losses.append(sum(losses) / len(losses))
         if self.spec.grad_clip is not None:
             torch.nn.utils.clip_grad_norm_([self.params[p.name] for p in self.spec.params],
