@@ -33,10 +33,18 @@ Metrics::Metrics()
                      .Name("warpforge_batch_size")
                      .Help("Rows (dimension 0) per model run after dynamic batching")
                      .Register(*registry_)),
+      runTime_(prometheus::BuildHistogram()
+                   .Name("warpforge_run_duration_seconds")
+                   .Help("One model run (a batch), from its start to its outputs on the host")
+                   .Register(*registry_)),
       queueDepth_(prometheus::BuildGauge()
                       .Name("warpforge_queue_depth")
                       .Help("Requests waiting in the model's queue")
                       .Register(*registry_)),
+      running_(prometheus::BuildGauge()
+                   .Name("warpforge_running_batches")
+                   .Help("Batches of the model running now")
+                   .Register(*registry_)),
       deviceMemory_(prometheus::BuildGauge()
                         .Name("warpforge_device_memory_bytes")
                         .Help("Device memory held by the model's executable (weights, workspaces)")
@@ -56,7 +64,9 @@ void Metrics::addModel(const std::string& model, const std::string& device, int6
   for (int64_t b = 1; b < maxBatch; b *= 2) rows.push_back(static_cast<double>(b));
   rows.push_back(static_cast<double>(maxBatch));
   m.batchSize = &batchSize_.Add(labels, rows);
+  m.runTime = &runTime_.Add(labels, secondsBuckets());
   m.queueDepth = &queueDepth_.Add(labels);
+  m.running = &running_.Add(labels);
   m.deviceMemory = &deviceMemory_.Add({{"model", model}, {"device", device}});
 }
 
@@ -77,6 +87,14 @@ void Metrics::observeQueueTime(const std::string& model, double seconds) {
 
 void Metrics::observeBatch(const std::string& model, int64_t rows) {
   if (const PerModel* m = find(model)) m->batchSize->Observe(static_cast<double>(rows));
+}
+
+void Metrics::observeRun(const std::string& model, double seconds) {
+  if (const PerModel* m = find(model)) m->runTime->Observe(seconds);
+}
+
+void Metrics::setRunning(const std::string& model, bool running) {
+  if (const PerModel* m = find(model)) m->running->Set(running ? 1.0 : 0.0);
 }
 
 void Metrics::setQueueDepth(const std::string& model, size_t depth) {

@@ -5,7 +5,9 @@
 //   warpforge_request_duration_seconds{model}      histogram: request read to response ready
 //   warpforge_queue_time_seconds{model}            histogram: queued to start of the run
 //   warpforge_batch_size{model}                    histogram: rows per run
+//   warpforge_run_duration_seconds{model}          histogram: one model run (a batch), start to outputs
 //   warpforge_queue_depth{model}                   gauge: jobs waiting
+//   warpforge_running_batches{model}               gauge: batches running now (0 or 1: one worker a model)
 //   warpforge_device_memory_bytes{model,device}    gauge: device memory the model's executable holds
 //   warpforge_inflight_requests                    gauge: requests read whose response is not ready yet
 //
@@ -35,6 +37,8 @@ class Metrics {
   void observeRequest(const std::string& model, int httpStatus, double seconds);
   void observeQueueTime(const std::string& model, double seconds);
   void observeBatch(const std::string& model, int64_t rows);
+  void observeRun(const std::string& model, double seconds);
+  void setRunning(const std::string& model, bool running);
   void setQueueDepth(const std::string& model, size_t depth);
   void setDeviceMemory(const std::string& model, size_t bytes);
   void addInflight(int64_t delta);
@@ -47,7 +51,9 @@ class Metrics {
     prometheus::Histogram* latency = nullptr;
     prometheus::Histogram* queueTime = nullptr;
     prometheus::Histogram* batchSize = nullptr;
+    prometheus::Histogram* runTime = nullptr;
     prometheus::Gauge* queueDepth = nullptr;
+    prometheus::Gauge* running = nullptr;
     prometheus::Gauge* deviceMemory = nullptr;
   };
   const PerModel* find(const std::string& model) const;
@@ -57,7 +63,9 @@ class Metrics {
   prometheus::Family<prometheus::Histogram>& latency_;
   prometheus::Family<prometheus::Histogram>& queueTime_;
   prometheus::Family<prometheus::Histogram>& batchSize_;
+  prometheus::Family<prometheus::Histogram>& runTime_;
   prometheus::Family<prometheus::Gauge>& queueDepth_;
+  prometheus::Family<prometheus::Gauge>& running_;
   prometheus::Family<prometheus::Gauge>& deviceMemory_;
   prometheus::Gauge& inflight_;
   std::map<std::string, PerModel> models_;

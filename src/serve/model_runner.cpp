@@ -223,6 +223,8 @@ void ModelRunner::runBatch(std::vector<std::shared_ptr<Job>> batch) {
   }
 
   Expected<SessionResult> result = internalError("not run");
+  if (metrics_) metrics_->setRunning(name_, true);
+  const Clock::time_point runStart = Clock::now();
   try {
     result = live.size() == 1 && runRows == rows ? session_->run(live[0]->inputs)
                                                  : session_->run(mergeInputs(live, runRows));
@@ -230,6 +232,10 @@ void ModelRunner::runBatch(std::vector<std::shared_ptr<Job>> batch) {
     result = internalError(std::string("exception: ") + e.what());
   } catch (...) {
     result = internalError("unknown exception");
+  }
+  if (metrics_) {
+    metrics_->observeRun(name_, std::chrono::duration<double>(Clock::now() - runStart).count());
+    metrics_->setRunning(name_, false);
   }
   if (trace_) {
     nlohmann::json args = {{"rows", rows}, {"requests", live.size()}, {"device", session_->deviceName()}};

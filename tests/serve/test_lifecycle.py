@@ -51,25 +51,38 @@ def sample(m, name, **labels):
 
 def slow_rows(server, target_seconds=0.5):
     """Rows that make one run of the slow model take at least about `target_seconds` on this
-    machine: measured on the row count itself (best of two warm runs), growing until it does, so
-    that one noisy timing on a busy machine cannot make the run short."""
+    machine: the model run itself, read from warpforge_run_duration_seconds (so that transfer and
+    JSON encoding, which happen outside the run, do not count), best of two warm runs, growing
+    until it does, so that one noisy timing on a busy machine cannot make the run short."""
+    def run_seconds(rows):
+        before = sample(metrics(server), "warpforge_run_duration_seconds_sum", model="slow")
+        assert post(server, "slow", infer_body(np.ones((rows, 1024), np.float32)))[0] == 200
+        return sample(metrics(server), "warpforge_run_duration_seconds_sum", model="slow") - before
+
     rows = 64
     while True:
-        took = min(post(server, "slow", infer_body(np.ones((rows, 1024), np.float32)))[2] for _ in range(2))
+        took = min(run_seconds(rows) for _ in range(2))
         if took >= target_seconds or rows >= 16384:
             return rows
         rows = min(16384, max(2 * rows, int(rows * 1.2 * target_seconds / max(took, 1e-3))))
 
 
-def wait_until_running(server, requests=1, settle=0.0):
-    """Until `requests` requests are in flight (besides the /metrics request that asks), then
-    `settle` seconds more: a request counts as in flight while its body is still arriving, and a
-    large one takes a while to arrive on a busy machine."""
+def wait_until_inflight(server, requests):
+    """Until `requests` requests are in flight (besides the /metrics request that asks): a request
+    counts as in flight from when its body is read until its response is ready."""
     deadline = time.monotonic() + 30
     while sample(metrics(server), "warpforge_inflight_requests") < requests + 1:
         assert time.monotonic() < deadline
         time.sleep(0.005)
-    time.sleep(settle)
+
+
+def wait_until_running(server, model="slow"):
+    """Until a batch of `model` is running (its inputs read and queued, its run started): what
+    follows happens while that run lasts, however long the first request took to arrive."""
+    deadline = time.monotonic() + 30
+    while sample(metrics(server), "warpforge_running_batches", model=model) < 1:
+        assert time.monotonic() < deadline
+        time.sleep(0.005)
 
 
 def test_deadline_cancels_queued_work(packages, serve):
@@ -102,7 +115,7 @@ def test_client_disconnect_cancels_queued_work(packages, serve):
     with cf.ThreadPoolExecutor(2) as pool:
         runs_before = sample(metrics(server), "warpforge_batch_size_count", model="slow")
         first = pool.submit(post, server, "slow", infer_body(np.ones((rows, 1024), np.float32)))
-        wait_until_running(server, settle=0.5)  # the run lasts about 2 s
+        wait_until_running(server)  # the run lasts about 2 s from here
         body = infer_body(np.ones((1, 1024), np.float32), outputs=[{"name": "output"}])[0]
         head_len = body.index(b"]}") + 2  # the JSON header ends with the outputs list
         s = socket.create_connection(("127.0.0.1", server.port))
@@ -128,7 +141,7 @@ def test_full_queue_is_503_at_once(packages, serve):
     rows = slow_rows(server, 2.0)  # all six requests must arrive while the first one runs
     with cf.ThreadPoolExecutor(8) as pool:
         first = pool.submit(post, server, "slow", infer_body(np.ones((rows, 1024), np.float32)))
-        wait_until_running(server, settle=0.5)  # the run lasts about 2 s
+        wait_until_running(server)  # the run lasts about 2 s from here
         rest = [pool.submit(post, server, "slow", infer_body(np.ones((1, 1024), np.float32))) for _ in range(6)]
         results = [f.result() for f in rest]
         _, _, _, first_done = first.result()
@@ -144,7 +157,7 @@ def test_sigterm_drains_in_flight_requests(packages, serve):
     rows = slow_rows(server, 0.3)
     with cf.ThreadPoolExecutor(4) as pool:
         inflight = [pool.submit(post, server, "slow", infer_body(np.ones((rows, 1024), np.float32))) for _ in range(4)]
-        wait_until_running(server, 4)
+        wait_until_inflight(server, 4)
         server.terminate()
         time.sleep(0.1)
         # Admission has stopped: a new connection is refused.
