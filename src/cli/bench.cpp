@@ -137,6 +137,7 @@ int runBench(const BenchOptions& options) {
   // kernels behind it, counted through the first run, where a package with dynamic dimensions is
   // compiled for its input shapes.
   const GeneratedKernelStats kernelsBefore = generatedKernelStats();
+  const std::vector<PhaseTime> phasesBefore = phaseTimes();
   const auto compileStart = Clock::now();
   auto session = Session::create(std::move(*pkg), sessionOptions);
   const double compileMs = std::chrono::duration<double, std::milli>(Clock::now() - compileStart).count();
@@ -147,6 +148,7 @@ int runBench(const BenchOptions& options) {
   std::vector<double> samples, deviceSamples;
   double firstRunMs = 0;
   GeneratedKernelStats kernels;
+  std::vector<PhaseTime> phasesAfterFirstRun;
   std::vector<std::string> hostFallbackOps;
   Profile profile;
   for (int i = 0; i < options.warmup + options.iters; ++i) {
@@ -162,6 +164,7 @@ int runBench(const BenchOptions& options) {
       hostFallbackOps = result->report.hostFallbackOps;
       firstRunMs = std::chrono::duration<double, std::milli>(end - start).count();
       kernels = generatedKernelStats();
+      phasesAfterFirstRun = phaseTimes();
     }
     if (i >= options.warmup && options.profile) profile.add(result->report);
     if (trace && i >= options.warmup) {
@@ -229,7 +232,8 @@ int runBench(const BenchOptions& options) {
   if (threads > 0) std::cout << ", " << threads << " thread(s)";
   std::cout << ", batch " << batch << (synthetic ? " (synthetic inputs)" : options.batch > 0 ? " (golden inputs, rows repeated)" : " (golden inputs)") << ": "
             << options.warmup << " warm-up + " << options.iters << " timed runs\n";
-  std::cout << formatCompileTime(compileMs, kernelsBefore, kernels) << "; first run " << ms(firstRunMs) << "\n";
+  std::cout << formatCompileTime(compileMs, kernelsBefore, kernels, phasesBefore, phasesAfterFirstRun) << "; first run "
+            << ms(firstRunMs) << "\n";
   std::cout << "latency: median " << ms(median) << "  p10 " << ms(p10) << "  p90 " << ms(p90) << "  min "
             << ms(sorted.front()) << "  max " << ms(sorted.back()) << "\n";
   if (!sortedDevice.empty())
@@ -240,7 +244,10 @@ int runBench(const BenchOptions& options) {
   char buf[64];
   std::snprintf(buf, sizeof buf, "%.2f", throughput);
   std::cout << "throughput: " << buf << " samples/s\n";
-  if (options.profile) printProfile(profile);
+  if (options.profile) {
+    printProfile(profile);
+    printPhaseTimes(phasesBefore, phasesAfterFirstRun);
+  }
   return kExitOk;
 }
 

@@ -15,6 +15,7 @@
 
 #include "ir/ir.h"
 #include "runtime/backend.h"
+#include "support/phase_timer.h"
 #include "support/status.h"
 
 namespace CLI {
@@ -190,7 +191,11 @@ void addKernelCacheFlags(CLI::App* cmd, CompileOptions& compile);
 // "compile: 812 ms (generated kernels: 3 program(s) compiled by NVRTC in 700 ms, 0 from the kernel
 // cache; loading 5 ms)": the generated kernels counted between two generatedKernelStats()
 // snapshots, or just the time where none were generated (cpu).
-std::string formatCompileTime(double millis, const GeneratedKernelStats& before, const GeneratedKernelStats& after);
+// With phase snapshots (support/phase_timer.h) and a compile of a second or more, the outermost
+// phases follow: "; by phase: compile (cuda) 20.1 s, parse 1.2 s".
+std::string formatCompileTime(double millis, const GeneratedKernelStats& before, const GeneratedKernelStats& after,
+                              const std::vector<PhaseTime>& phasesBefore = {},
+                              const std::vector<PhaseTime>& phasesAfter = {});
 
 // `warpforge serve` (serve.cpp): adds the subcommand and its flags to `app`; runServe() runs it
 // once the subcommand was parsed.

@@ -74,7 +74,8 @@ void addKernelCacheFlags(CLI::App* cmd, CompileOptions& compile) {
       ->excludes(dir);
 }
 
-std::string formatCompileTime(double millis, const GeneratedKernelStats& before, const GeneratedKernelStats& now) {
+std::string formatCompileTime(double millis, const GeneratedKernelStats& before, const GeneratedKernelStats& now,
+                              const std::vector<PhaseTime>& phasesBefore, const std::vector<PhaseTime>& phasesNow) {
   // Whole milliseconds from 100 on, three digits below (a small model compiles in under 1 ms).
   auto msText = [](double v) {
     char buf[32];
@@ -87,6 +88,10 @@ std::string formatCompileTime(double millis, const GeneratedKernelStats& before,
     out += " (generated kernels: " + std::to_string(misses) + " program(s) compiled by NVRTC in " +
            msText(now.compileMillis - before.compileMillis) + ", " + std::to_string(hits) +
            " from the kernel cache; loading " + msText(now.loadMillis - before.loadMillis) + ")";
+  if (!phasesNow.empty() && millis >= 1000) {  // a fast start needs no breakdown
+    const std::string phases = formatTopPhases(phasesBefore, phasesNow, millis);
+    if (!phases.empty()) out += "; by phase: " + phases;
+  }
   return out;
 }
 

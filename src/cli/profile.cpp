@@ -38,6 +38,26 @@ nlohmann::json profileJson(const Profile& p) {
   return {{"by_op", byName}, {"slowest", slowest}};
 }
 
+void printPhaseTimes(const std::vector<PhaseTime>& before, const std::vector<PhaseTime>& after) {
+  std::map<std::string, std::pair<double, long>> earlier;
+  for (const PhaseTime& p : before) earlier[p.path] = {p.millis, p.count};
+  double largest = 0;
+  for (const PhaseTime& p : after) largest = std::max(largest, p.millis - earlier[p.path].first);
+  if (largest <= 0) return;
+  std::cout << "opening and compiling, by phase (wall time; a phase includes the ones under it):\n";
+  char line[512];
+  for (const PhaseTime& p : after) {
+    const double ms = p.millis - earlier[p.path].first;
+    const long count = p.count - earlier[p.path].second;
+    if (count == 0 || ms < 0.005 * largest) continue;
+    const size_t cut = p.path.rfind(" > ");
+    const std::string name = std::string(2 * static_cast<size_t>(p.depth + 1), ' ') +
+                             (cut == std::string::npos ? p.path : p.path.substr(cut + 3));
+    std::snprintf(line, sizeof line, "%-60s %10.1f ms %8ld x\n", name.c_str(), ms, count);
+    std::cout << line;
+  }
+}
+
 void printProfile(const Profile& p) {
   if (p.totalMicros <= 0) {
     std::cout << "profile: the backend recorded no op timings\n";

@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "runtime/backend.h"
+#include "support/phase_timer.h"
 
 namespace wf::cli {
 
@@ -31,6 +32,9 @@ struct Profile {
 nlohmann::json profileJson(const Profile& p);
 // The ops by total time, then the slowest single ops with their source locations.
 void printProfile(const Profile& p);
+// The phases of opening and compiling (support/phase_timer.h) between two phaseTimes()
+// snapshots, as an indented tree (phases under 0.5% of the largest left out).
+void printPhaseTimes(const std::vector<PhaseTime>& before, const std::vector<PhaseTime>& after);
 // "device memory by holder: arena 1.0 MiB, ..." for a backend's breakdown.
 std::string formatMemoryBreakdown(const std::vector<std::pair<std::string, size_t>>& parts);
 

@@ -147,6 +147,7 @@ int runTrain(const TrainOptions& options) {
   topts.accumulation = options.accumulate;
   topts.dropout = options.dropout;
   const GeneratedKernelStats kernelsBefore = generatedKernelStats();
+  const std::vector<PhaseTime> phasesBefore = phaseTimes();
   const auto openStart = Clock::now();
   auto opened = train::Trainer::open(options.package, topts);
   if (!opened) return reportStatus(opened.status());
@@ -161,7 +162,10 @@ int runTrain(const TrainOptions& options) {
   const bool lead = rank == 0;
   // Loading and compiling the programs, and the generated kernels that took (a warm kernel cache
   // skips NVRTC).
-  if (lead) std::cerr << "warpforge: " << formatCompileTime(openMs, kernelsBefore, generatedKernelStats()) << "\n";
+  const std::vector<PhaseTime> phasesOpened = phaseTimes();
+  if (lead)
+    std::cerr << "warpforge: " << formatCompileTime(openMs, kernelsBefore, generatedKernelStats(), phasesBefore, phasesOpened)
+              << "\n";
   auto writeOut = [&](const std::string& path, const json& j) { return lead ? writeJson(path, j) : Status::ok(); };
 
   // The data, checked against the program's batch arguments.
@@ -357,7 +361,10 @@ int runTrain(const TrainOptions& options) {
     if (Status st = trainer.exportInference(options.exportDir); !st.isOk()) return reportStatus(st);
     std::cerr << "warpforge: exported the trained model to " << options.exportDir << "\n";
   }
-  if (options.profile && lead) printTrainProfile(trainer, profile);
+  if (options.profile && lead) {
+    printTrainProfile(trainer, profile);
+    printPhaseTimes(phasesBefore, phaseTimes());  // opening, compiling, and the first step's graph capture
+  }
   if (lead) std::cerr << "warpforge: done: " << total << " steps; " << curvePath << (ckptPath.empty() ? "" : ", " + ckptPath) << "\n";
   return kExitOk;
 }

@@ -9,6 +9,7 @@
 
 #include "ir/attr_reader.h"
 #include "ir/shape_inference.h"
+#include "support/phase_timer.h"
 
 namespace wf {
 namespace verify_detail {
@@ -113,6 +114,7 @@ class Verifier {
 }  // namespace verify_detail
 
 Status verifyModule(const Module& module) {
+  PhaseTimer phase("verify");
   std::set<std::string_view> names;
   for (const auto& op : module.operations()) {
     if (op->code() == OpCode::FuncFunc) {

@@ -6,12 +6,14 @@
 #include <cstring>
 
 #include "stablehlo/parser_impl.h"
+#include "support/phase_timer.h"
 
 namespace wf {
 
 using parser_detail::Parser;
 
 Expected<Module> parseModule(std::string_view text, const ParseOptions& options) {
+  PhaseTimer phase("parse");
   Parser parser(text, options);
   return parser.run();
 }

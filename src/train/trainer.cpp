@@ -13,6 +13,7 @@
 #include "runtime/file_io.h"
 #include "stablehlo/parser.h"
 #include "transforms/refine_shapes.h"
+#include "support/phase_timer.h"
 
 namespace wf::train {
 
@@ -39,9 +40,15 @@ Trainer::~Trainer() = default;
 
 Expected<std::unique_ptr<Trainer>> Trainer::open(const std::string& packageDir, const TrainerOptions& options) {
   std::unique_ptr<Trainer> t(new Trainer());
-  WF_ASSIGN_OR_RETURN(t->package_, TrainingPackage::open(packageDir));
+  {
+    PhaseTimer phase("open training package");
+    WF_ASSIGN_OR_RETURN(t->package_, TrainingPackage::open(packageDir));
+  }
   t->options_ = options;
-  WF_ASSIGN_OR_RETURN(t->module_, t->package_.buildTrainModule());
+  {
+    PhaseTimer phase("load the train-step program");
+    WF_ASSIGN_OR_RETURN(t->module_, t->package_.buildTrainModule());
+  }
   WF_ASSIGN_OR_RETURN(t->backend_, createBackend(options.device));
 
   const TrainingPackage& p = t->package_;
@@ -53,6 +60,7 @@ Expected<std::unique_ptr<Trainer>> Trainer::open(const std::string& packageDir, 
     // Data parallel: the DDP step, and a host communicator for what the trainer itself exchanges.
     DataParallelOptions dp = options.dataParallel;
     dp.worldSize = job->world().size();
+    PhaseTimer phase("data-parallel steps");
     WF_RETURN_IF_ERROR(addDataParallelSteps(p, t->module_, dp));
     t->buckets_ = train::gradientBuckets(p, dp);
     if (job->world().backend() == "gloo") {
@@ -89,6 +97,7 @@ Expected<std::unique_ptr<Trainer>> Trainer::open(const std::string& packageDir, 
   const Operation* entry = t->flatTrainStep_->lookupFunction(entryName);
   if (!entry) return internalError(std::string("inlining lost @") + entryName);
   WF_ASSIGN_OR_RETURN(t->trainStep_, t->backend_->compile(*t->flatTrainStep_, *entry, co));
+  PhaseTimer phase("bind the initial state");
   WF_RETURN_IF_ERROR(t->bindInitialState());
   return t;
 }
@@ -121,6 +130,7 @@ Status Trainer::barrier() { return hostComm_ ? hostComm_->barrierSync() : Status
 
 Status Trainer::broadcastFromRankZero(std::vector<Literal*> tensors) {
   if (!hostComm_) return Status::ok();
+  PhaseTimer phase("broadcast from rank 0");
   // Issued together, waited in order: the communicator runs them in issue order on every rank.
   std::vector<std::unique_ptr<dist::Work>> works;
   for (Literal* l : tensors)

@@ -22,6 +22,7 @@
 #include "ir/attr_reader.h"
 #include "ir/shape_inference.h"
 #include "ir/verifier.h"
+#include "support/phase_timer.h"
 
 namespace wf {
 namespace {
@@ -699,6 +700,7 @@ bool needsShapeRefinement(const Module& module, std::string_view entry) {
 
 Expected<std::unique_ptr<Module>> refineShapes(const Module& module, std::string_view entry,
                                                std::span<const Type> argumentTypes, const RefineShapesOptions& options) {
+  PhaseTimer phase("shape refinement");
   Refiner refiner(module, options);
   return refiner.run(entry, argumentTypes);
 }

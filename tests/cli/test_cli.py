@@ -433,7 +433,7 @@ class PackageCommands(unittest.TestCase):
                                    "2 warm-up + 7 timed runs")
         num = r"([0-9.]+(?:e[-+]?[0-9]+)?)"
         # The cpu backend generates no kernels: the compile time alone.
-        m = re.fullmatch(r"compile: {0} ms; first run {0} ms".format(num), lines[1])
+        m = re.fullmatch(r"compile: {0} ms(; by phase: [^;]+)?; first run {0} ms".format(num), lines[1])
         self.assertIsNotNone(m, lines[1])
         m = re.fullmatch(r"latency: median {0} ms  p10 {0} ms  p90 {0} ms  min {0} ms  max {0} ms".format(num), lines[2])
         self.assertIsNotNone(m, lines[2])

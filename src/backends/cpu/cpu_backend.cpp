@@ -14,6 +14,7 @@
 #include "backends/cpu/matmul_fused.h"
 #include "backends/cpu/plan.h"
 #include "eval/interpreter.h"
+#include "support/phase_timer.h"
 #include "support/thread_pool.h"
 
 namespace wf {
@@ -360,6 +361,7 @@ class CpuBackend : public Backend {
                                                 const CompileOptions& options) override {
     if (entry.code() != OpCode::FuncFunc || entry.numRegions() == 0 || entry.region(0).empty())
       return invalidArgument("cpu: compile needs a func.func with a body, got " + entry.describe());
+    PhaseTimer phase("compile (cpu)");
     std::string fnName = "@" + std::string(FuncOp(&entry).symName());
     // First: looking up kernels below may start the thread pool.
     WF_RETURN_IF_ERROR(configureThreads(options.numThreads));

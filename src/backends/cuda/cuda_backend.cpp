@@ -11,6 +11,7 @@
 #include "backends/cuda/kernels/collectives.h"
 #include "dist/job.h"
 #include "transforms/refine_shapes.h"
+#include "support/phase_timer.h"
 
 namespace wf::cuda {
 namespace {
@@ -76,6 +77,7 @@ class CudaBackend final : public Backend {
   Expected<std::unique_ptr<Executable>> compile(const Module& module, const Operation& entry,
                                                 const CompileOptions& options) override {
     if (entry.code() != OpCode::FuncFunc) return invalidArgument("compile: entry is not a func.func");
+    PhaseTimer phase("compile (cuda)");
     WF_ASSIGN_OR_RETURN(ProcessContext process, jobProcess(options, *device_));
     // Ops whose result shape is an operand's value (dynamic_iota, dynamic_broadcast_in_dim, ...)
     // or a type's dimension (get_dimension_size) take their static forms first, as XLA's

@@ -9,6 +9,7 @@
 #include "eval/interpreter.h"
 #include "backends/cuda/cuda_check.h"
 #include "backends/cuda/planner.h"
+#include "support/phase_timer.h"
 
 namespace wf::cuda {
 namespace {
@@ -59,9 +60,15 @@ Expected<std::unique_ptr<Executor>> compileExecutor(const std::shared_ptr<Device
   WF_RETURN_IF_ERROR(device->activate());
   WF_ASSIGN_OR_RETURN(Stream stream, createStream());
   WF_ASSIGN_OR_RETURN(Plan plan, planFunction(device, module, entry, options, process));
-  WF_RETURN_IF_ERROR(assignSlots(plan));
+  {
+    PhaseTimer phase("assign memory slots");
+    WF_RETURN_IF_ERROR(assignSlots(plan));
+  }
   auto executor = std::make_unique<Executor>(device, module, entry, options, std::move(plan), std::move(stream));
-  WF_RETURN_IF_ERROR(executor->allocate());
+  {
+    PhaseTimer phase("allocate and upload constants");
+    WF_RETURN_IF_ERROR(executor->allocate());
+  }
   return executor;
 }
 
@@ -382,6 +389,7 @@ Status Executor::runSteps(bool replay) {
 }
 
 Status Executor::captureGraphs() {
+  PhaseTimer phase("CUDA graph capture");
   std::vector<GraphExec> graphs;
   for (const GraphSegment& segment : plan_.graphSegments) {
     WF_CUDA_CHECK(cudaStreamBeginCapture(stream_.get(), cudaStreamCaptureModeThreadLocal));

@@ -2,10 +2,10 @@
 #include "backends/cuda/planner.h"
 
 #include <algorithm>
-#include <optional>
 #include <cstdio>
 #include <cstring>
 #include <functional>
+#include <optional>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -15,6 +15,7 @@
 #include "backends/cuda/codegen/fusion.h"
 #include "backends/cuda/kernel.h"
 #include "backends/cuda/codegen/nvrtc.h"
+#include "support/phase_timer.h"
 
 namespace wf::cuda {
 namespace {
@@ -903,8 +904,12 @@ Expected<Plan> Planner::build() {
     tapped.insert(found);
   }
   FusionPlan fusion;
-  if (options_.fuse) fusion = planFusion(body, tapped);
+  if (options_.fuse) {
+    PhaseTimer phase("fusion");
+    fusion = planFusion(body, tapped);
+  }
   {
+    PhaseTimer phase("channels-last layout");
     std::unordered_set<const Value*> keep = tapped;
     for (const auto& op : body.operations())
       if (op->code() == OpCode::FuncReturn || op->code() == OpCode::Return)
@@ -914,6 +919,7 @@ Expected<Plan> Planner::build() {
 
   LowerContext lctx{*device_, options_};
   const Operation* terminator = nullptr;
+  std::optional<PhaseTimer> planningOps("ops");
   for (const auto& opPtr : body.operations()) {
     const Operation& op = *opPtr;
     if (op.code() == OpCode::FuncReturn || op.code() == OpCode::Return) {
@@ -922,11 +928,14 @@ Expected<Plan> Planner::build() {
     }
     if (fusion.absorbed.count(&op)) continue;
     if (auto it = fusion.groupOfRoot.find(&op); it != fusion.groupOfRoot.end()) {
+      PhaseTimer phase("fused groups");
       WF_RETURN_IF_ERROR(planFusedGroup(fusion.groups[static_cast<size_t>(it->second)]));
       continue;
     }
+    PhaseTimer phase(op.name());
     WF_RETURN_IF_ERROR(planOp(op, lctx));
   }
+  planningOps.reset();
   if (!terminator) return invalidArgument("function @" + std::string(FuncOp(&entry_).symName()) + " has no return");
   for (const Value* v : terminator->operands()) {
     if (!plan_.bufferOf.count(v)) return internalError(terminator->describe() + ": returned value has no buffer");
@@ -937,7 +946,11 @@ Expected<Plan> Planner::build() {
       return internalError("tap value '" + found->nameHint() + "' has no device buffer");
     plan_.taps.push_back(found);
   }
-  WF_RETURN_IF_ERROR(compileFusedKernels());
+  {
+    PhaseTimer phase("generated kernels (NVRTC, kernel cache, load)");
+    WF_RETURN_IF_ERROR(compileFusedKernels());
+  }
+  PhaseTimer scheduling("hoisting, carried results, graph segments");
   // Workspaces are per-step buffers in the slot plan (Step::workspaceBuffer); this is the
   // largest one, for ExecutableStats.
   plan_.stats.workspaceBytes = lctx.workspaceBytes;
@@ -1038,6 +1051,7 @@ Expected<std::unique_ptr<OpKernel>> Planner::planGrid(const Operation& op) {
 
 Expected<Plan> planFunction(const std::shared_ptr<Device>& device, const Module& module, const Operation& entry,
                             const CompileOptions& options, const ProcessContext& process) {
+  PhaseTimer phase("plan");
   return Planner(device, module, entry, options, process).build();
 }
 
