@@ -85,7 +85,7 @@ std::optional<int64_t> constantInt(const Value* v) {
   const Operation* def = v->definingOp();
   if (!def || def->code() != OpCode::Constant) return std::nullopt;
   const Attribute* a = def->attr("value");
-  if (!a || !a->literal() || a->literal()->numElements() != 1 || !isInteger(a->literal()->elementType()))
+  if (!a || a->splatValue() || !a->literal() || a->literal()->numElements() != 1 || !isInteger(a->literal()->elementType()))
     return std::nullopt;
   return a->literal()->getInt(0);
 }

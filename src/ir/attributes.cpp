@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 
 namespace wf {
 
@@ -94,6 +95,37 @@ Attribute Attribute::denseElements(Literal value) {
   return a;
 }
 
+Attribute Attribute::denseSplat(Type type, Literal scalar) {
+  Attribute a;
+  a.kind_ = Kind::kDenseElements;
+  a.type_ = std::move(type);
+  auto splat = std::make_shared<Splat>();
+  splat->scalar = std::move(scalar);
+  a.splat_ = std::move(splat);
+  return a;
+}
+
+const Literal* Attribute::literal() const {
+  if (literal_) return literal_.get();
+  if (!splat_) return nullptr;
+  std::call_once(splat_->made, [&] {
+    auto whole = std::make_unique<Literal>(Literal::zeros(type_));
+    const size_t bytes = static_cast<size_t>(storageBytes(type_.elementType()));
+    const size_t total = whole->sizeBytes();
+    if (total >= bytes && bytes > 0) {
+      // Doubling copies: the first element, then twice as many each time.
+      std::memcpy(whole->data(), splat_->scalar.data(), bytes);
+      for (size_t filled = bytes; filled < total;) {
+        const size_t chunk = std::min(filled, total - filled);
+        std::memcpy(whole->data() + filled, whole->data(), chunk);
+        filled += chunk;
+      }
+    }
+    splat_->whole = std::move(whole);
+  });
+  return splat_->whole.get();
+}
+
 Attribute Attribute::denseResource(std::string key, Type type, std::optional<Literal> value) {
   Attribute a;
   a.kind_ = Kind::kDenseElements;
@@ -155,9 +187,10 @@ std::optional<std::vector<int64_t>> Attribute::asIntList() const {
       return out;
     }
     case Kind::kDenseElements: {
-      if (!literal_ || !(isInteger(type_.elementType()) || isBoolean(type_.elementType()))) return std::nullopt;
+      const Literal* lit = literal();
+      if (!lit || !(isInteger(type_.elementType()) || isBoolean(type_.elementType()))) return std::nullopt;
       std::vector<int64_t> out;
-      for (int64_t i = 0; i < literal_->numElements(); ++i) out.push_back(literal_->getInt(i));
+      for (int64_t i = 0; i < lit->numElements(); ++i) out.push_back(lit->getInt(i));
       return out;
     }
     default:
@@ -167,7 +200,7 @@ std::optional<std::vector<int64_t>> Attribute::asIntList() const {
 
 std::optional<int64_t> Attribute::asInt() const {
   if (kind_ == Kind::kInteger || kind_ == Kind::kBool) return int_;
-  if (kind_ == Kind::kDenseElements && literal_ && literal_->numElements() == 1) return literal_->getInt(0);
+  if (kind_ == Kind::kDenseElements && !splat_ && literal_ && literal_->numElements() == 1) return literal_->getInt(0);
   return std::nullopt;
 }
 
@@ -197,8 +230,9 @@ bool operator==(const Attribute& a, const Attribute& b) {
       return a.element_ == b.element_ && a.ints_ == b.ints_ && a.floats_ == b.floats_;
     case Attribute::Kind::kDenseElements:
       if (a.isResource_ != b.isResource_ || a.name_ != b.name_ || a.type_ != b.type_) return false;
-      if (!a.literal_ || !b.literal_) return !a.literal_ && !b.literal_;
-      return a.literal_->bitwiseEqual(*b.literal_);
+      if (a.splat_ && b.splat_) return a.splat_->scalar.bitwiseEqual(b.splat_->scalar);
+      if (!a.literal() || !b.literal()) return !a.literal() && !b.literal();
+      return a.literal()->bitwiseEqual(*b.literal());
     case Attribute::Kind::kDictionary:
     case Attribute::Kind::kDialectStruct:
       return a.name_ == b.name_ && a.fields_ == b.fields_;

@@ -22,6 +22,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <utility>
@@ -68,6 +69,11 @@ class Attribute {
   static Attribute denseArray(ElementType element, std::vector<int64_t> values);  // ints and bools
   static Attribute denseFloatArray(ElementType element, std::vector<double> values);
   static Attribute denseElements(Literal value);
+  // dense<v> : T where T holds more than one element: `scalar` is v (one element of T's element
+  // type). literal() makes the whole T on first use; splatValue() never does. Exported programs
+  // splat scalars to activation shapes (a BERT-large train step holds gigabytes of them), which
+  // the backends fuse as one value each.
+  static Attribute denseSplat(Type type, Literal scalar);
   // `dense_resource<key>`: the blob may be absent (its `dialect_resources` entry missing).
   static Attribute denseResource(std::string key, Type type, std::optional<Literal> value);
   static Attribute dictionary(std::vector<NamedAttribute> fields);
@@ -93,8 +99,12 @@ class Attribute {
   const std::vector<double>& floatValues() const { return floats_; }     // denseArray (floats)
   const std::vector<NamedAttribute>& fields() const { return fields_; }  // dictionary, struct
   bool isResource() const { return isResource_; }
-  // denseElements: the value; null for a dense_resource whose blob is missing.
-  const Literal* literal() const { return literal_ ? literal_.get() : nullptr; }
+  // denseElements: the value; null for a dense_resource whose blob is missing. A splat's is made
+  // on the first call (thread-safe) and kept.
+  const Literal* literal() const;
+  // denseElements known to be one value repeated (denseSplat): that value, one element of the
+  // element type; null otherwise (also for a literal whose elements happen to be equal).
+  const Literal* splatValue() const { return splat_ ? &splat_->scalar : nullptr; }
 
   // Field of a dictionary or dialect struct; nullptr if absent.
   const Attribute* field(std::string_view key) const;
@@ -124,6 +134,12 @@ class Attribute {
   std::vector<double> floats_;
   std::vector<NamedAttribute> fields_;
   std::shared_ptr<const Literal> literal_;
+  struct Splat {
+    Literal scalar;
+    mutable std::once_flag made;
+    mutable std::unique_ptr<const Literal> whole;  // literal(), once asked for
+  };
+  std::shared_ptr<const Splat> splat_;
 };
 
 // An ordered attribute dictionary (MLIR keeps them sorted by name; we keep insertion order and

@@ -348,6 +348,7 @@ std::string Printer::attribute(const Attribute& a) {
         std::string key = isBareIdentifier(a.name()) ? a.name() : quoteString(a.name());
         return "dense_resource<" + key + "> : " + a.typeValue().toString();
       }
+      if (const Literal* v = a.splatValue()) return "dense<" + denseBody(*v) + "> : " + a.typeValue().toString();
       if (!a.literal()) return "dense<> : " + a.typeValue().toString();
       return "dense<" + denseBody(*a.literal()) + "> : " + a.typeValue().toString();
     }

@@ -816,8 +816,14 @@ Status Parser::parseDenseElements(Attribute* out, Type* typeOut) {
 Status Parser::buildDense(std::string_view body, size_t bodyPos, const Type& type, Attribute* out) {
   const ElementType et = type.elementType();
   const int64_t n = type.numElements();
+  // A splat of more than one element keeps its one value (Attribute::denseSplat); anything else
+  // is allocated whole.
+  const Type scalarType = Type::tensor({}, et);
   Literal lit;
-  WF_RETURN_IF_ERROR(allocateConstant(type, &lit, bodyPos));
+  auto allocate = [&](bool splat) { return allocateConstant(splat && n > 1 ? scalarType : type, &lit, bodyPos); };
+  auto finish = [&](bool splat) {
+    return splat && n > 1 ? Attribute::denseSplat(type, std::move(lit)) : Attribute::denseElements(std::move(lit));
+  };
   // Re-scan the body with the parser's own cursor so that errors point into the text.
   size_t savePos = pos_;
   size_t bodyEnd = bodyPos + body.size();
@@ -829,6 +835,7 @@ Status Parser::buildDense(std::string_view body, size_t bodyPos, const Type& typ
   skipWs();
   if (pos_ >= bodyEnd) {
     if (n != 0) return restore(errorAt(bodyPos, "empty dense literal for " + type.toString()));
+    if (Status allocated = allocate(false); !allocated.isOk()) return restore(allocated);
     *out = Attribute::denseElements(std::move(lit));
     return restore(Status::ok());
   }
@@ -847,11 +854,14 @@ Status Parser::buildDense(std::string_view body, size_t bodyPos, const Type& typ
     }
     const size_t elemBytes = static_cast<size_t>(storageBytes(et));
     const size_t total = elemBytes * static_cast<size_t>(n);
+    bool splat = false;
     if (et == ElementType::kI1 && n > 1 && bytes.size() == static_cast<size_t>((n + 7) / 8) && bytes.size() != total) {
+      if (Status allocated = allocate(false); !allocated.isOk()) return restore(allocated);
       for (int64_t i = 0; i < n; ++i) lit.setBits(i, (bytes[static_cast<size_t>(i / 8)] >> (i % 8)) & 1);
     } else if (bytes.size() == total || (bytes.size() == elemBytes && n > 0)) {
-      bool splat = bytes.size() != total;
-      for (int64_t i = 0; i < n; ++i) {
+      splat = bytes.size() != total;
+      if (Status allocated = allocate(splat); !allocated.isOk()) return restore(allocated);
+      for (int64_t i = 0; i < (splat ? 1 : n); ++i) {
         const uint8_t* p = bytes.data() + (splat ? 0 : static_cast<size_t>(i) * elemBytes);
         if (isComplex(et)) {
           std::memcpy(lit.data() + static_cast<size_t>(i) * elemBytes, p, elemBytes);
@@ -864,12 +874,12 @@ Status Parser::buildDense(std::string_view body, size_t bodyPos, const Type& typ
         else lit.setBits(i, bits);
       }
     } else if (n == 0 && bytes.empty()) {
-      // empty tensor
+      if (Status allocated = allocate(false); !allocated.isOk()) return restore(allocated);  // empty tensor
     } else {
       return restore(errorAt(bodyPos, "dense hex literal has " + std::to_string(bytes.size()) + " bytes; " +
                                           type.toString() + " needs " + std::to_string(total)));
     }
-    *out = Attribute::denseElements(std::move(lit));
+    *out = finish(splat);
     return restore(Status::ok());
   }
 
@@ -984,7 +994,8 @@ done:
     if (static_cast<int64_t>(scalars.size()) != n && !splat)
       return restore(errorAt(bodyPos, "dense literal has " + std::to_string(scalars.size()) + " elements; " +
                                           type.toString() + " needs " + std::to_string(n)));
-    const int64_t count = splat ? 1 : n;
+    if (Status allocated = allocate(splat); !allocated.isOk()) return restore(allocated);
+    const int64_t count = splat ? std::min<int64_t>(n, 1) : n;
     for (int64_t i = 0; i < count; ++i) {
       const DenseScalar& s = scalars[static_cast<size_t>(i)];
       auto bad = [&](const std::string& what) {
@@ -1037,11 +1048,8 @@ done:
       if (isFloatToken(tok) || !parseIntToken(tok, &bits)) return bad("invalid integer literal '" + std::string(tok) + "'");
       lit.setInt(i, static_cast<int64_t>(bits));
     }
-    if (splat) {
-      for (int64_t i = 1; i < n; ++i) std::memcpy(lit.data() + static_cast<size_t>(i) * static_cast<size_t>(storageBytes(et)), lit.data(), static_cast<size_t>(storageBytes(et)));
-    }
+    *out = finish(splat);
   }
-  *out = Attribute::denseElements(std::move(lit));
   return restore(Status::ok());
 }
 

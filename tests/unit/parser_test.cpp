@@ -5,11 +5,14 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <complex>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <sstream>
+
+#include "ir/printer.h"
 
 namespace wf {
 namespace {
@@ -281,6 +284,68 @@ func.func @f() {
   EXPECT_EQ(lit(7)->numElements(), 0);
   EXPECT_EQ(lit(8)->getDouble(1), 2.0);
   EXPECT_EQ(lit(9)->getInt(1), -1);
+}
+
+// A splat keeps its one value: a large shape costs nothing until someone asks for every element,
+// and then each element is the value (every storage width, hex and decimal spellings).
+TEST(Parser, DenseSplatsStayOneValueUntilAsked) {
+  Module m = parseOk(R"(
+func.func @f() {
+  %0 = stablehlo.constant dense<0.125> : tensor<8x16x384x384xf32>
+  %1 = stablehlo.constant dense<0xFF800000> : tensor<5x3xf32>
+  %2 = stablehlo.constant dense<"0x0000C03F"> : tensor<7xf32>
+  %3 = stablehlo.constant dense<-3> : tensor<3x3xi4>
+  %4 = stablehlo.constant dense<true> : tensor<9xi1>
+  %5 = stablehlo.constant dense<(1.5, -2.0)> : tensor<3xcomplex<f32>>
+  %6 = stablehlo.constant dense<2.5> : tensor<1xbf16>
+  %7 = stablehlo.constant dense<1.0> : tensor<0x4xf32>
+  %8 = stablehlo.constant dense<30522> : tensor<8x384xi64>
+  func.return
+})");
+  const auto& ops = bodyOps(m);
+  ASSERT_EQ(ops.size(), 10u);
+  auto attr = [&](int i) { return ops[static_cast<size_t>(i)]->attr("value"); };
+  // The 75 MB activation-shaped splat is one element until literal() is called.
+  ASSERT_NE(attr(0)->splatValue(), nullptr);
+  EXPECT_EQ(attr(0)->splatValue()->numElements(), 1);
+  EXPECT_EQ(attr(0)->splatValue()->getDouble(0), 0.125);
+  EXPECT_EQ(attr(0)->typeValue().toString(), "tensor<8x16x384x384xf32>");
+  EXPECT_EQ(printAttribute(*attr(0)), "dense<0.125> : tensor<8x16x384x384xf32>");
+  // Made whole on request, every element the value (the last one too).
+  for (int i : {1, 2, 3, 4, 5, 8}) {
+    const Literal* whole = attr(i)->literal();
+    const Literal* one = attr(i)->splatValue();
+    ASSERT_NE(whole, nullptr) << i;
+    ASSERT_NE(one, nullptr) << i;
+    EXPECT_EQ(whole->type(), attr(i)->typeValue()) << i;
+    for (int64_t e = 0; e < whole->numElements(); ++e)
+      EXPECT_EQ(std::memcmp(whole->data() + e * storageBytes(whole->elementType()), one->data(),
+                            static_cast<size_t>(storageBytes(whole->elementType()))), 0) << i << " element " << e;
+    EXPECT_EQ(attr(i)->literal(), whole) << "made once";
+  }
+  EXPECT_TRUE(std::isinf(attr(1)->literal()->getDouble(14)));
+  EXPECT_EQ(attr(2)->literal()->getDouble(6), 1.5);
+  EXPECT_EQ(attr(3)->literal()->getInt(8), -3);
+  EXPECT_EQ(attr(4)->literal()->getInt(8), 1);
+  EXPECT_EQ(attr(5)->literal()->getComplex(2), std::complex<double>(1.5, -2.0));
+  EXPECT_EQ(attr(8)->literal()->getInt(3071), 30522);
+  // One element or none: an ordinary literal.
+  EXPECT_EQ(attr(6)->splatValue(), nullptr);
+  EXPECT_EQ(attr(6)->literal()->getDouble(0), 2.5);
+  EXPECT_EQ(attr(7)->splatValue(), nullptr);
+  EXPECT_EQ(attr(7)->literal()->numElements(), 0);
+  // Equal to the same values spelled out, and to the same splat; not to another value.
+  Module spelled = parseOk(R"(
+func.func @f() {
+  %0 = stablehlo.constant dense<[[-3, -3, -3], [-3, -3, -3], [-3, -3, -3]]> : tensor<3x3xi4>
+  %1 = stablehlo.constant dense<-3> : tensor<3x3xi4>
+  %2 = stablehlo.constant dense<-2> : tensor<3x3xi4>
+  func.return
+})");
+  const auto& other = bodyOps(spelled);
+  EXPECT_EQ(*attr(3), *other[0]->attr("value"));
+  EXPECT_EQ(*attr(3), *other[1]->attr("value"));
+  EXPECT_NE(*attr(3), *other[2]->attr("value"));
 }
 
 TEST(Parser, DenseResourceBlobs) {

@@ -127,7 +127,9 @@ std::optional<float> splatF32Constant(const Operation& op) {
   if (op.code() != OpCode::Constant || op.numResults() != 1) return std::nullopt;
   const Type& t = op.result(0)->type();
   const Attribute* value = op.attr("value");
-  const Literal* l = value && value->kind() == Attribute::Kind::kDenseElements ? value->literal() : nullptr;
+  const Literal* l = nullptr;
+  if (value && value->kind() == Attribute::Kind::kDenseElements)
+    l = value->splatValue() ? value->splatValue() : value->literal();  // a splat is never made whole here
   if (!t.isTensor() || t.elementType() != ElementType::kF32 || !l || l->elementType() != ElementType::kF32 ||
       l->numElements() < 1)
     return std::nullopt;

@@ -122,6 +122,7 @@ bool isBoolBinary(OpCode c) { return c == OpCode::And || c == OpCode::Or || c ==
 // A constant whose elements are all the same bytes.
 bool isSplatConstant(const Operation& op) {
   const Attribute* value = op.attr("value");
+  if (value && value->splatValue()) return true;  // dense<v> of a large shape: never made whole
   if (!value || !value->literal()) return false;
   const Literal& lit = *value->literal();
   const int64_t n = lit.numElements();
@@ -944,8 +945,10 @@ class KernelEmitter {
       case OpCode::Reduce:
         // Row reductions are computed before the passes that read them, at their row.
         return invalidArgument(op.describe() + ": reduction result read at other coordinates than its row");
-      case OpCode::Constant:
-        return declare(t, splatLiteral(*op.attr("value")->literal()));
+      case OpCode::Constant: {
+        const Attribute* value = op.attr("value");
+        return declare(t, splatLiteral(value->splatValue() ? *value->splatValue() : *value->literal()));
+      }
       case OpCode::Iota: {
         WF_ASSIGN_OR_RETURN(int64_t dim, cpu::intAttr(op, "iota_dimension"));
         if (dim < 0 || dim >= static_cast<int64_t>(coords.size()))
