@@ -1,6 +1,8 @@
 #include "runtime/file_io.h"
 
 #include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -18,10 +20,70 @@ Expected<std::string> readFileBytes(const std::string& path) {
   if (std::filesystem::is_directory(path, ec)) return invalidArgument(path + ": is a directory");
   std::ifstream in(path, std::ios::binary);
   if (!in) return notFound(path + ": cannot open file: " + std::strerror(errno));
+  // A regular file is read in one go into a string of its size (a stream copy of a gigabyte file
+  // would grow and copy its buffer several times); pipes and the like are read as a stream.
+  std::error_code sizeError;
+  const auto size = std::filesystem::file_size(path, sizeError);
+  if (!sizeError && size > 0) {
+    std::string bytes(static_cast<size_t>(size), '\0');
+    in.read(bytes.data(), static_cast<std::streamsize>(size));
+    if (in.gcount() != static_cast<std::streamsize>(size)) return invalidArgument(path + ": read error (file shrank?)");
+    if (in.peek() == std::ifstream::traits_type::eof()) return bytes;
+    in.clear();  // grew while read: the rest as a stream
+    std::ostringstream rest;
+    rest << in.rdbuf();
+    return bytes + rest.str();
+  }
   std::ostringstream ss;
   ss << in.rdbuf();
   if (in.bad()) return invalidArgument(path + ": read error");
   return ss.str();
+}
+
+Expected<MappedFile> MappedFile::open(const std::string& path) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) return invalidArgument(path + ": is a directory");
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return notFound(path + ": cannot open file: " + std::strerror(errno));
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) {
+    const int err = errno;
+    ::close(fd);
+    return invalidArgument(path + ": cannot stat file: " + std::strerror(err));
+  }
+  MappedFile m;
+  m.size_ = static_cast<size_t>(st.st_size);
+  if (m.size_ > 0) {
+    void* addr = ::mmap(nullptr, m.size_, PROT_READ, MAP_PRIVATE, fd, 0);
+    const int err = errno;
+    ::close(fd);
+    if (addr == MAP_FAILED) return invalidArgument(path + ": cannot map file: " + std::strerror(err));
+    m.addr_ = addr;
+    ::madvise(addr, m.size_, MADV_SEQUENTIAL);  // read once, front to back
+  } else {
+    ::close(fd);
+  }
+  return m;
+}
+
+MappedFile::MappedFile(MappedFile&& other) noexcept : addr_(other.addr_), size_(other.size_) {
+  other.addr_ = nullptr;
+  other.size_ = 0;
+}
+
+MappedFile& MappedFile::operator=(MappedFile&& other) noexcept {
+  if (this != &other) {
+    if (addr_) ::munmap(addr_, size_);
+    addr_ = other.addr_;
+    size_ = other.size_;
+    other.addr_ = nullptr;
+    other.size_ = 0;
+  }
+  return *this;
+}
+
+MappedFile::~MappedFile() {
+  if (addr_) ::munmap(addr_, size_);
 }
 
 Status writeFileAtomically(const std::string& path, std::string_view bytes) {

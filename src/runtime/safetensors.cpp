@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "runtime/file_io.h"
+#include "support/phase_timer.h"
 
 namespace wf {
 namespace {
@@ -116,8 +117,8 @@ Expected<SafetensorsFile> decodeSafetensors(std::span<const uint8_t> bytes, std:
     if (end - begin != need)
       return invalidArgument(where + ": holds " + std::to_string(end - begin) + " bytes, " + dtype + " shape needs " +
                              std::to_string(need));
-    Literal value = Literal::zeros(Type::tensor(shape, type));
-    std::memcpy(value.data(), data + begin, need);
+    Literal value = Literal::uninitialized(Type::tensor(shape, type));
+    if (need > 0) std::memcpy(value.data(), data + begin, need);
     if (type == ElementType::kI1) {
       auto* p = reinterpret_cast<uint8_t*>(value.data());
       for (uint64_t i = 0; i < count; ++i)
@@ -152,8 +153,9 @@ Expected<SafetensorsFile> decodeSafetensors(std::span<const uint8_t> bytes, std:
 }
 
 Expected<SafetensorsFile> readSafetensors(const std::string& path) {
-  WF_ASSIGN_OR_RETURN(std::string bytes, readFileBytes(path));
-  return decodeSafetensors(std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()), path);
+  PhaseTimer phase("read safetensors");
+  WF_ASSIGN_OR_RETURN(MappedFile file, MappedFile::open(path));
+  return decodeSafetensors(file.bytes(), path);
 }
 
 Expected<std::string> safetensorsDtypeFor(ElementType type) {

@@ -4,7 +4,10 @@
 
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <random>
+
+#include "runtime/file_io.h"
 
 namespace wf {
 namespace {
@@ -153,6 +156,45 @@ TEST(Safetensors, FileRoundTrip) {
   ASSERT_TRUE(out) << out.status().message();
   EXPECT_TRUE(out->find("w")->bitwiseEqual(file.tensors[0].value));
   std::filesystem::remove(path);
+}
+
+// Files are read from a mapping (readSafetensors) or in one read (readFileBytes): a file of
+// several tensors, an empty file, a missing file and a directory each give what they should.
+TEST(Safetensors, FilesReadWholeOrMappedAndTheirErrors) {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / ("wf_st_read_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  SafetensorsFile file;
+  file.tensors.push_back({"a", randomLiteral(ElementType::kF32, {3, 1000}, 1)});
+  file.tensors.push_back({"b", randomLiteral(ElementType::kI1, {17}, 2)});
+  file.tensors.push_back({"c", randomLiteral(ElementType::kF64, {0, 4}, 3)});
+  const std::string path = (dir / "t.safetensors").string();
+  ASSERT_TRUE(writeSafetensors(path, file).isOk());
+  auto mapped = readSafetensors(path);
+  ASSERT_TRUE(mapped) << mapped.status().message();
+  for (const NamedLiteral& t : file.tensors) EXPECT_TRUE(mapped->find(t.name)->bitwiseEqual(t.value)) << t.name;
+  auto whole = readFileBytes(path);
+  ASSERT_TRUE(whole);
+  auto decoded = decodeSafetensors(asBytes(*whole), path);
+  ASSERT_TRUE(decoded) << decoded.status().message();
+  EXPECT_TRUE(decoded->find("a")->bitwiseEqual(file.tensors[0].value));
+
+  const std::string empty = (dir / "empty.safetensors").string();
+  { std::ofstream touch(empty); }
+  auto emptyBytes = readFileBytes(empty);
+  ASSERT_TRUE(emptyBytes);
+  EXPECT_TRUE(emptyBytes->empty());
+  auto emptyRead = readSafetensors(empty);
+  ASSERT_FALSE(emptyRead);
+  EXPECT_NE(emptyRead.status().message().find("shorter than 8 bytes"), std::string::npos) << emptyRead.status().message();
+
+  auto missing = readSafetensors((dir / "missing.safetensors").string());
+  ASSERT_FALSE(missing);
+  EXPECT_NE(missing.status().message().find("missing.safetensors: cannot open file"), std::string::npos);
+  auto directory = readSafetensors(dir.string());
+  ASSERT_FALSE(directory);
+  EXPECT_NE(directory.status().message().find("is a directory"), std::string::npos);
+  fs::remove_all(dir);
 }
 
 }  // namespace
