@@ -8,8 +8,8 @@ DistributedDataParallel (nccl) on the same machine, in phases that can run in se
 export      export_training of the model (random weights from BertConfig, dropout off) with
             autocast=torch.bfloat16, golden_device='cuda' and a DDP golden run of --steps steps on
             --world-size ranks (each rank's losses, gradients of step 1 before the all-reduce,
-            weights and AdamW state after steps 1 and --steps, beside its float64 DDP twin):
-            OUT/package, OUT/data.safetensors.
+            weights and AdamW state after steps 1 and --steps, beside its float64 DDP twin; the
+            single-process golden run only its first step): OUT/package, OUT/data.safetensors.
 validate    `warpforge launch -n N -- warpforge validate OUT/package --training --device cuda`:
             each rank replays its share of the steps and is judged rank by rank.
 throughput  `warpforge train` on 1 GPU and under `warpforge launch -n N`, and PyTorch DDP on 1 and
@@ -55,7 +55,7 @@ def export(out: Path, args) -> dict:
                               make_optimizer(model), golden_steps=args.steps, grad_clip=None,
                               name="bert_qa_large", batch_names=NAMES, golden_device=args.device, golden_grads="first",
                               autocast=torch.bfloat16, world_size=n, golden_data=str(data), golden_seed=0,
-                              warpforge_binary=args.warpforge)
+                              single_golden_steps=1, warpforge_binary=args.warpforge)
     seconds = time.time() - t0
     print(f"exported {out / 'package'} in {seconds:.0f} s", flush=True)
     return {"export_seconds": seconds}

@@ -2,9 +2,10 @@
 beside PyTorch eager and torch.compile on the same model, batch and precision, in one run.
 
     python bench/train_gpu.py [--layers 24] [--batch 8] [--seq 384] [--steps 30] [--out /tmp/wf-train-gpu] [--profile]
-                              [--data-parallel 1,2] [--compare-graphs]
+                              [--precision fp32|bf16] [--data-parallel 1,2] [--compare-graphs]
 
-1. PyTorch eager and torch.compile: forward + backward + AdamW step (foreach), true fp32 (TF32 off),
+1. PyTorch eager and torch.compile: forward + backward + AdamW step (foreach), true fp32 (TF32 off)
+   or bf16 autocast with fp32 master weights (--precision bf16: torch.autocast on both sides),
    median step time after warm-up, peak memory (torch.cuda.max_memory_allocated);
 2. WarpForge: export_training of the same model (random weights from BertConfig, dropout off) with 20
    golden PyTorch steps on the GPU; `warpforge validate --training --device cuda` (loss of every
@@ -77,14 +78,14 @@ def timed_steps(fwd, opt, batch, steps, autocast=None) -> float:
     return statistics.median(times)
 
 
-def torch_steps(model, batch, steps, compiled):
+def torch_steps(model, batch, steps, compiled, autocast=None):
     torch.backends.cuda.matmul.allow_tf32 = False
     torch.backends.cudnn.allow_tf32 = False
     m = model.cuda().train()
     opt = make_optimizer(m)
     fwd = torch.compile(m) if compiled else m
     torch.cuda.reset_peak_memory_stats()
-    ms = timed_steps(fwd, opt, tuple(x.cuda() for x in batch), steps)
+    ms = timed_steps(fwd, opt, tuple(x.cuda() for x in batch), steps, autocast=autocast)
     peak = torch.cuda.max_memory_allocated()
     m.cpu()
     del opt
@@ -99,6 +100,8 @@ def main(argv=None) -> int:
     p.add_argument("--seq", type=int, default=384)
     p.add_argument("--steps", type=int, default=30)
     p.add_argument("--golden-steps", type=int, default=20)
+    p.add_argument("--precision", choices=["fp32", "bf16"], default="fp32",
+                   help="true fp32, or bf16 autocast with fp32 master weights (export_training(autocast=...))")
     p.add_argument("--out", default="/tmp/wf-train-gpu")
     p.add_argument("--warpforge", default=os.environ.get("WARPFORGE", str(REPO / "build" / "warpforge")))
     p.add_argument("--skip-torch", action="store_true")
@@ -117,10 +120,11 @@ def main(argv=None) -> int:
     out.mkdir(parents=True, exist_ok=True)
     rows, figures = [], {}
     batch = make_batch(args.batch, args.seq, 30522, 0)
+    autocast = torch.bfloat16 if args.precision == "bf16" else None
 
     if not args.skip_torch:
         for compiled in (False, True):
-            ms, peak = torch_steps(make_model(args.layers, args.seq), batch, args.steps, compiled)
+            ms, peak = torch_steps(make_model(args.layers, args.seq), batch, args.steps, compiled, autocast)
             name = "torch.compile" if compiled else "PyTorch eager"
             figures[name] = {"ms": ms, "peak_bytes": peak}
             print(f"{name}: {ms:.1f} ms/step, peak {peak / 2**30:.2f} GiB", flush=True)
@@ -131,7 +135,7 @@ def main(argv=None) -> int:
     t0 = time.time()
     warpforge.export_training(model, batch, qa_loss, pkg, opt, golden_steps=args.golden_steps, grad_clip=None,
                               name="bert_qa_large", batch_names=NAMES, golden_device="cuda", golden_grads="first",
-                              warpforge_binary=args.warpforge)
+                              autocast=autocast, warpforge_binary=args.warpforge)
     print(f"exported {pkg} in {time.time() - t0:.0f}s", flush=True)
     t0 = time.time()
     if not args.skip_validate:
@@ -163,6 +167,9 @@ def main(argv=None) -> int:
             line += (f" ({ranks * args.batch * 1000 / ms:.1f} sequences/s), "
                      f"{figures[name]['buckets']} gradient buckets")
         print(line, flush=True)
+        for text in proc.stderr.splitlines():
+            if "compile:" in text:  # the compile time and its phases (warpforge train's first line)
+                print(f"  {text.removeprefix('warpforge: ')}", flush=True)
 
     graph_modes = [([], "")] + ([(["--no-cuda-graphs"], ", step by step")] if args.compare_graphs else [])
     for extra, suffix in graph_modes:
@@ -180,7 +187,8 @@ def main(argv=None) -> int:
         print(proc.stdout, proc.stderr[-2000:] if proc.returncode else "", flush=True)
 
     print()
-    print(f"BERT-large QA training step (layers {args.layers}, b{args.batch}, s{args.seq}, AdamW, true fp32), "
+    precision = "true fp32" if autocast is None else "bf16 autocast, fp32 master weights"
+    print(f"BERT-large QA training step (layers {args.layers}, b{args.batch}, s{args.seq}, AdamW, {precision}), "
           f"median of {args.steps} steps, {torch.cuda.get_device_name()}")
     print("| run | ms/step | vs eager | vs compile | memory GiB |")
     print("|---|---|---|---|---|")

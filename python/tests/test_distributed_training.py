@@ -341,8 +341,13 @@ def test_bf16_autocast_ddp_golden_validates_rank_by_rank(tmp_path):
     pkg = tmp_path / "bf16"
     warpforge.export_training(model, (data["x"][:32], data["y"][:32]), ce_loss, pkg, opt, golden_steps=6,
                               batch_names=["x", "y"], warpforge_binary=WARPFORGE, world_size=2, golden_data=data,
-                              autocast=torch.bfloat16)
-    ranks = json.loads((pkg / "manifest.json").read_text())["training"]["golden_ddp"]["ranks"]
+                              autocast=torch.bfloat16, single_golden_steps=1)
+    training = json.loads((pkg / "manifest.json").read_text())["training"]
+    # the single-process golden run kept to its first step (single_golden_steps), the DDP run whole
+    assert training["golden"]["steps"] == 1 and training["golden_ddp"]["steps"] == 6
+    single = subprocess.run([WARPFORGE, "validate", str(pkg), "--training"], capture_output=True, text=True)
+    assert single.returncode == 0, single.stdout[-3000:] + single.stderr[-3000:]
+    ranks = training["golden_ddp"]["ranks"]
     for r, entry in enumerate(ranks):
         lp = entry["low_precision"]
         assert lp["dtype"] == "bf16" and lp["reference"] == "float64" and len(lp["torch_error"]["loss"]) == 6

@@ -62,7 +62,7 @@ def export_training(model: torch.nn.Module, example_batch, loss_fn, out_dir, opt
                     warpforge_binary: str | None = None, golden_device: str = "cpu",
                     golden_grads: str = "all", accumulation_steps: int = 1, rng_seed: int = 0,
                     autocast: torch.dtype | None = None, world_size: int | None = None, golden_data=None,
-                    golden_seed: int = 0, golden_shuffle: bool = True) -> dict:
+                    golden_seed: int = 0, golden_shuffle: bool = True, single_golden_steps: int | None = None) -> dict:
     """Writes the training package `out_dir` and returns its manifest.
 
     example_batch: a tensor or a tuple of tensors, passed as `loss_fn(model, *batch)`, which must
@@ -104,6 +104,10 @@ def export_training(model: torch.nn.Module, example_batch, loss_fn, out_dir, opt
         shards). Per rank: batches, losses, gradients before the all-reduce, averaged gradients,
         weights and optimizer state (golden/ddp/rank<r>/, manifest `training.golden_ddp`). The
         ranks are forked from this process; loss_fn is called with the DDP wrapper as its model.
+    single_golden_steps: with world_size, the steps of the single-process golden run (on the
+        example batch, what `validate --training` replays without a job); default golden_steps.
+        A large model's package is mostly golden tensors: 1 keeps the single-process run to its
+        first step when the data-parallel run is what is being validated.
     The model is traced in train mode. Dropout (nn.Dropout, F.dropout, attention dropout) draws
     its masks from WarpForge's RNG; the golden run is PyTorch's with dropout off, which the
     package's dropout switch reproduces. BatchNorm's running statistics become extra results of
@@ -118,6 +122,9 @@ def export_training(model: torch.nn.Module, example_batch, loss_fn, out_dir, opt
         raise ValueError(f"{len(batch_names)} batch names for {len(batch)} batch tensors")
     if golden_steps < 1:
         raise ValueError("golden_steps must be at least 1")
+    if single_golden_steps is not None and (world_size is None or not 1 <= single_golden_steps <= golden_steps):
+        raise ValueError("single_golden_steps needs world_size and must be between 1 and golden_steps")
+    single_steps = golden_steps if single_golden_steps is None else single_golden_steps
     micro_batches = _split_micro_batches(batch, accumulation_steps)
     name = name or type(model).__name__
     if torch.device(golden_device).type == "cuda" and not torch.cuda.is_available():
@@ -196,15 +203,15 @@ def export_training(model: torch.nn.Module, example_batch, loss_fn, out_dir, opt
     if golden_grads not in ("all", "first"):
         raise ValueError(f"golden_grads must be 'all' or 'first', not {golden_grads!r}")
     golden, golden_files = _golden_run(model, optimizer, lr_schedule, loss_fn, batch, batch_names, spec, schedule,
-                                       golden_steps, weights, golden_device, golden_grads == "all",
+                                       single_steps, weights, golden_device, golden_grads == "all",
                                        accumulation_steps)
     if low is not None:
         golden["low_precision"] = _low_precision_reference(model, optimizer, lr_schedule, loss_fn, batch, batch_names,
-                                                           spec, schedule, golden_steps, weights, golden_device,
+                                                           spec, schedule, single_steps, weights, golden_device,
                                                            accumulation_steps, golden_files, low)
-    elif golden_steps > 1:
+    elif single_steps > 1:
         golden["float64"] = _float64_trajectory(model, optimizer, lr_schedule, loss_fn, batch, batch_names, spec,
-                                                schedule, golden_steps, weights, golden_device, accumulation_steps,
+                                                schedule, single_steps, weights, golden_device, accumulation_steps,
                                                 golden_files)
 
     ddp_section = None
