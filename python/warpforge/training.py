@@ -6,8 +6,10 @@ from __future__ import annotations
 
 import copy
 import os
+import pathlib
 import shutil
 import subprocess
+import tempfile
 import warnings
 from types import SimpleNamespace
 
@@ -214,6 +216,13 @@ def export_training(model: torch.nn.Module, example_batch, loss_fn, out_dir, opt
                                                 schedule, single_steps, weights, golden_device, accumulation_steps,
                                                 golden_files)
 
+    eval_section, eval_text, eval_constants = None, None, {}
+    if eval_fn is not None:
+        eval_section, eval_text, eval_constants = _export_eval(model, eval_fn, eval_batch, eval_batch_names,
+                                                               eval_output_names, name, arguments)
+    binary = _find_warpforge(warpforge_binary)
+    # From here to the package's write nothing raises but the data-parallel run and the write
+    # itself, which remove the staged golden files of the ranks on failure.
     ddp_section = None
     if world_size is not None:
         if world_size < 1:
@@ -221,17 +230,20 @@ def export_training(model: torch.nn.Module, example_batch, loss_fn, out_dir, opt
         if golden_data is None:
             raise ValueError("world_size needs golden_data: the examples the ranks of the data-parallel run share")
         from .training_ddp import ddp_golden_run
-        ddp_section, ddp_files = ddp_golden_run(
-            model, optimizer, loss_fn, _golden_data(golden_data, batch_names), batch_names, spec,
-            schedule, golden_steps, weights, world_size=world_size, batch_size=int(micro_batches[0][0].shape[0]),
-            accumulation_steps=accumulation_steps, seed=golden_seed, shuffle=golden_shuffle, device=golden_device,
-            low_precision=low, all_grads=golden_grads == "all")
+        # The ranks write their golden tensors beside the package, whence _write moves them in.
+        parent = os.path.dirname(os.path.abspath(os.fspath(out_dir)))
+        os.makedirs(parent, exist_ok=True)
+        staging = tempfile.mkdtemp(prefix=".warpforge-ddp-golden-", dir=parent)
+        try:
+            ddp_section, ddp_files = ddp_golden_run(
+                model, optimizer, loss_fn, _golden_data(golden_data, batch_names), batch_names, spec,
+                schedule, golden_steps, weights, world_size=world_size, batch_size=int(micro_batches[0][0].shape[0]),
+                accumulation_steps=accumulation_steps, seed=golden_seed, shuffle=golden_shuffle, device=golden_device,
+                low_precision=low, all_grads=golden_grads == "all", staging=staging)
+        except BaseException:
+            shutil.rmtree(staging, ignore_errors=True)
+            raise
         golden_files.update(ddp_files)
-
-    eval_section, eval_text, eval_constants = None, None, {}
-    if eval_fn is not None:
-        eval_section, eval_text, eval_constants = _export_eval(model, eval_fn, eval_batch, eval_batch_names,
-                                                               eval_output_names, name, arguments)
 
     manifest = {
         "format": "warpforge.training-package",
@@ -265,9 +277,12 @@ def export_training(model: torch.nn.Module, example_batch, loss_fn, out_dir, opt
             "train_step": None,
         },
     }
-    binary = _find_warpforge(warpforge_binary)
-    _write(out_dir, manifest, lowered.text, opt_text, weights, state0, golden_files, eval_text, eval_constants,
-           binary)
+    try:
+        _write(out_dir, manifest, lowered.text, opt_text, weights, state0, golden_files, eval_text, eval_constants,
+               binary)
+    finally:
+        if ddp_section is not None:
+            shutil.rmtree(staging, ignore_errors=True)
     return manifest
 
 
@@ -870,6 +885,8 @@ def _write(out_dir, manifest, loss_text, opt_text, weights, state0, golden_files
             os.makedirs(os.path.dirname(os.path.join(tmp, rel)), exist_ok=True)
             if rel.endswith(".json"):
                 write_json(os.path.join(tmp, rel), content)
+            elif isinstance(content, pathlib.Path):
+                shutil.move(content, os.path.join(tmp, rel))  # written by a rank beside the package: a rename
             else:
                 save_file(_tensors(content), os.path.join(tmp, rel))
         if eval_text is not None:

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import pathlib
 import pickle
 import socket
 import tempfile
@@ -64,19 +65,22 @@ def rank_batches(data: dict, names, batch_size: int, accumulation_steps: int, st
 
 def ddp_golden_run(model, optimizer, loss_fn, data: dict, batch_names, spec, schedule, steps, weights0,
                    *, world_size: int, batch_size: int, accumulation_steps: int, seed: int, shuffle: bool,
-                   device: str, low_precision: str | None = None, all_grads: bool = True) -> tuple[dict, dict]:
+                   device: str, low_precision: str | None = None, all_grads: bool = True,
+                   staging: str) -> tuple[dict, dict]:
     """Runs DDP on `world_size` forked processes; returns the manifest's `training.golden_ddp`
-    section and the files to write (package-relative path -> tensors or JSON). all_grads False
-    records the gradients of step 1 only (a large model's gradients of every step would not fit
-    a package)."""
+    section and the files to write (package-relative path -> JSON, or the pathlib.Path of a
+    safetensors file each rank wrote under `staging`, a directory beside the package that the
+    caller removes). Each rank writes its own golden tensors, once, in parallel: a large model's
+    are tens of gigabytes, which a round trip through this process would copy twice more.
+    all_grads False records the gradients of step 1 only (a large model's gradients of every
+    step would not fit a package)."""
     missing = [n for n in batch_names if n not in data]
     if missing:
         raise ValueError(f"golden_data has no tensor {missing[0]!r} (it must hold every batch tensor: {batch_names})")
     port = _free_port()
     with tempfile.TemporaryDirectory(prefix="warpforge-ddp-") as tmp:
         args = (world_size, port, tmp, model, optimizer, loss_fn, data, list(batch_names), spec, schedule, steps,
-                weights0, batch_size, accumulation_steps, seed, shuffle, device, low_precision is not None,
-                all_grads)
+                weights0, batch_size, accumulation_steps, seed, shuffle, device, low_precision, all_grads, staging)
         # spawn: autograd has run in this process, and its threads do not survive a fork. The
         # ranks get pickled copies of the model and optimizer (one pickle: the optimizer keeps
         # the model's parameters); the scheduler's lr comes from the manifest's schedule (lr_at,
@@ -91,20 +95,8 @@ def ddp_golden_run(model, optimizer, loss_fn, data: dict, batch_names, spec, sch
         mp.start_processes(_rank_main, args=args, nprocs=world_size, join=True, start_method="spawn")
         results = [torch.load(os.path.join(tmp, f"rank{r}.pt"), weights_only=False) for r in range(world_size)]
     files, ranks = {}, []
-    for r, (rank_files, buckets) in enumerate(results):
-        base = f"golden/ddp/rank{r}"
-        entry = {}
-        reference = rank_files.pop("float64", None)
-        for key, content in rank_files.items():
-            rel = f"{base}/{key}.json" if key == "summary" else f"{base}/{key}.safetensors"
-            files[rel] = content
-            entry[key] = rel
-        if reference is not None:
-            from .training import low_precision_section
-            step1 = {k.split(".", 1)[1]: v for k, v in rank_files["grads"].items() if k.startswith("1.")}
-            entry["low_precision"] = low_precision_section({**rank_files, "grads_step1": step1}, reference, weights0,
-                                                           low_precision, lambda name: f"{base}/{name}.safetensors",
-                                                           files)
+    for entry, staged, _ in results:
+        files.update(staged)
         ranks.append(entry)
     section = {
         "world_size": world_size,
@@ -118,14 +110,14 @@ def ddp_golden_run(model, optimizer, loss_fn, data: dict, batch_names, spec, sch
         "first_bucket_bytes": dist._DEFAULT_FIRST_BUCKET_BYTES,
         # DDP's buckets as its communication hook saw them at the last step (after the rebuild
         # of the first iteration, in the order gradients became ready): parameter names per bucket
-        "buckets": results[0][1],
+        "buckets": results[0][2],
         "ranks": ranks,
     }
     return section, files
 
 
 def _rank_main(rank, world_size, port, tmp, model, optimizer, loss_fn, data, batch_names, spec, schedule, steps,
-               weights0, batch_size, accumulation_steps, seed, shuffle, device, float64_twin, all_grads):
+               weights0, batch_size, accumulation_steps, seed, shuffle, device, low_precision, all_grads, staging):
     torch.set_num_threads(1)  # the ranks share the machine
     from .training import _DropoutOff, _float64_grads, _host, _state_by_arg, _true_fp32
     cuda = torch.device(device).type == "cuda"
@@ -136,11 +128,42 @@ def _rank_main(rank, world_size, port, tmp, model, optimizer, loss_fn, data, bat
         with _true_fp32(device), _DropoutOff():
             files, buckets = _rank_steps(rank, world_size, model, optimizer, loss_fn, data, batch_names,
                                          spec, schedule, steps, weights0, batch_size, accumulation_steps, seed,
-                                         shuffle, dev, _float64_grads, _host, _state_by_arg, float64_twin,
-                                         all_grads)
-        torch.save((files, buckets), os.path.join(tmp, f"rank{rank}.pt"))
+                                         shuffle, dev, _float64_grads, _host, _state_by_arg,
+                                         low_precision is not None, all_grads)
+        entry, staged = _stage_rank_files(rank, files, weights0, low_precision, staging)
+        torch.save((entry, staged, buckets), os.path.join(tmp, f"rank{rank}.pt"))
     finally:
         dist.destroy_process_group()
+
+
+def _stage_rank_files(rank, rank_files, weights0, low_precision, staging) -> tuple[dict, dict]:
+    """One rank's golden files written under `staging` at their package paths (its low-precision
+    section, against its float64 twin, computed here where the tensors are): the rank's manifest
+    entry, and package path -> JSON content or the staged file's pathlib.Path."""
+    from safetensors.torch import save_file
+    from .package import _tensors
+    base = f"golden/ddp/rank{rank}"
+    files, entry = {}, {}
+    reference = rank_files.pop("float64", None)
+    for key, content in rank_files.items():
+        rel = f"{base}/{key}.json" if key == "summary" else f"{base}/{key}.safetensors"
+        files[rel] = content
+        entry[key] = rel
+    if reference is not None:
+        from .training import low_precision_section
+        step1 = {k.split(".", 1)[1]: v for k, v in rank_files["grads"].items() if k.startswith("1.")}
+        entry["low_precision"] = low_precision_section({**rank_files, "grads_step1": step1}, reference, weights0,
+                                                       low_precision, lambda name: f"{base}/{name}.safetensors", files)
+    staged = {}
+    for rel, content in files.items():
+        if rel.endswith(".json"):
+            staged[rel] = content
+            continue
+        path = os.path.join(staging, rel)
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        save_file(_tensors(content), path)
+        staged[rel] = pathlib.Path(path)
+    return entry, staged
 
 
 def _rank_steps(rank, world_size, model, optimizer, loss_fn, data, batch_names, spec, schedule, steps,
