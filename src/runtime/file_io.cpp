@@ -28,11 +28,7 @@ Expected<std::string> readFileBytes(const std::string& path) {
     std::string bytes(static_cast<size_t>(size), '\0');
     in.read(bytes.data(), static_cast<std::streamsize>(size));
     if (in.gcount() != static_cast<std::streamsize>(size)) return invalidArgument(path + ": read error (file shrank?)");
-    if (in.peek() == std::ifstream::traits_type::eof()) return bytes;
-    in.clear();  // grew while read: the rest as a stream
-    std::ostringstream rest;
-    rest << in.rdbuf();
-    return bytes + rest.str();
+    return bytes;
   }
   std::ostringstream ss;
   ss << in.rdbuf();
