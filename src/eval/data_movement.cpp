@@ -273,7 +273,7 @@ Results padImpl(const Operation& op, const Literal& operand, const Literal& padV
   }
   WF_ASSIGN_OR_RETURN(Literal result, makeTensor(op, shape, operand.elementType()));
   const int e = storageBytes(operand.elementType());
-  cpu::fillElements(result.data(), result.numElements(), padValue.data(), e);
+  fillElements(result.data(), result.numElements(), padValue.data(), e);
 
   // operand[i] lands at low + i * (interior + 1); copy the operand indices that land inside.
   const std::vector<int64_t> inStrides = rowMajorStrides(in), outStrides = rowMajorStrides(shape);

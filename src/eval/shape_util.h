@@ -17,6 +17,7 @@
 #include <utility>
 #include <vector>
 
+#include "ir/fill.h"
 #include "ir/ir.h"
 #include "ir/literal.h"
 #include "support/status.h"
@@ -85,8 +86,6 @@ void copyBox(std::byte* dst, const std::vector<int64_t>& dstStrides, const std::
 // Same, with a pre-simplified box (for callers that copy many boxes of one shape, e.g. gather).
 void copyBox(std::byte* dst, const std::byte* src, const StridedBox& box, int elemBytes, bool allowThreads = true);
 
-// Fills `count` elements at `dst` with the `elemBytes`-sized pattern `value`.
-void fillElements(std::byte* dst, int64_t count, const std::byte* value, int elemBytes);
 
 // Product of dims (1 for rank 0).
 int64_t product(const std::vector<int64_t>& shape);

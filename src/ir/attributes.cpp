@@ -2,7 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstring>
+
+#include "ir/fill.h"
 
 namespace wf {
 
@@ -109,18 +110,8 @@ const Literal* Attribute::literal() const {
   if (literal_) return literal_.get();
   if (!splat_) return nullptr;
   std::call_once(splat_->made, [&] {
-    auto whole = std::make_unique<Literal>(Literal::zeros(type_));
-    const size_t bytes = static_cast<size_t>(storageBytes(type_.elementType()));
-    const size_t total = whole->sizeBytes();
-    if (total >= bytes && bytes > 0) {
-      // Doubling copies: the first element, then twice as many each time.
-      std::memcpy(whole->data(), splat_->scalar.data(), bytes);
-      for (size_t filled = bytes; filled < total;) {
-        const size_t chunk = std::min(filled, total - filled);
-        std::memcpy(whole->data() + filled, whole->data(), chunk);
-        filled += chunk;
-      }
-    }
+    auto whole = std::make_unique<Literal>(Literal::uninitialized(type_));
+    fillElements(whole->data(), whole->numElements(), splat_->scalar.data(), storageBytes(type_.elementType()));
     splat_->whole = std::move(whole);
   });
   return splat_->whole.get();
