@@ -115,13 +115,15 @@ def validate(out: Path, args) -> dict:
     return figures
 
 
-def warpforge_train(out: Path, args, ranks: int, package: Path) -> dict:
-    run = out / f"run-wf{ranks}"
+def warpforge_train(out: Path, args, ranks: int, package: Path, env: dict | None = None, tag: str = "") -> dict:
+    """`warpforge train` of `package` on `ranks` GPUs, with `env` added to the environment."""
+    run = out / f"run-wf{ranks}{tag}"
     launch = [args.warpforge, "launch", "-n", str(ranks), "--"] if ranks > 1 else []
     t0 = time.time()
     proc = subprocess.run(launch + [args.warpforge, "train", str(package), "--data",
                                     str(out / "data.safetensors"), "--steps", str(args.steps + 3), "--device", "cuda",
-                                    "--checkpoint-dir", str(run), "--log-every", "10"], capture_output=True, text=True)
+                                    "--checkpoint-dir", str(run), "--log-every", "10"], capture_output=True, text=True,
+                          env={**os.environ, **(env or {})})
     if proc.returncode != 0:
         print(proc.stdout[-2000:], proc.stderr[-3000:], flush=True)
         return {"error": (proc.stderr.strip().splitlines() or ["?"])[-1]}

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <unordered_map>
 
 #include "ir/builder.h"
 #include "ir/verifier.h"
@@ -67,26 +68,95 @@ Attribute everyRank(int64_t worldSize) {
   return Attribute::denseElements(std::move(groups));
 }
 
-// DDP's allreduce_hook on each bucket: every gradient divided by the world size, then one
-// all_reduce (sum) of the bucket. Returns the averaged gradients, indexed like `grads`.
+// DDP's allreduce_hook on one bucket: every gradient divided by the world size, then one
+// all_reduce (sum) of the bucket. Sets `averaged` at the bucket's indices.
+void averageBucket(OpBuilder& b, const std::vector<Value*>& grads, const std::vector<size_t>& bucket,
+                   int64_t worldSize, std::vector<Value*>& averaged) {
+  std::vector<Value*> scaled;
+  // (x / 1 is x exactly: a job of one rank skips the pass over every gradient.)
+  for (size_t i : bucket)
+    scaled.push_back(worldSize == 1 ? grads[i]
+                                    : b.div(grads[i], b.splat(grads[i]->type(), static_cast<double>(worldSize))));
+  const ElementType element = grads[bucket.front()]->type().elementType();
+  const Location loc = b.location();
+  Operation* reduce = b.create("stablehlo.all_reduce", scaled, {{"replica_groups", everyRank(worldSize)}}, {},
+                               scaled.size(),
+                               [&](Operation* op) { OpBuilder::addBinaryBody(op, "stablehlo.add", element, loc); });
+  if (!b.ok()) return;
+  for (size_t k = 0; k < bucket.size(); ++k) averaged[bucket[k]] = reduce->result(k);
+}
+
+// DDP's allreduce_hook on every bucket, in bucket order. Returns the averaged gradients, indexed
+// like `grads`.
 std::vector<Value*> averageBuckets(OpBuilder& b, const std::vector<Value*>& grads,
                                    const std::vector<std::vector<size_t>>& buckets, int64_t worldSize) {
   std::vector<Value*> averaged(grads.size(), nullptr);
   for (const std::vector<size_t>& bucket : buckets) {
-    std::vector<Value*> scaled;
-    // (x / 1 is x exactly: a job of one rank skips the pass over every gradient.)
-    for (size_t i : bucket)
-      scaled.push_back(worldSize == 1 ? grads[i]
-                                      : b.div(grads[i], b.splat(grads[i]->type(), static_cast<double>(worldSize))));
-    const ElementType element = grads[bucket.front()]->type().elementType();
-    const Location loc = b.location();
-    Operation* reduce = b.create("stablehlo.all_reduce", scaled, {{"replica_groups", everyRank(worldSize)}}, {},
-                                 scaled.size(),
-                                 [&](Operation* op) { OpBuilder::addBinaryBody(op, "stablehlo.add", element, loc); });
-    if (!b.ok()) return averaged;
-    for (size_t k = 0; k < bucket.size(); ++k) averaged[bucket[k]] = reduce->result(k);
+    averageBucket(b, grads, bucket, worldSize, averaged);
+    if (!b.ok()) break;
   }
   return averaged;
+}
+
+// @loss_value_and_grad's results on `operands`, its ops copied into the step (they are one flat
+// block: autodiff inlines every call) with each bucket's allreduce_hook emitted right after the op
+// that completes the bucket's gradients, buckets in the order they complete. A backend that runs
+// the ops in order then starts a bucket's all-reduce while the rest of the backward pass runs, as
+// DDP's Reducer launches a bucket once its last gradient is ready; behind a call, every
+// all-reduce would wait for the whole backward pass. Fills `averaged` (indexed like the
+// parameters) and returns the results (loss, buffer updates..., gradients...).
+Expected<std::vector<Value*>> valueAndGradInline(OpBuilder& b, const Module& module, const std::vector<Value*>& operands,
+                                                 const std::vector<std::vector<size_t>>& buckets, size_t firstGrad,
+                                                 int64_t worldSize, std::vector<Value*>& averaged) {
+  const Operation* vg = module.lookupFunction(kValueAndGrad);
+  const Block& body = FuncOp(vg).body();
+  if (body.numArguments() != operands.size())
+    return internalError("data parallel: @" + std::string(kValueAndGrad) + " takes " +
+                         std::to_string(body.numArguments()) + " arguments, the step has " +
+                         std::to_string(operands.size()));
+  const Operation* ret = body.operations().empty() ? nullptr : body.operations().back().get();
+  if (!ret || ret->code() != OpCode::FuncReturn || ret->numOperands() < firstGrad + averaged.size())
+    return internalError("data parallel: @" + std::string(kValueAndGrad) + " does not end in the return of its gradients");
+  std::unordered_map<const Value*, Value*> mapping;
+  for (size_t i = 0; i < operands.size(); ++i) mapping[body.argument(i)] = operands[i];
+
+  // Per bucket, its gradients not yet computed; per op of the body, the buckets it computes a
+  // gradient of (once per gradient).
+  std::vector<size_t> pending(buckets.size(), 0);
+  std::unordered_map<const Operation*, std::vector<size_t>> completes;
+  for (size_t k = 0; k < buckets.size(); ++k)
+    for (size_t i : buckets[k])
+      if (const Operation* def = ret->operand(firstGrad + i)->definingOp()) {
+        completes[def].push_back(k);
+        ++pending[k];
+      }
+  std::vector<Value*> grads(averaged.size(), nullptr);
+  auto emitReady = [&](const std::vector<size_t>& candidates) {
+    for (size_t k : candidates) {
+      if (pending[k] != 0) continue;
+      for (size_t i : buckets[k]) grads[i] = mapping.at(ret->operand(firstGrad + i));
+      averageBucket(b, grads, buckets[k], worldSize, averaged);
+    }
+  };
+  std::vector<size_t> all(buckets.size());
+  for (size_t k = 0; k < all.size(); ++k) all[k] = k;
+  emitReady(all);  // buckets whose gradients are all arguments or absent from the body's ops
+  for (const auto& op : body.operations()) {
+    if (op.get() == ret) break;
+    b.block()->append(cloneOperation(*op, mapping));
+    auto it = completes.find(op.get());
+    if (it == completes.end()) continue;
+    std::vector<size_t> done;
+    for (size_t k : it->second)
+      if (--pending[k] == 0) done.push_back(k);
+    std::sort(done.begin(), done.end());
+    emitReady(done);
+    WF_RETURN_IF_ERROR(b.status());
+  }
+  WF_RETURN_IF_ERROR(b.status());
+  std::vector<Value*> results;
+  for (const Value* v : ret->operands()) results.push_back(mapping.at(v));
+  return results;
 }
 
 // The optimizer update (pkg.optimizerEntry()) of the parameters among `lossArgs` with `grads`:
@@ -177,18 +247,14 @@ Status addDataParallelSteps(const TrainingPackage& pkg, Module& module, const Da
     Value* step = f.argument(i64, "step");
     Value* lr = f.argument(lrType, "lr");
     OpBuilder b(f.body, here, &module);
-    Operation* vg = b.create("func.call", lossOperands(b, pkg, lossArgs, n), {{"callee", Attribute::symbolRef(kValueAndGrad)}},
-                             {}, 1 + numBuffers + numParams);
-    WF_RETURN_IF_ERROR(b.status());
-    std::vector<Value*> grads;
-    for (size_t i = 0; i < numParams; ++i) grads.push_back(vg->result(1 + numBuffers + i));
-    std::vector<Value*> averaged = averageBuckets(b, grads, buckets, n);
-    WF_RETURN_IF_ERROR(b.status());
+    std::vector<Value*> averaged(numParams, nullptr);
+    WF_ASSIGN_OR_RETURN(std::vector<Value*> vg, valueAndGradInline(b, module, lossOperands(b, pkg, lossArgs, n), buckets,
+                                                                   1 + numBuffers, n, averaged));
     Operation* update = callOptimizer(b, pkg, lossArgs, averaged, stateArgs, step, lr);
     WF_RETURN_IF_ERROR(b.status());
-    std::vector<Value*> results = {vg->result(0)};
+    std::vector<Value*> results = {vg[0]};
     for (size_t i = 0; i < numParams; ++i) results.push_back(update->result(i));
-    for (size_t k = 0; k < numBuffers; ++k) results.push_back(vg->result(1 + k));
+    for (size_t k = 0; k < numBuffers; ++k) results.push_back(vg[1 + k]);
     for (size_t s = 0; s < numState; ++s) results.push_back(update->result(numParams + s));
     finish(module, std::move(f), results, here);
   }

@@ -9,10 +9,12 @@
 // gradient bucket (DDP's Reducer: the parameters in reverse order of registration, buckets of at
 // most 25 MB after a first one of 1 MB), divides each gradient by the world size and sums the
 // bucket over the ranks with one variadic `stablehlo.all_reduce` (replica_groups = every rank,
-// body = add): DDP's allreduce_hook, `grad.div_(world_size)` then an all-reduce sum. Each bucket's
-// all_reduce reads only its own gradients, so a backend may start it as soon as they are computed,
-// while the rest of the backward pass runs. The optimizer update then runs on the averaged
-// gradients, the same on every rank. Buffers the loss updates (BatchNorm's running statistics) are
+// body = add): DDP's allreduce_hook, `grad.div_(world_size)` then an all-reduce sum. The value and
+// grad is inlined into the step, and each bucket's division and all_reduce follow right after the
+// op that computes its last gradient, buckets in the order backward completes them: a backend
+// running the ops in order starts a bucket's all-reduce while the rest of the backward pass runs
+// (DDP's Reducer launches a bucket once its last gradient is ready). The optimizer update then
+// runs on the averaged gradients, the same on every rank. Buffers the loss updates (BatchNorm's running statistics) are
 // broadcast from rank 0 before the forward pass, as DDP's broadcast_buffers does.
 //
 // @train_step_accumulate_dp has train_step_accumulate's signature: the micro-batches before the

@@ -162,6 +162,28 @@ TEST(DataParallelStep, BucketsBecomeOneAllReduceEachOnlyWhereTheUpdateIs) {
     }
   }
   EXPECT_EQ(operands, (std::vector<size_t>{1, 2}));
+  // The value and grad is inlined, and the all_reduce of c's bucket (whose gradient backward
+  // computes first) comes before the ops that compute the gradients of the next bucket: it can
+  // run while they do.
+  const auto& ops = FuncOp(step).body().operations();
+  auto at = [&](const Operation* op) {
+    for (size_t i = 0; i < ops.size(); ++i)
+      if (ops[i].get() == op) return i;
+    return ops.size();
+  };
+  std::vector<const Operation*> reduces;
+  for (const auto& op : ops) {
+    if (op->name() == "func.call") {
+      EXPECT_NE(op->attr("callee")->stringValue(), "loss_value_and_grad") << "called, not inlined";
+    }
+    if (op->name() == "stablehlo.all_reduce") reduces.push_back(op.get());
+  }
+  ASSERT_EQ(reduces.size(), 2u);
+  for (const Value* divided : reduces[1]->operands()) {
+    const Operation* grad = divided->definingOp()->operand(0)->definingOp();
+    ASSERT_TRUE(grad);
+    EXPECT_LT(at(reduces[0]), at(grad)) << "bucket {b, a}'s gradient " << grad->name() << " is computed before bucket {c} is all-reduced";
+  }
   top = nested = 0;
   count(FuncOp(acc).body(), "stablehlo.all_reduce", top, nested, false);
   EXPECT_EQ(top, 0);  // no communication before the last micro-batch (DDP's no_sync)
