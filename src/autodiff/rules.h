@@ -1,6 +1,7 @@
 // The VJP rules of the autodiff pass, one table keyed by OpCode, filled by one file per op
 // family (rules_elementwise.cpp, rules_data_movement.cpp, rules_dot_conv.cpp, rules_reduce.cpp,
-// rules_indexing.cpp, rules_control_flow.cpp, rules_sort.cpp).
+// rules_indexing.cpp, rules_control_flow.cpp, rules_sort.cpp); rules_softmax.cpp holds the rule of
+// the softmax pattern, which divide's rule tries first.
 //
 // A rule runs once per op on the differentiated path, after every use of the op's results was
 // handled (the reverse walk), with the builder at the end of the function being built. It reads
@@ -118,6 +119,19 @@ class RuleTable {
 };
 
 const RuleTable& ruleTable();
+
+// The op of a reduction body `^bb(%a, %b): %r = op(%a, %b); return %r` in region `region` of
+// `op` (reduce, reduce_window, ...), or kUnknown (rules_reduce.cpp).
+OpCode bodyKind(const Operation& op, size_t region = 0);
+// The dims of a rank-`rank` tensor not in `reduced`, ascending (rules_reduce.cpp).
+std::vector<int64_t> keptDims(int64_t rank, const std::vector<int64_t>& reduced);
+
+// The VJP of a softmax written out, y = e / broadcast(sum(e)) with e = exp(x - broadcast(m)),
+// when `c.op` (a divide) is its last op: the cotangent of x from y alone, as PyTorch's softmax
+// backward computes it, instead of the rules of its five ops (which would keep e, the sum and the
+// max's mask alive for the backward pass). Returns false, having emitted nothing, when the divide
+// is not such a softmax (rules_softmax.cpp).
+bool softmaxVjp(VjpContext& c);
 
 void registerElementwiseRules(RuleTable& table);
 void registerDataMovementRules(RuleTable& table);

@@ -61,6 +61,7 @@ void registerElementwiseRules(RuleTable& t) {
     return Status::ok();
   });
   t.add(OpCode::Divide, [](VjpContext& c) {
+    if (softmaxVjp(c)) return c.b.status();
     // z = x / y: dx = ct / y, dy = -ct * z / y.
     OpBuilder& b = c.b;
     Value *ct = c.cotangent(), *y = c.operand(1);

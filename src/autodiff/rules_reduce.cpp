@@ -8,12 +8,8 @@
 #include "ir/window.h"
 
 namespace wf::autodiff {
-namespace {
 
-using Dims = std::vector<int64_t>;
-
-// The op of a reduction body `^bb(%a, %b): %r = op(%a, %b); return %r`, or kUnknown.
-OpCode bodyKind(const Operation& op, size_t region = 0) {
+OpCode bodyKind(const Operation& op, size_t region) {
   if (op.numRegions() <= region || op.region(region).empty()) return OpCode::kUnknown;
   const Block& body = op.region(region).front();
   if (body.numArguments() != 2 || body.operations().size() != 2) return OpCode::kUnknown;
@@ -25,15 +21,19 @@ OpCode bodyKind(const Operation& op, size_t region = 0) {
   return args ? combine.code() : OpCode::kUnknown;
 }
 
-std::vector<NamedAttribute> windowAttrs(const Dims& size, const Dims& strides, const Dims& baseDilation,
-                                        const Dims& windowDilation, const Dims& padLow, const Dims& padHigh);
-
-Dims keptDims(int64_t rank, const Dims& reduced) {
-  Dims kept;
+std::vector<int64_t> keptDims(int64_t rank, const std::vector<int64_t>& reduced) {
+  std::vector<int64_t> kept;
   for (int64_t d = 0; d < rank; ++d)
     if (std::find(reduced.begin(), reduced.end(), d) == reduced.end()) kept.push_back(d);
   return kept;
 }
+
+namespace {
+
+using Dims = std::vector<int64_t>;
+
+std::vector<NamedAttribute> windowAttrs(const Dims& size, const Dims& strides, const Dims& baseDilation,
+                                        const Dims& windowDilation, const Dims& padLow, const Dims& padHigh);
 
 // A product's derivative by x_i is the product of the other elements. It is formed from
 // exclusive prefix and suffix products (two multiply reduce_windows along the flattened reduced

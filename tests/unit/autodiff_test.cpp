@@ -403,6 +403,43 @@ std::vector<GradCase> otherCases() {
   %r = "stablehlo.add"(%yg, %bb) : (tensor<2x3x2x2xf64>, tensor<2x3x2x2xf64>) -> tensor<2x3x2x2xf64>)",
                                            "tensor<2x3x2x2xf64>"),
                0.1, 2.0, true});
+  // Softmax as torch.export writes attention's (a -inf mask, the max subtracted, the sum broadcast
+  // back along the reduced dim): its VJP comes from the result alone (rules_softmax.cpp).
+  c.push_back({"softmax_attention", program("%x: tensor<2x3x4xf64>", std::string(R"(
+  %ninf = stablehlo.constant dense<0xFFF0000000000000> : tensor<2x3x4xf64>
+  %iota = stablehlo.iota dim = 2 : tensor<2x3x4xi64>
+  %two = stablehlo.constant dense<2> : tensor<2x3x4xi64>
+  %keep = stablehlo.compare NE, %iota, %two : (tensor<2x3x4xi64>, tensor<2x3x4xi64>) -> tensor<2x3x4xi1>
+  %masked = stablehlo.select %keep, %x, %ninf : tensor<2x3x4xi1>, tensor<2x3x4xf64>
+  %lowest = stablehlo.constant dense<0xFFF0000000000000> : tensor<f64>
+  %m = stablehlo.reduce(%masked init: %lowest) applies stablehlo.maximum across dimensions = [2] : (tensor<2x3x4xf64>, tensor<f64>) -> tensor<2x3xf64>
+  %mb = stablehlo.broadcast_in_dim %m, dims = [0, 1] : (tensor<2x3xf64>) -> tensor<2x3x4xf64>
+  %s = stablehlo.subtract %masked, %mb : tensor<2x3x4xf64>
+  %e = stablehlo.exponential %s : tensor<2x3x4xf64>
+  %z = stablehlo.constant dense<0.0> : tensor<f64>
+  %sum = stablehlo.reduce(%e init: %z) applies stablehlo.add across dimensions = [2] : (tensor<2x3x4xf64>, tensor<f64>) -> tensor<2x3xf64>
+  %sb = stablehlo.broadcast_in_dim %sum, dims = [0, 1] : (tensor<2x3xf64>) -> tensor<2x3x4xf64>
+  %r = stablehlo.divide %e, %sb : tensor<2x3x4xf64>)"),
+                                            "tensor<2x3x4xf64>"),
+               0.1, 2.0, true});
+  // JAX's keepdims form over a middle dim (reshape to size 1, broadcast in place), and the sum
+  // used again (a log-sum-exp beside the softmax): its own cotangent flows by the ops' rules.
+  c.push_back({"softmax_keepdims_shared_sum", program("%x: tensor<2x3x4xf64>", std::string(R"(
+  %lowest = stablehlo.constant dense<0xFFF0000000000000> : tensor<f64>
+  %m = stablehlo.reduce(%x init: %lowest) applies stablehlo.maximum across dimensions = [1] : (tensor<2x3x4xf64>, tensor<f64>) -> tensor<2x4xf64>
+  %m1 = stablehlo.reshape %m : (tensor<2x4xf64>) -> tensor<2x1x4xf64>
+  %mb = stablehlo.broadcast_in_dim %m1, dims = [0, 1, 2] : (tensor<2x1x4xf64>) -> tensor<2x3x4xf64>
+  %s = stablehlo.subtract %x, %mb : tensor<2x3x4xf64>
+  %e = stablehlo.exponential %s : tensor<2x3x4xf64>
+  %z = stablehlo.constant dense<0.0> : tensor<f64>
+  %sum = stablehlo.reduce(%e init: %z) applies stablehlo.add across dimensions = [1] : (tensor<2x3x4xf64>, tensor<f64>) -> tensor<2x4xf64>
+  %sum1 = stablehlo.reshape %sum : (tensor<2x4xf64>) -> tensor<2x1x4xf64>
+  %sb = stablehlo.broadcast_in_dim %sum1, dims = [0, 1, 2] : (tensor<2x1x4xf64>) -> tensor<2x3x4xf64>
+  %y = stablehlo.divide %e, %sb : tensor<2x3x4xf64>
+  %lse = stablehlo.log %sb : tensor<2x3x4xf64>
+  %r = stablehlo.add %y, %lse : tensor<2x3x4xf64>)"),
+                                                     "tensor<2x3x4xf64>"),
+               0.1, 2.0, true});
   c.push_back({"reduce_window_min_pool", program("%x: tensor<4x6xf64>", std::string(R"(
   %c = stablehlo.constant dense<0x7FF0000000000000> : tensor<f64>
   %r = "stablehlo.reduce_window"(%x, %c) )") + kMinBody + R"( {window_dimensions = array<i64: 2, 3>, window_strides = array<i64: 2, 1>} : (tensor<4x6xf64>, tensor<f64>) -> tensor<2x4xf64>)",
@@ -756,6 +793,66 @@ TEST(AutodiffTest, ManyUsesAccumulateByAdd) {
   ASSERT_TRUE(out) << out.status().toString();
   EXPECT_EQ((*out)[1].getDouble(0), 4.0);
   EXPECT_EQ((*out)[1].getDouble(1), 4.0);
+}
+
+TEST(AutodiffTest, SoftmaxBackwardReadsOnlyItsResult) {
+  // The backward pass of a written-out softmax reads y, not e, the sum or the max's input: the
+  // forward pass then keeps one tensor of the softmax's shape for it, not four.
+  auto m = parseAndVerify(R"(func.func @main(%x: tensor<2x5xf64>, %w: tensor<2x5xf64>) -> tensor<f64> {
+  %lowest = stablehlo.constant dense<0xFFF0000000000000> : tensor<f64>
+  %m = stablehlo.reduce(%x init: %lowest) applies stablehlo.maximum across dimensions = [1] : (tensor<2x5xf64>, tensor<f64>) -> tensor<2xf64>
+  %mb = stablehlo.broadcast_in_dim %m, dims = [0] : (tensor<2xf64>) -> tensor<2x5xf64>
+  %s = stablehlo.subtract %x, %mb : tensor<2x5xf64>
+  %e = stablehlo.exponential %s : tensor<2x5xf64>
+  %z = stablehlo.constant dense<0.0> : tensor<f64>
+  %sum = stablehlo.reduce(%e init: %z) applies stablehlo.add across dimensions = [1] : (tensor<2x5xf64>, tensor<f64>) -> tensor<2xf64>
+  %sb = stablehlo.broadcast_in_dim %sum, dims = [0] : (tensor<2xf64>) -> tensor<2x5xf64>
+  %y = stablehlo.divide %e, %sb : tensor<2x5xf64>
+  %yw = stablehlo.multiply %y, %w : tensor<2x5xf64>
+  %r = stablehlo.reduce(%yw init: %z) applies stablehlo.add across dimensions = [0, 1] : (tensor<2x5xf64>, tensor<f64>) -> tensor<f64>
+  return %r : tensor<f64>
+})");
+  ASSERT_TRUE(m) << m.status().toString();
+  std::vector<int> wrt = {0};
+  auto name = addValueAndGradFunction(*m, "main", wrt);
+  ASSERT_TRUE(name) << name.status().toString();
+  const Block& body = FuncOp(m->lookupFunction(*name)).body();
+  auto users = [&](OpCode code) {
+    const Operation* def = nullptr;
+    for (const auto& op : body.operations())
+      if (op->code() == code) def = def ? def : op.get();
+    if (!def) return -1;
+    int n = 0;
+    for (const auto& op : body.operations())
+      for (const Value* v : op->operands()) n += v == def->result(0);
+    return n;
+  };
+  EXPECT_EQ(users(OpCode::Exponential), 2);  // the sum and the divide: no backward op
+  EXPECT_EQ(users(OpCode::Subtract), 1);     // the exponential
+  int maxInputUsers = 0;  // %x: the max, the subtract, and no mask of the max's rule
+  for (const auto& op : body.operations())
+    for (const Value* v : op->operands()) maxInputUsers += v == body.argument(0);
+  EXPECT_EQ(maxInputUsers, 2);
+  // and the gradient is the softmax's: y * (w - sum(w * y)) per row
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<double> u(-2, 2);
+  Literal x = Literal::zeros(Type::tensor({2, 5}, ElementType::kF64)), w = x.clone();
+  for (int64_t i = 0; i < 10; ++i) {
+    x.setDouble(i, u(rng));
+    w.setDouble(i, u(rng));
+  }
+  auto out = run(*m, *name, {x, w});
+  ASSERT_TRUE(out) << out.status().toString();
+  for (int64_t row = 0; row < 2; ++row) {
+    double mx = -INFINITY, total = 0, dot = 0;
+    for (int64_t j = 0; j < 5; ++j) mx = std::max(mx, x.getDouble(row * 5 + j));
+    for (int64_t j = 0; j < 5; ++j) total += std::exp(x.getDouble(row * 5 + j) - mx);
+    for (int64_t j = 0; j < 5; ++j) dot += w.getDouble(row * 5 + j) * std::exp(x.getDouble(row * 5 + j) - mx) / total;
+    for (int64_t j = 0; j < 5; ++j) {
+      const double y = std::exp(x.getDouble(row * 5 + j) - mx) / total;
+      EXPECT_NEAR((*out)[1].getDouble(row * 5 + j), y * (w.getDouble(row * 5 + j) - dot), 1e-14);
+    }
+  }
 }
 
 TEST(AutodiffTest, BadRequestsAreErrors) {
