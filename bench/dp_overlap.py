@@ -75,7 +75,7 @@ def main(argv=None) -> int:
     n = args.world_size
     print(f"\nBERT-large QA train step, b{BATCH} per GPU, bf16 autocast: 1 GPU {one['ms']:.2f} ms "
           f"({BATCH * 1000 / one['ms']:.1f} seq/s); {n} GPUs by setting (medians of {args.steps} steps)\n")
-    print(f"| setting | environment | ms/step | sequences/s | scaling efficiency |")
+    print("| setting | environment | ms/step | sequences/s | scaling efficiency |")
     print("|---|---|---|---|---|")
     for label, env, r in rows:
         envs = " ".join(f"{k}={v}" for k, v in env.items()) or "(none)"

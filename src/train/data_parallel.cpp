@@ -68,22 +68,23 @@ Attribute everyRank(int64_t worldSize) {
   return Attribute::denseElements(std::move(groups));
 }
 
-// DDP's allreduce_hook on one bucket: every gradient divided by the world size, then one
-// all_reduce (sum) of the bucket. Sets `averaged` at the bucket's indices.
-void averageBucket(OpBuilder& b, const std::vector<Value*>& grads, const std::vector<size_t>& bucket,
-                   int64_t worldSize, std::vector<Value*>& averaged) {
+// DDP's allreduce_hook on one bucket's gradients: each divided by the world size, then one
+// all_reduce (sum) of them all. Returns the averaged gradients in the same order (empty when the
+// builder failed).
+std::vector<Value*> averageBucket(OpBuilder& b, const std::vector<Value*>& grads, int64_t worldSize) {
   std::vector<Value*> scaled;
   // (x / 1 is x exactly: a job of one rank skips the pass over every gradient.)
-  for (size_t i : bucket)
-    scaled.push_back(worldSize == 1 ? grads[i]
-                                    : b.div(grads[i], b.splat(grads[i]->type(), static_cast<double>(worldSize))));
-  const ElementType element = grads[bucket.front()]->type().elementType();
+  for (Value* g : grads)
+    scaled.push_back(worldSize == 1 ? g : b.div(g, b.splat(g->type(), static_cast<double>(worldSize))));
+  const ElementType element = grads.front()->type().elementType();
   const Location loc = b.location();
   Operation* reduce = b.create("stablehlo.all_reduce", scaled, {{"replica_groups", everyRank(worldSize)}}, {},
                                scaled.size(),
                                [&](Operation* op) { OpBuilder::addBinaryBody(op, "stablehlo.add", element, loc); });
-  if (!b.ok()) return;
-  for (size_t k = 0; k < bucket.size(); ++k) averaged[bucket[k]] = reduce->result(k);
+  if (!b.ok()) return {};
+  std::vector<Value*> averaged;
+  for (size_t k = 0; k < scaled.size(); ++k) averaged.push_back(reduce->result(k));
+  return averaged;
 }
 
 // DDP's allreduce_hook on every bucket, in bucket order. Returns the averaged gradients, indexed
@@ -92,8 +93,11 @@ std::vector<Value*> averageBuckets(OpBuilder& b, const std::vector<Value*>& grad
                                    const std::vector<std::vector<size_t>>& buckets, int64_t worldSize) {
   std::vector<Value*> averaged(grads.size(), nullptr);
   for (const std::vector<size_t>& bucket : buckets) {
-    averageBucket(b, grads, bucket, worldSize, averaged);
+    std::vector<Value*> members;
+    for (size_t i : bucket) members.push_back(grads[i]);
+    std::vector<Value*> out = averageBucket(b, members, worldSize);
     if (!b.ok()) break;
+    for (size_t k = 0; k < bucket.size(); ++k) averaged[bucket[k]] = out[k];
   }
   return averaged;
 }
@@ -130,17 +134,15 @@ Expected<std::vector<Value*>> valueAndGradInline(OpBuilder& b, const Module& mod
         completes[def].push_back(k);
         ++pending[k];
       }
-  std::vector<Value*> grads(averaged.size(), nullptr);
-  auto emitReady = [&](const std::vector<size_t>& candidates) {
-    for (size_t k : candidates) {
-      if (pending[k] != 0) continue;
-      for (size_t i : buckets[k]) grads[i] = mapping.at(ret->operand(firstGrad + i));
-      averageBucket(b, grads, buckets[k], worldSize, averaged);
-    }
+  auto emit = [&](size_t k) {
+    std::vector<Value*> members;
+    for (size_t i : buckets[k]) members.push_back(mapping.at(ret->operand(firstGrad + i)));
+    std::vector<Value*> out = averageBucket(b, members, worldSize);
+    for (size_t m = 0; m < out.size(); ++m) averaged[buckets[k][m]] = out[m];
   };
-  std::vector<size_t> all(buckets.size());
-  for (size_t k = 0; k < all.size(); ++k) all[k] = k;
-  emitReady(all);  // buckets whose gradients are all arguments or absent from the body's ops
+  // Buckets whose gradients are all arguments of the body go first.
+  for (size_t k = 0; k < buckets.size(); ++k)
+    if (pending[k] == 0) emit(k);
   for (const auto& op : body.operations()) {
     if (op.get() == ret) break;
     b.block()->append(cloneOperation(*op, mapping));
@@ -150,7 +152,7 @@ Expected<std::vector<Value*>> valueAndGradInline(OpBuilder& b, const Module& mod
     for (size_t k : it->second)
       if (--pending[k] == 0) done.push_back(k);
     std::sort(done.begin(), done.end());
-    emitReady(done);
+    for (size_t k : done) emit(k);
     WF_RETURN_IF_ERROR(b.status());
   }
   WF_RETURN_IF_ERROR(b.status());

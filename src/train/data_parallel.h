@@ -14,8 +14,9 @@
 // op that computes its last gradient, buckets in the order backward completes them: a backend
 // running the ops in order starts a bucket's all-reduce while the rest of the backward pass runs
 // (DDP's Reducer launches a bucket once its last gradient is ready). The optimizer update then
-// runs on the averaged gradients, the same on every rank. Buffers the loss updates (BatchNorm's running statistics) are
-// broadcast from rank 0 before the forward pass, as DDP's broadcast_buffers does.
+// runs on the averaged gradients, the same on every rank. Buffers the loss updates (BatchNorm's
+// running statistics) are broadcast from rank 0 before the forward pass, as DDP's
+// broadcast_buffers does.
 //
 // @train_step_accumulate_dp has train_step_accumulate's signature: the micro-batches before the
 // last add grad / K to this rank's accumulators without any communication (DDP's no_sync); the
