@@ -6,6 +6,7 @@
 #include <set>
 
 #include "autodiff/rules.h"
+#include "ir/composites.h"
 #include "ir/verifier.h"
 
 namespace wf {
@@ -65,6 +66,12 @@ void Differentiator::propagateActivity(const Block& block) {
   }
 }
 
+const Operation* Differentiator::lookupFunction(std::string_view name) const {
+  for (const auto& f : newFunctions_)
+    if (FuncOp(f.get()).symName() == name) return f.get();
+  return module_ ? module_->lookupFunction(name) : nullptr;
+}
+
 Value* Differentiator::cotangent(const Value* v) const {
   auto it = cotangents_.find(v);
   return it == cotangents_.end() ? nullptr : it->second;
@@ -122,6 +129,7 @@ const RuleTable& ruleTable() {
     registerIndexingRules(t);
     registerControlFlowRules(t);
     registerSortRules(t);
+    registerCompositeRules(t);
     return t;
   }();
   return table;
@@ -177,7 +185,10 @@ Status inlineInto(const Block& src, Block* dst, std::unordered_map<const Value*,
     return it == mapping.end() ? v : it->second;
   };
   for (const auto& op : src.operations()) {
-    if (op->code() == OpCode::FuncCall || op->code() == OpCode::Composite) {
+    // Attention stays one op: its rule (rules_attention.cpp) gives it a backward composite that
+    // recomputes the probabilities rather than keeping them.
+    const bool keep = op->code() == OpCode::Composite && isAttentionComposite(*op);
+    if (!keep && (op->code() == OpCode::FuncCall || op->code() == OpCode::Composite)) {
       // A composite means what its decomposition function computes.
       const Attribute* callee = op->attr(op->code() == OpCode::FuncCall ? "callee" : "decomposition");
       const Operation* fn = callee ? module.lookupFunction(callee->stringValue()) : nullptr;
@@ -276,6 +287,7 @@ Expected<std::string> addValueAndGradFunction(Module& module, std::string_view f
   if (d.isActive(result)) d.accumulate(b, result, b.ones(result->type()));
   WF_RETURN_IF_ERROR(b.status());
   WF_RETURN_IF_ERROR(d.reverse(gbody, b));
+  std::vector<std::unique_ptr<Operation>> newFunctions = d.takeNewFunctions();
 
   b.setLocation(oldReturn->location());
   std::vector<Value*> results = oldReturn->operands();
@@ -297,10 +309,15 @@ Expected<std::string> addValueAndGradFunction(Module& module, std::string_view f
     grad->setAttr("res_attrs", Attribute::array(std::move(extended)));
   }
 
-  auto inserted = ops.insert(std::next(fnIt), std::move(grad));
+  const size_t fnIndex = static_cast<size_t>(std::distance(ops.begin(), fnIt));
+  ops.insert(std::next(fnIt), std::move(grad));
+  const size_t numNew = newFunctions.size();
+  for (auto& f : newFunctions) ops.push_back(std::move(f));  // the rules' functions (backward composites)
   Status verified = verifyModule(module);
   if (!verified.isOk()) {
-    ops.erase(inserted);  // leave the module as it was
+    // Leave the module as it was.
+    ops.erase(ops.end() - static_cast<std::ptrdiff_t>(numNew), ops.end());
+    ops.erase(ops.begin() + static_cast<std::ptrdiff_t>(fnIndex) + 1);
     return internalError("autodiff: the gradient function of @" + std::string(function) +
                          " does not verify: " + verified.message());
   }

@@ -14,6 +14,7 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <unordered_set>
 #include <vector>
@@ -61,6 +62,15 @@ class Differentiator {
     return it == storedLoops_.end() ? nullptr : &it->second;
   }
 
+  // Functions a rule adds (the decompositions of the composites it emits), handed to the module
+  // with the gradient function; lookupFunction() finds them and the module's.
+  Operation* addFunction(std::unique_ptr<Operation> fn) {
+    newFunctions_.push_back(std::move(fn));
+    return newFunctions_.back().get();
+  }
+  const Operation* lookupFunction(std::string_view name) const;
+  std::vector<std::unique_ptr<Operation>> takeNewFunctions() { return std::move(newFunctions_); }
+
   // Runs every op of `block` but its terminator through its rule, last op first.
   Status reverse(const Block& block, OpBuilder& b);
   // The same for the ops `forward` (in program order).
@@ -71,6 +81,7 @@ class Differentiator {
   std::unordered_set<const Value*> active_;
   std::unordered_map<const Value*, Value*> cotangents_;
   std::unordered_map<const Operation*, StoredLoop> storedLoops_;
+  std::vector<std::unique_ptr<Operation>> newFunctions_;
 };
 
 class VjpContext {
@@ -140,6 +151,10 @@ void registerReduceRules(RuleTable& table);
 void registerIndexingRules(RuleTable& table);
 void registerControlFlowRules(RuleTable& table);
 void registerSortRules(RuleTable& table);
+void registerCompositeRules(RuleTable& table);  // rules_attention.cpp
+
+// A "warpforge.attention" composite (ir/composites.h), which autodiff differentiates as one op.
+bool isAttentionComposite(const Operation& op);
 
 // Replaces each active while loop of `body` that has a compile-time trip count by one that also
 // stacks every iteration's input state, so that its VJP reads the stored states instead of

@@ -10,6 +10,7 @@
 #include "ir/verifier.h"
 #include "runtime/file_io.h"
 #include "stablehlo/parser.h"
+#include "transforms/attention.h"
 
 namespace wf::train {
 
@@ -479,6 +480,10 @@ Expected<Module> TrainingPackage::deriveTrainModule() const {
     module.resources.emplace(key, std::move(blob));
   }
   opt.mutableOperations().clear();
+
+  // Attention becomes one composite before autodiff, so that the backward pass recomputes the
+  // probabilities instead of keeping them (transforms/attention.h).
+  WF_RETURN_IF_ERROR(outlineAttention(module, lossEntry_).status());
 
   std::string differentiated = lossEntry_;
   if (std::any_of(lossArguments_.begin(), lossArguments_.end(), [](const LossArgument& a) { return a.tiedTo >= 0; })) {

@@ -20,6 +20,7 @@
 #include "eval/interpreter.h"
 #include "ir/literal.h"
 #include "ir/attr_reader.h"
+#include "ir/builder.h"
 #include "ir/shape_inference.h"
 #include "ir/verifier.h"
 #include "support/phase_timer.h"
@@ -89,6 +90,8 @@ bool isFoldable(OpCode code) {
 
 bool isIntegerLike(ElementType e) { return isInteger(e) || isBoolean(e) || e == ElementType::kIndex; }
 
+bool staticOp(const Operation& op, std::string* where);
+
 class Refiner {
  public:
   Refiner(const Module& source, const RefineShapesOptions& options) : source_(source), options_(options) {}
@@ -129,6 +132,20 @@ class Refiner {
   std::unordered_map<const Value*, Value*> map_;         // source value -> refined value
   std::unordered_map<const Value*, Literal> constants_;  // refined value -> its compile-time value
   std::vector<std::string> callStack_;
+  // Decompositions of the composites kept as ops (options_.keepComposite), copied as they are.
+  std::vector<const Operation*> keptFunctions_;  // in first-use order
+
+  bool keepsComposite(const Operation& op, const Operation& decomposition) const {
+    if (op.code() != OpCode::Composite || !options_.keepComposite || !options_.keepComposite(op)) return false;
+    if (!staticOp(decomposition, nullptr)) return false;
+    const FunctionType type = FuncOp(&decomposition).functionType();
+    if (type.inputs.size() != op.numOperands()) return false;
+    for (size_t i = 0; i < op.numOperands(); ++i) {
+      auto it = map_.find(op.operand(i));
+      if (it == map_.end() || it->second->type() != type.inputs[i]) return false;
+    }
+    return true;
+  }
 };
 
 Expected<Type> Refiner::merge(const Operation& op, size_t index, const Type& declared, const Type& inferred,
@@ -378,7 +395,8 @@ Status Refiner::refineOp(const Operation& op, Block& dst, int depth) {
     if (!callee || callee->kind() != Attribute::Kind::kSymbolRef) return opError(op, std::string("missing attribute '") + key + "'");
     const Operation* fn = source_.lookupFunction(callee->stringValue());
     if (!fn) return opError(op, "@" + callee->stringValue() + " is not a function of this module");
-    return inlineCall(op, *fn, dst, depth);
+    if (!keepsComposite(op, *fn)) return inlineCall(op, *fn, dst, depth);
+    if (std::find(keptFunctions_.begin(), keptFunctions_.end(), fn) == keptFunctions_.end()) keptFunctions_.push_back(fn);
   }
 
   std::vector<Value*> operands;
@@ -592,6 +610,23 @@ Expected<std::unique_ptr<Module>> Refiner::run(std::string_view entry, std::span
     removeDeadOps(*newBody, uses);
   }
   module->append(std::move(newFn));
+  for (const Operation* kept : keptFunctions_) {
+    // A kept decomposition's own calls and composites (static too) need their functions as well.
+    std::vector<const Operation*> pending = {kept};
+    std::set<const Operation*> copied;
+    while (!pending.empty()) {
+      const Operation* f = pending.back();
+      pending.pop_back();
+      if (!copied.insert(f).second || module->lookupFunction(FuncOp(f).symName())) continue;
+      std::unordered_map<const Value*, Value*> mapping;
+      module->append(cloneOperation(*f, mapping));
+      for (const auto& inner : FuncOp(f).body().operations())
+        if (inner->code() == OpCode::FuncCall || inner->code() == OpCode::Composite) {
+          const Attribute* sym = inner->attr(inner->code() == OpCode::FuncCall ? "callee" : "decomposition");
+          if (const Operation* g = sym ? source_.lookupFunction(sym->stringValue()) : nullptr) pending.push_back(g);
+        }
+    }
+  }
   Status verified = verifyModule(*module);
   if (!verified.isOk()) return verified.withContext("the refined module does not verify");
   return module;

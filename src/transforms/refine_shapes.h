@@ -13,6 +13,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <span>
 #include <string>
@@ -39,6 +40,9 @@ struct RefineShapesOptions {
   bool removeDeadOps = true;
   // Inlining depth limit (recursive calls are an error).
   int maxInlineDepth = 64;
+  // Composites for which this returns true stay one op (a backend runs them fused) when their
+  // decomposition has static types: the new module then holds that function too, unchanged.
+  std::function<bool(const Operation&)> keepComposite;
 };
 
 // Returns a new module whose function `entry` takes `argumentTypes` (static tensor types, one

@@ -432,6 +432,37 @@ TEST(RefineShapes, MoreOpsWithADynamicBatch) {
   EXPECT_EQ(printed.find("?"), std::string::npos) << printed;
 }
 
+// keepComposite: a composite the predicate names stays one op when its decomposition is static
+// (the module then holds the decomposition, unchanged); other calls are still inlined.
+TEST(RefineShapes, KeptCompositesStayOpsWithTheirDecomposition) {
+  Module m = parse(R"(module {
+  func.func private @double(%a: tensor<2x3xf32>) -> tensor<2x3xf32> {
+    %0 = "stablehlo.add"(%a, %a) : (tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<2x3xf32>
+    "func.return"(%0) : (tensor<2x3xf32>) -> ()
+  }
+  func.func private @negate(%a: tensor<2x3xf32>) -> tensor<2x3xf32> {
+    %0 = "stablehlo.negate"(%a) : (tensor<2x3xf32>) -> tensor<2x3xf32>
+    "func.return"(%0) : (tensor<2x3xf32>) -> ()
+  }
+  func.func @main(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {
+    %d = "stablehlo.composite"(%x) {name = "keep.double", decomposition = @double} : (tensor<2x3xf32>) -> tensor<2x3xf32>
+    %n = "stablehlo.composite"(%d) {name = "other.negate", decomposition = @negate} : (tensor<2x3xf32>) -> tensor<2x3xf32>
+    %c = "func.call"(%n) {callee = @negate} : (tensor<2x3xf32>) -> tensor<2x3xf32>
+    "func.return"(%c) : (tensor<2x3xf32>) -> ()
+  }
+})");
+  RefineShapesOptions options;
+  options.keepComposite = [](const Operation& op) { return op.attr("name")->stringValue() == "keep.double"; };
+  auto r = refineShapes(m, "main", std::vector<Type>{tensor({2, 3})}, options);
+  ASSERT_TRUE(r) << r.status().toString();
+  const std::string printed = printModule(**r);
+  EXPECT_NE(printed.find("keep.double"), std::string::npos) << printed;
+  EXPECT_EQ(printed.find("other.negate"), std::string::npos) << printed;
+  EXPECT_EQ(printed.find("func.call"), std::string::npos) << printed;
+  EXPECT_NE((*r)->lookupFunction("double"), nullptr) << printed;
+  EXPECT_EQ((*r)->lookupFunction("negate"), nullptr) << printed;
+}
+
 // A JAX export with a symbolic batch (jax.export, shape polymorphism): the dimension variable
 // goes to the wrapped function as an argument, and a shape assertion guards it. The assertion
 // is checked and dropped; the result runs on the CPU interpreter (which has no shape_assertion).

@@ -98,6 +98,11 @@ class CudaBackend final : public Backend {
     if (staticArgs && (inlineCalls || needsRefinement)) {
       RefineShapesOptions refineOptions;
       refineOptions.replaceFoldedOps = false;
+      // WarpForge's own composites (fused attention) stay ops: the planner runs them fused.
+      refineOptions.keepComposite = [](const Operation& op) {
+        const Attribute* a = op.attr("name");
+        return a && a->kind() == Attribute::Kind::kString && a->stringValue().rfind("warpforge.", 0) == 0;
+      };
       auto r = refineShapes(module, name, argTypes, refineOptions);
       if (r) {
         refined = std::move(*r);
