@@ -1,8 +1,10 @@
-"""Training-step benchmark on the GPU: BERT-large question answering (b8, s384, AdamW), WarpForge
+"""Training-step benchmark on the GPU: BERT-large question answering (b8, s384, AdamW) or ResNet-50
+classification (b32, 224x224, SGD with momentum, channels-last on the PyTorch side), WarpForge
 beside PyTorch eager and torch.compile on the same model, batch and precision, in one run.
 
-    python bench/train_gpu.py [--layers 24] [--batch 8] [--seq 384] [--steps 30] [--out /tmp/wf-train-gpu] [--profile]
-                              [--precision fp32|bf16] [--data-parallel 1,2] [--compare-graphs]
+    python bench/train_gpu.py [--model bert-large|resnet50] [--layers 24] [--batch 8] [--seq 384] [--steps 30]
+                              [--out /tmp/wf-train-gpu] [--profile] [--precision fp32|bf16] [--data-parallel 1,2]
+                              [--compare-graphs]
 
 1. PyTorch eager and torch.compile: forward + backward + AdamW step (foreach), true fp32 (TF32 off)
    or bf16 autocast with fp32 master weights (--precision bf16: torch.autocast on both sides),
@@ -33,6 +35,7 @@ import warpforge  # noqa: E402
 from safetensors.torch import save_file  # noqa: E402
 
 NAMES = ["input_ids", "token_type_ids", "attention_mask", "start_positions", "end_positions"]
+IMAGE_NAMES = ["images", "labels"]
 
 
 def qa_loss(model, ids, tt, am, sp, ep):
@@ -45,6 +48,26 @@ def make_model(layers, seq):
     cfg = BertConfig(hidden_size=1024, num_hidden_layers=layers, num_attention_heads=16, intermediate_size=4096,
                      hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0, max_position_embeddings=max(512, seq))
     return BertForQuestionAnswering(cfg)
+
+
+def classify_loss(model, images, labels):
+    return torch.nn.functional.cross_entropy(model(images), labels)
+
+
+def make_resnet50():
+    import torchvision
+    torch.manual_seed(0)
+    return torchvision.models.resnet50(num_classes=1000)
+
+
+def make_image_batch(n, seed):
+    g = torch.Generator().manual_seed(seed)
+    return torch.randn(n, 3, 224, 224, generator=g), torch.randint(0, 1000, (n,), generator=g)
+
+
+def make_sgd(model, lr=0.1):
+    """torchvision's reference recipe: SGD, momentum 0.9, weight decay 1e-4."""
+    return torch.optim.SGD(model.parameters(), lr=lr, momentum=0.9, weight_decay=1e-4)
 
 
 def make_optimizer(model, lr=3e-5):
@@ -60,7 +83,7 @@ def make_batch(n, seq, vocab, seed):
             torch.randint(0, seq, (n,), generator=g))
 
 
-def timed_steps(fwd, opt, batch, steps, autocast=None) -> float:
+def timed_steps(fwd, opt, batch, steps, autocast=None, loss_fn=qa_loss) -> float:
     """Median ms of `steps` PyTorch training steps (forward and loss, optionally under CUDA
     autocast, backward, optimizer step) after 3 warm-up steps, each timed between synchronisations."""
     times = []
@@ -68,7 +91,7 @@ def timed_steps(fwd, opt, batch, steps, autocast=None) -> float:
         torch.cuda.synchronize()
         t0 = time.perf_counter()
         with torch.autocast("cuda", dtype=autocast, enabled=autocast is not None):
-            loss = qa_loss(fwd, *batch)
+            loss = loss_fn(fwd, *batch)
         opt.zero_grad(set_to_none=True)
         loss.backward()
         opt.step()
@@ -78,14 +101,20 @@ def timed_steps(fwd, opt, batch, steps, autocast=None) -> float:
     return statistics.median(times)
 
 
-def torch_steps(model, batch, steps, compiled, autocast=None):
+def torch_steps(model, batch, steps, compiled, autocast=None, images=False):
+    """PyTorch's median step and peak memory. ResNet-50 runs channels-last (model and images), the
+    layout PyTorch's cuDNN convolutions are fastest in."""
     torch.backends.cuda.matmul.allow_tf32 = False
     torch.backends.cudnn.allow_tf32 = False
     m = model.cuda().train()
-    opt = make_optimizer(m)
+    if images:
+        m = m.to(memory_format=torch.channels_last)
+        batch = (batch[0].to(memory_format=torch.channels_last),) + tuple(batch[1:])
+    opt = make_sgd(m) if images else make_optimizer(m)
     fwd = torch.compile(m) if compiled else m
     torch.cuda.reset_peak_memory_stats()
-    ms = timed_steps(fwd, opt, tuple(x.cuda() for x in batch), steps, autocast=autocast)
+    ms = timed_steps(fwd, opt, tuple(x.cuda() for x in batch), steps, autocast=autocast,
+                     loss_fn=classify_loss if images else qa_loss)
     peak = torch.cuda.max_memory_allocated()
     m.cpu()
     del opt
@@ -95,8 +124,9 @@ def torch_steps(model, batch, steps, compiled, autocast=None):
 
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--model", choices=["bert-large", "resnet50"], default="bert-large")
     p.add_argument("--layers", type=int, default=24)
-    p.add_argument("--batch", type=int, default=8)
+    p.add_argument("--batch", type=int, default=None, help="default: 8 (BERT-large), 32 (ResNet-50)")
     p.add_argument("--seq", type=int, default=384)
     p.add_argument("--steps", type=int, default=30)
     p.add_argument("--golden-steps", type=int, default=20)
@@ -116,26 +146,34 @@ def main(argv=None) -> int:
                    help="also run each WarpForge row step by step (--no-cuda-graphs), to see what the graphs save")
     p.add_argument("--json")
     args = p.parse_args(argv)
+    images = args.model == "resnet50"
+    if args.batch is None:
+        args.batch = 32 if images else 8
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    rows, figures = [], {}
-    batch = make_batch(args.batch, args.seq, 30522, 0)
+    figures = {}
+    batch = make_image_batch(args.batch, 0) if images else make_batch(args.batch, args.seq, 30522, 0)
     autocast = torch.bfloat16 if args.precision == "bf16" else None
+
+    def new_model():
+        return make_resnet50() if images else make_model(args.layers, args.seq)
 
     if not args.skip_torch:
         for compiled in (False, True):
-            ms, peak = torch_steps(make_model(args.layers, args.seq), batch, args.steps, compiled, autocast)
+            ms, peak = torch_steps(new_model(), batch, args.steps, compiled, autocast, images)
             name = "torch.compile" if compiled else "PyTorch eager"
             figures[name] = {"ms": ms, "peak_bytes": peak}
             print(f"{name}: {ms:.1f} ms/step, peak {peak / 2**30:.2f} GiB", flush=True)
 
-    model = make_model(args.layers, args.seq)
-    opt = make_optimizer(model)
+    model = new_model()
+    opt = make_sgd(model) if images else make_optimizer(model)
     pkg = out / "package"
     t0 = time.time()
-    warpforge.export_training(model, batch, qa_loss, pkg, opt, golden_steps=args.golden_steps, grad_clip=None,
-                              name="bert_qa_large", batch_names=NAMES, golden_device="cuda", golden_grads="first",
-                              autocast=autocast, warpforge_binary=args.warpforge)
+    warpforge.export_training(model, batch, classify_loss if images else qa_loss, pkg, opt,
+                              golden_steps=args.golden_steps, grad_clip=None,
+                              name="resnet50" if images else "bert_qa_large", batch_names=IMAGE_NAMES if images else NAMES,
+                              golden_device="cuda", golden_grads="first", autocast=autocast,
+                              warpforge_binary=args.warpforge)
     print(f"exported {pkg} in {time.time() - t0:.0f}s", flush=True)
     t0 = time.time()
     if not args.skip_validate:
@@ -146,7 +184,8 @@ def main(argv=None) -> int:
         figures["validate"] = {"pass": proc.returncode == 0, "seconds": time.time() - t0}
 
     data = out / "data.safetensors"
-    save_file(dict(zip(NAMES, make_batch(8 * args.batch, args.seq, 30522, 1))), str(data))
+    examples = make_image_batch(4 * args.batch, 1) if images else make_batch(8 * args.batch, args.seq, 30522, 1)
+    save_file(dict(zip(IMAGE_NAMES if images else NAMES, examples)), str(data))
 
     def train(name: str, run: Path, launch: list[str], extra: list[str], ranks: int = 0) -> None:
         """`warpforge train` (under `launch`, a job, when given): median step time into figures[name]."""
@@ -188,8 +227,9 @@ def main(argv=None) -> int:
 
     print()
     precision = "true fp32" if autocast is None else "bf16 autocast, fp32 master weights"
-    print(f"BERT-large QA training step (layers {args.layers}, b{args.batch}, s{args.seq}, AdamW, {precision}), "
-          f"median of {args.steps} steps, {torch.cuda.get_device_name()}")
+    what = (f"ResNet-50 training step (b{args.batch}, 224x224, SGD momentum 0.9, PyTorch channels-last"
+            if images else f"BERT-large QA training step (layers {args.layers}, b{args.batch}, s{args.seq}, AdamW")
+    print(f"{what}, {precision}), median of {args.steps} steps, {torch.cuda.get_device_name()}")
     print("| run | ms/step | vs eager | vs compile | memory GiB |")
     print("|---|---|---|---|---|")
     eager = figures.get("PyTorch eager", {}).get("ms")
