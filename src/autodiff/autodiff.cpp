@@ -282,11 +282,13 @@ Expected<std::string> addValueAndGradFunction(Module& module, std::string_view f
   d.propagateActivity(gbody);
   Operation* returnOp = oldReturn.get();
   WF_RETURN_IF_ERROR(autodiff::storeLoopStates(gbody, d, std::span<Operation* const>(&returnOp, 1), &module));
+  const size_t forwardOps = gbody.operations().size();
   OpBuilder b(&gbody, oldReturn->location(), &module);
   Value* result = oldReturn->operand(0);
   if (d.isActive(result)) d.accumulate(b, result, b.ones(result->type()));
   WF_RETURN_IF_ERROR(b.status());
   WF_RETURN_IF_ERROR(d.reverse(gbody, b));
+  WF_RETURN_IF_ERROR(autodiff::rematerializeCheapValues(gbody, forwardOps));
   std::vector<std::unique_ptr<Operation>> newFunctions = d.takeNewFunctions();
 
   b.setLocation(oldReturn->location());

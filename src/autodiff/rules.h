@@ -165,6 +165,12 @@ Status storeLoopStates(Block& body, Differentiator& d, std::span<Operation* cons
 // state each iteration starts from, and an iteration counter (results: w's, stacks, counter).
 Operation* buildStackingWhile(OpBuilder& b, const Operation& w, int64_t trips);
 
+// Recomputes in the backward pass the forward values of `body` (ops before `firstBackwardOp` are
+// the forward pass) that are short chains of cheap ops (elementwise, convert, broadcast, reshape,
+// transpose) from values the forward pass keeps anyway or that cost less to keep, so that the
+// forward pass keeps less for the backward pass (remat.cpp).
+Status rematerializeCheapValues(Block& body, size_t firstBackwardOp);
+
 // Emits into the empty block `dst` a recomputation of the ops of `src` (a branch or loop body
 // whose terminator returns its results) followed by their VJP. `src`'s block arguments stand for
 // `argValues` (values visible in `dst`; the differentiable ones are active). `resultCotangents`

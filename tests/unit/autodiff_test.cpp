@@ -798,7 +798,10 @@ TEST(AutodiffTest, ManyUsesAccumulateByAdd) {
 TEST(AutodiffTest, SoftmaxBackwardReadsOnlyItsResult) {
   // The backward pass of a written-out softmax reads y, not e, the sum or the max's input: the
   // forward pass then keeps one tensor of the softmax's shape for it, not four.
-  auto m = parseAndVerify(R"(func.func @main(%x: tensor<2x5xf64>, %w: tensor<2x5xf64>) -> tensor<f64> {
+  // x is a product, which the forward pass would have to keep at y's size to recompute y from it:
+  // y is kept, not rematerialized (remat.cpp), and the counts below are the rule's alone.
+  auto m = parseAndVerify(R"(func.func @main(%a: tensor<2x5xf64>, %i: tensor<5x5xf64>, %w: tensor<2x5xf64>) -> tensor<f64> {
+  %x = "stablehlo.dot_general"(%a, %i) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>} : (tensor<2x5xf64>, tensor<5x5xf64>) -> tensor<2x5xf64>
   %lowest = stablehlo.constant dense<0xFFF0000000000000> : tensor<f64>
   %m = stablehlo.reduce(%x init: %lowest) applies stablehlo.maximum across dimensions = [1] : (tensor<2x5xf64>, tensor<f64>) -> tensor<2xf64>
   %mb = stablehlo.broadcast_in_dim %m, dims = [0] : (tensor<2xf64>) -> tensor<2x5xf64>
@@ -829,19 +832,18 @@ TEST(AutodiffTest, SoftmaxBackwardReadsOnlyItsResult) {
   };
   EXPECT_EQ(users(OpCode::Exponential), 2);  // the sum and the divide: no backward op
   EXPECT_EQ(users(OpCode::Subtract), 1);     // the exponential
-  int maxInputUsers = 0;  // %x: the max, the subtract, and no mask of the max's rule
-  for (const auto& op : body.operations())
-    for (const Value* v : op->operands()) maxInputUsers += v == body.argument(0);
-  EXPECT_EQ(maxInputUsers, 2);
+  EXPECT_EQ(users(OpCode::DotGeneral), 2);  // %x: the max, the subtract, and no mask of the max's rule
   // and the gradient is the softmax's: y * (w - sum(w * y)) per row
   std::mt19937 rng(7);
   std::uniform_real_distribution<double> u(-2, 2);
   Literal x = Literal::zeros(Type::tensor({2, 5}, ElementType::kF64)), w = x.clone();
+  Literal identity = Literal::zeros(Type::tensor({5, 5}, ElementType::kF64));
+  for (int64_t i = 0; i < 5; ++i) identity.setDouble(i * 5 + i, 1.0);
   for (int64_t i = 0; i < 10; ++i) {
     x.setDouble(i, u(rng));
     w.setDouble(i, u(rng));
   }
-  auto out = run(*m, *name, {x, w});
+  auto out = run(*m, *name, {x, identity, w});
   ASSERT_TRUE(out) << out.status().toString();
   for (int64_t row = 0; row < 2; ++row) {
     double mx = -INFINITY, total = 0, dot = 0;
@@ -853,6 +855,42 @@ TEST(AutodiffTest, SoftmaxBackwardReadsOnlyItsResult) {
       EXPECT_NEAR((*out)[1].getDouble(row * 5 + j), y * (w.getDouble(row * 5 + j) - dot), 1e-14);
     }
   }
+}
+
+// GELU as exporters write it reads x/2, x/sqrt(2) and 1 + erf(x/sqrt(2)) in its backward pass;
+// those are recomputed there from x (remat.cpp), so the forward pass keeps x alone (and LayerNorm's
+// normalized x is recomputed from x - mean and the small rstd it keeps anyway).
+TEST(AutodiffTest, CheapForwardValuesAreRecomputedInTheBackwardPass) {
+  auto m = parseAndVerify(R"(func.func @main(%a: tensor<4x8xf64>, %b: tensor<8x16xf64>, %w: tensor<4x16xf64>) -> tensor<f64> {
+  %x = "stablehlo.dot_general"(%a, %b) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>} : (tensor<4x8xf64>, tensor<8x16xf64>) -> tensor<4x16xf64>
+  %half = stablehlo.constant dense<0.5> : tensor<4x16xf64>
+  %h = stablehlo.multiply %x, %half : tensor<4x16xf64>
+  %r2 = stablehlo.constant dense<0.70710678118654757> : tensor<4x16xf64>
+  %xs = stablehlo.multiply %x, %r2 : tensor<4x16xf64>
+  %erf = chlo.erf %xs : tensor<4x16xf64> -> tensor<4x16xf64>
+  %one = stablehlo.constant dense<1.0> : tensor<4x16xf64>
+  %p = stablehlo.add %erf, %one : tensor<4x16xf64>
+  %g = stablehlo.multiply %h, %p : tensor<4x16xf64>
+  %gw = stablehlo.multiply %g, %w : tensor<4x16xf64>
+  %z = stablehlo.constant dense<0.0> : tensor<f64>
+  %r = stablehlo.reduce(%gw init: %z) applies stablehlo.add across dimensions = [0, 1] : (tensor<4x16xf64>, tensor<f64>) -> tensor<f64>
+  return %r : tensor<f64>
+})");
+  ASSERT_TRUE(m) << m.status().toString();
+  const size_t forwardOps = FuncOp(m->lookupFunction("main")).body().operations().size() - 1;
+  std::vector<int> wrt = {0, 1};
+  auto name = addValueAndGradFunction(*m, "main", wrt);
+  ASSERT_TRUE(name) << name.status().toString();
+  const auto& ops = FuncOp(m->lookupFunction(*name)).body().operations();
+  std::vector<std::string> kept;
+  for (size_t i = 0; i < forwardOps; ++i)
+    for (const auto& r : ops[i]->results()) {
+      bool readLater = false;
+      for (size_t j = forwardOps; j + 1 < ops.size(); ++j)  // the backward ops, not the return
+        for (const Value* v : ops[j]->operands()) readLater = readLater || v == r.get();
+      if (readLater && ops[i]->code() != OpCode::Constant) kept.push_back(ops[i]->name());
+    }
+  EXPECT_EQ(kept, std::vector<std::string>{"stablehlo.dot_general"});
 }
 
 TEST(AutodiffTest, BadRequestsAreErrors) {
