@@ -129,7 +129,8 @@ def main(argv=None) -> int:
     p.add_argument("--batch", type=int, default=None, help="default: 8 (BERT-large), 32 (ResNet-50)")
     p.add_argument("--seq", type=int, default=384)
     p.add_argument("--steps", type=int, default=30)
-    p.add_argument("--golden-steps", type=int, default=20)
+    p.add_argument("--golden-steps", type=int, default=None,
+                   help="PyTorch steps recorded and replayed by validate (default: 20 for BERT-large, 3 for ResNet-50)")
     p.add_argument("--precision", choices=["fp32", "bf16"], default="fp32",
                    help="true fp32, or bf16 autocast with fp32 master weights (export_training(autocast=...))")
     p.add_argument("--out", default="/tmp/wf-train-gpu")
@@ -149,6 +150,8 @@ def main(argv=None) -> int:
     images = args.model == "resnet50"
     if args.batch is None:
         args.batch = 32 if images else 8
+    if args.golden_steps is None:
+        args.golden_steps = 3 if images else 20
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     figures = {}
