@@ -32,6 +32,21 @@ const Lowering* CudaKernelRegistry::find(OpCode code) const {
   return &lowerings_[i];
 }
 
+void CudaKernelRegistry::addComposite(std::string name, Lowering lowering) {
+  composites_[std::move(name)] = std::move(lowering);
+}
+
+const Lowering* CudaKernelRegistry::findComposite(std::string_view name) const {
+  auto it = composites_.find(name);
+  return it == composites_.end() ? nullptr : &it->second;
+}
+
+std::string_view compositeName(const Operation& op) {
+  if (op.code() != OpCode::Composite) return {};
+  const Attribute* name = op.attr("name");
+  return name && name->kind() == Attribute::Kind::kString ? std::string_view(name->stringValue()) : std::string_view();
+}
+
 Status unsupportedOnCuda(const Operation& op, const std::string& why) {
   return unimplemented(op.describe() + ": " + why + " (unimplemented on cuda)");
 }

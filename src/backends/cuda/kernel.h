@@ -1,22 +1,25 @@
-// How an op becomes device work: a Lowering, looked up by OpCode in the CudaKernelRegistry,
-// inspects one op (types, attributes, regions) at compile time and returns an OpKernel, the
-// launch plan for that op in this program. At run time the executable calls launch() with the
-// device addresses of the op's operands and results. One family of lowerings per file
-// (elementwise.cu, data_movement.cu, reduce.cu, dot.cpp, ...), each adding itself in its
-// register*Lowerings() function.
+// How an op becomes device work: a Lowering, looked up by OpCode in the CudaKernelRegistry (a
+// stablehlo.composite by its name), inspects one op (types, attributes, regions) at compile
+// time and returns an OpKernel, the launch plan for that op in this program. At run time the
+// executable calls launch() with the device addresses of the op's operands and results. One
+// family of lowerings per file (elementwise.cu, data_movement.cu, reduce.cu, dot.cpp, ...), each
+// adding itself in its register*Lowerings() function.
 //
 // A lowering that cannot handle an op (an element type or layout it lacks) returns
 // StatusCode::kUnimplemented; the executable then fails compile() naming the op, or runs the
 // op on the host when CompileOptions::allowCpuFallback is set. Any other error fails compile().
+// A composite's lowering that returns kUnimplemented leaves the composite to its decomposition.
 #pragma once
 
 #include <cuda_runtime.h>
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "backends/cuda/device.h"
@@ -89,10 +92,20 @@ class CudaKernelRegistry {
   static const CudaKernelRegistry& instance();
   void add(OpCode code, Lowering lowering);
   const Lowering* find(OpCode code) const;
+  // stablehlo.composite ops by their `name` attribute ("warpforge.attention"): a composite whose
+  // name has a lowering runs as one step of its own. Where the lowering returns kUnimplemented
+  // (an element type or shape its kernel lacks) the planner inlines the composite's
+  // decomposition instead, which means the same: that is no fallback to the host.
+  void addComposite(std::string name, Lowering lowering);
+  const Lowering* findComposite(std::string_view name) const;
 
  private:
   std::vector<Lowering> lowerings_ = std::vector<Lowering>(kNumOpCodes);
+  std::map<std::string, Lowering, std::less<>> composites_;
 };
+
+// The `name` attribute of a stablehlo.composite ("" for another op, or one without a name).
+std::string_view compositeName(const Operation& op);
 
 void registerElementwiseLowerings(CudaKernelRegistry& registry);   // elementwise.cu
 void registerDataMovementLowerings(CudaKernelRegistry& registry);  // data_movement.cu
