@@ -17,6 +17,7 @@ const CudaKernelRegistry& CudaKernelRegistry::instance() {
     registerRngLowerings(r);
     registerLinalgLowerings(r);
     registerRegionLowerings(r);
+    registerAttentionLowerings(r);
     return r;
   }();
   return registry;

@@ -119,6 +119,11 @@ void registerScatterLowerings(CudaKernelRegistry& registry);       // scatter.cu
 void registerRngLowerings(CudaKernelRegistry& registry);           // rng.cu
 void registerLinalgLowerings(CudaKernelRegistry& registry);        // linalg.cu (triangular_solve)
 void registerRegionLowerings(CudaKernelRegistry& registry);        // region_kernels.cpp (map, chlo.scan)
+void registerAttentionLowerings(CudaKernelRegistry& registry);     // attention.cpp (composites, cuDNN frontend)
+
+// Whether this build runs the attention composites fused (attention.cpp: built with cuDNN and
+// its frontend). Without, their lowerings decline and the decompositions run.
+bool fusedAttentionBuilt();
 
 // dot_general for the element types cuBLASLt has no kernel for (dot_direct.cu): integers, and f32
 // operands with an f64 result. dot.cpp's lowering hands them over.
@@ -129,6 +134,19 @@ bool takesDirectDot(ElementType operands, ElementType result);
 Expected<std::unique_ptr<OpKernel>> lowerDirectDot(const Operation& op, const DotDimensionLists& dims);
 // Convolutions cuDNN has no kernel for: integers and batch groups (convolution_direct.cu).
 Expected<std::unique_ptr<OpKernel>> lowerDirectConvolution(const Operation& op);
+
+// The additive bias cuDNN's fused attention reads (attention.cpp), written by
+// attention_bias.cu: [dims] row-major of type `bias` (bf16, f16 or f32), from a rank-4 mask read
+// through `maskStrides` (element strides; 0 along the dims it broadcasts over). An i1 mask gives 0
+// where true and `maskedValue` where false; a float mask (bf16, f16 or f32) is converted.
+struct AttentionBiasPlan {
+  int64_t dims[4] = {};
+  int64_t maskStrides[4] = {};
+  ElementType mask = ElementType::kI1;
+  ElementType bias = ElementType::kBF16;
+  float maskedValue = 0;
+};
+Status launchAttentionBias(cudaStream_t stream, const AttentionBiasPlan& plan, const void* mask, void* bias);
 
 // "stablehlo.add" at f.mlir:3:5: no CUDA kernel for element type complex<f32>
 Status unsupportedOnCuda(const Operation& op, const std::string& why);
