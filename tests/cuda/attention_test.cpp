@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <iostream>
 #include <string>
 #include <vector>
 
@@ -27,6 +28,9 @@ struct AttentionCase {
   std::vector<int64_t> maskShape;  // empty: [B,H,Sq,Skv]
   ElementType maskType = ElementType::kI1;
   double scale = 0.125;
+  // cuDNN may decline it (then the decomposition runs): an f32 additive mask beside bf16/f16
+  // operands, declared to cuDNN as f32 (it is never rounded to T, which would change the scores).
+  bool mayDecline = false;
 
   std::vector<int64_t> mShape() const { return maskShape.empty() ? std::vector<int64_t>{b, h, sq, skv} : maskShape; }
   bool hasMask() const { return mask != "none"; }
@@ -312,6 +316,7 @@ std::vector<AttentionCase> gpuCases(ElementType t) {
   addedF32.mask = "add";
   addedF32.maskType = ElementType::kF32;
   addedF32.maskShape = {2, 1, 77, 1};  // broadcast over keys: expanded into the workspace
+  addedF32.mayDecline = true;
   cases.push_back(addedF32);
   AttentionCase plain = c;
   plain.mask = "none";
@@ -328,9 +333,11 @@ TEST_P(FusedAttention, ForwardMatchesDecomposition) {
     SCOPED_TRACE(c.name());
     const ExecutableStats stats =
         expectGpuMatchesCpu(forwardModule(c), inputs(c, false), toleranceFor(c.t), {"o", "lse"});
-    if (cuda::fusedAttentionBuilt()) {
+    if (cuda::fusedAttentionBuilt() && !c.mayDecline) {
       EXPECT_EQ(stats.fusedComposites, 1) << "cuDNN declined (FusedAttentionLowering.Diagnose says why)";
     }
+    if (c.mayDecline) std::cout << c.name() << ": " << stats.fusedComposites << " fused, "
+                                << stats.decomposedComposites << " decomposed\n";
   }
 }
 
@@ -340,9 +347,11 @@ TEST_P(FusedAttention, GradientMatchesDecomposition) {
     SCOPED_TRACE(c.name());
     const ExecutableStats stats =
         expectGpuMatchesCpu(trainingModule(c), inputs(c, true), toleranceFor(c.t), {"o", "lse", "dq", "dk", "dv"});
-    if (cuda::fusedAttentionBuilt()) {
+    if (cuda::fusedAttentionBuilt() && !c.mayDecline) {
       EXPECT_EQ(stats.fusedComposites, 2) << "cuDNN declined (FusedAttentionLowering.Diagnose says why)";
     }
+    if (c.mayDecline) std::cout << c.name() << ": " << stats.fusedComposites << " fused, "
+                                << stats.decomposedComposites << " decomposed\n";
   }
 }
 

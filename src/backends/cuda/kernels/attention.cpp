@@ -21,7 +21,7 @@
 //     difference of two -inf scores, which a tile of masked scores gives; JAX's cuDNN attention
 //     uses the same numbers. exp() of the masked scores is exactly 0 in f32 beside any unmasked
 //     one, so a row with an unmasked score gets what the decomposition gives; a fully masked
-//     row gets the mean of v's rows where the decomposition gives NaN.
+//     row gets a finite average of v's rows where the decomposition gives NaN.
 //   - add: the mask itself, in its own type (T, or f32 declared as such to cuDNN), copied into
 //     the workspace only where it broadcasts over Sq or Skv.
 // The backward pass asks for cuDNN's deterministic algorithm: reruns give the same bits, as the
@@ -205,18 +205,15 @@ class AttentionKernel final : public OpKernel {
   size_t cudnnOffset_ = 0, cudnnWorkspaceBytes_ = 0, workspaceBytes_ = 0;
 };
 
-std::vector<int64_t> stridesOf(const std::vector<int64_t>& dims) { return rowMajorStridesOf(dims); }
-
 std::shared_ptr<fe::graph::Tensor_attributes> input(fe::graph::Graph& g, const char* name, Uid uid,
                                                     const std::vector<int64_t>& dims, fe::DataType_t type) {
-  return g.tensor(
-      fe::graph::Tensor_attributes().set_name(name).set_uid(uid).set_dim(dims).set_stride(stridesOf(dims)).set_data_type(
-          type));
+  auto attributes = fe::graph::Tensor_attributes().set_name(name).set_uid(uid).set_dim(dims);
+  return g.tensor(attributes.set_stride(rowMajorStridesOf(dims)).set_data_type(type));
 }
 
 void output(const std::shared_ptr<fe::graph::Tensor_attributes>& t, Uid uid, const std::vector<int64_t>& dims,
             fe::DataType_t type) {
-  t->set_output(true).set_uid(uid).set_dim(dims).set_stride(stridesOf(dims)).set_data_type(type);
+  t->set_output(true).set_uid(uid).set_dim(dims).set_stride(rowMajorStridesOf(dims)).set_data_type(type);
 }
 
 Expected<std::unique_ptr<OpKernel>> lowerAttention(const Operation& op, LowerContext& ctx) {
