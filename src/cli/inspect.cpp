@@ -15,6 +15,7 @@
 
 #ifdef WF_HAVE_CUDA
 #include "backends/cuda/codegen/fusion.h"
+#include "backends/cuda/kernel.h"
 #endif
 
 namespace wf::cli {
@@ -161,10 +162,20 @@ json fusionPlanJson(const Operation& fn) {
     if (!plan.absorbed.count(op.get()) && !plan.groupOfRoot.count(op.get()) && op->code() != OpCode::FuncReturn &&
         op->code() != OpCode::Return)
       ++own[op->name()];
+  // Composites by name, and whether the backend has a kernel of their own for them (fused
+  // attention: one step where its kernel takes the types and shapes, else the decomposition).
+  std::map<std::string, int64_t> composites;
+  for (const auto& op : body.operations())
+    if (op->code() == OpCode::Composite) ++composites[std::string(cuda::compositeName(*op))];
+  json compositeList = json::array();
+  for (const auto& [name, n] : composites)
+    compositeList.push_back(
+        {{"name", name}, {"count", n}, {"kernel", cuda::CudaKernelRegistry::instance().findComposite(name) != nullptr}});
   return {{"function", std::string(FuncOp(&fn).symName())},
           {"kernels", kernels},
           {"fused_ops", fusedOps},
-          {"ops_with_their_own_step", own}};
+          {"ops_with_their_own_step", own},
+          {"composites", compositeList}};
 }
 
 void printFusionPlan(const json& plan) {
@@ -183,6 +194,11 @@ void printFusionPlan(const json& plan) {
   std::cout << "  ops with a step of their own (constants and reshapes cost none):";
   for (const auto& [name, n] : plan["ops_with_their_own_step"].items()) std::cout << " " << name << " x" << n.get<int64_t>();
   std::cout << "\n";
+  for (const json& c : plan["composites"])
+    std::cout << "  composite " << c["name"].get<std::string>() << " x" << c["count"].get<int64_t>() << ": "
+              << (c["kernel"].get<bool>() ? "a kernel of its own (one step) where it takes the types and shapes, else"
+                                          : "runs as")
+              << " its decomposition\n";
 }
 #endif
 

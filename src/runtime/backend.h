@@ -126,6 +126,11 @@ struct ExecutableStats {
   int hostSteps = 0;    // ops a device backend runs on the host (CompileOptions::allowCpuFallback)
   int aliases = 0;      // reshapes (and other renamings) that share their operand's buffer
   int inlinedCalls = 0;    // func.call / composite ops inlined into the steps
+  // stablehlo.composite ops with a kernel of their own (Backend::lowersComposite): the ones run
+  // as that kernel (one step each), and the ones it declined (a type or shape it lacks), which
+  // ran as their decomposition.
+  int fusedComposites = 0;
+  int decomposedComposites = 0;
   int controlFlowOps = 0;  // while/if/case among the steps (cuda: the host picking the branch)
   // Steps that meet other processes (collectives of a grid's process, interpreter.run_parallel):
   // they synchronise on the host, so the executable runs step by step, never as a CUDA graph.
@@ -219,6 +224,12 @@ class Backend {
   // `entry` is a func.func of `module`; `module` must outlive the returned Executable.
   virtual Expected<std::unique_ptr<Executable>> compile(const Module& module, const Operation& entry,
                                                         const CompileOptions& options) = 0;
+  // Whether compile() has a kernel of its own for stablehlo.composite ops of this name (cuda:
+  // "warpforge.attention", through cuDNN) rather than only their decomposition. Callers that
+  // inline calls before compiling (refineShapes) keep such composites whole for the backend
+  // (RefineShapesOptions::keepComposite), which still runs the decomposition of one its kernel
+  // does not take.
+  virtual bool lowersComposite(std::string_view name) const { return false; }
 };
 
 using BackendFactory = std::function<Expected<std::unique_ptr<Backend>>(const DeviceSpec&)>;

@@ -141,7 +141,10 @@ Expected<Executable*> Session::executableFor(std::span<const Literal> arguments)
     }
   Specialization spec;
   spec.key = key;
-  WF_ASSIGN_OR_RETURN(spec.module, refineShapes(package_.module(), m.entry, types));
+  // Composites the backend has a kernel for (fused attention) stay whole.
+  RefineShapesOptions refine;
+  refine.keepComposite = [backend = backend_.get()](std::string_view n) { return backend->lowersComposite(n); };
+  WF_ASSIGN_OR_RETURN(spec.module, refineShapes(package_.module(), m.entry, types, refine));
   const Operation* entry = spec.module->lookupFunction(m.entry);
   if (!entry) return internalError("refined module lost @" + m.entry);
   auto executable = backend_->compile(*spec.module, *entry, compile_);

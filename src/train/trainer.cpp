@@ -92,8 +92,11 @@ Expected<std::unique_ptr<Trainer>> Trainer::open(const std::string& packageDir, 
   // The train step calls the value-and-grad function, then the update: compiled as one flat
   // function (calls inlined), so that a backend fuses and schedules across the two, and a
   // profile names the ops rather than the calls.
+  // Composites the backend has a kernel for (fused attention) stay whole.
   const std::vector<Type> argTypes = FuncOp(declared).functionType().inputs;
-  WF_ASSIGN_OR_RETURN(t->flatTrainStep_, refineShapes(t->module_, entryName, argTypes));
+  RefineShapesOptions flatten;
+  flatten.keepComposite = [backend = t->backend_.get()](std::string_view n) { return backend->lowersComposite(n); };
+  WF_ASSIGN_OR_RETURN(t->flatTrainStep_, refineShapes(t->module_, entryName, argTypes, flatten));
   const Operation* entry = t->flatTrainStep_->lookupFunction(entryName);
   if (!entry) return internalError(std::string("inlining lost @") + entryName);
   WF_ASSIGN_OR_RETURN(t->trainStep_, t->backend_->compile(*t->flatTrainStep_, *entry, co));

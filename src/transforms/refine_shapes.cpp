@@ -20,7 +20,6 @@
 #include "eval/interpreter.h"
 #include "ir/literal.h"
 #include "ir/attr_reader.h"
-#include "ir/builder.h"
 #include "ir/shape_inference.h"
 #include "ir/verifier.h"
 #include "support/phase_timer.h"
@@ -90,7 +89,8 @@ bool isFoldable(OpCode code) {
 
 bool isIntegerLike(ElementType e) { return isInteger(e) || isBoolean(e) || e == ElementType::kIndex; }
 
-bool staticOp(const Operation& op, std::string* where);
+void countUses(const Block& block, std::unordered_map<const Value*, int>& uses);
+void removeDeadOps(Block& block, std::unordered_map<const Value*, int>& uses);
 
 class Refiner {
  public:
@@ -104,6 +104,13 @@ class Refiner {
   Status refineBlock(const Block& src, Block& dst, std::vector<Value*>* returned, int depth);
   Status refineOp(const Operation& op, Block& dst, int depth);
   Status inlineCall(const Operation& call, const Operation& callee, Block& dst, int depth);
+  // A composite kept whole (RefineShapesOptions::keepComposite): its decomposition refined into
+  // a function of its own (refinedDecomposition), the composite calling that.
+  Status keepComposite(const Operation& op, const Operation& decomposition, Block& dst, int depth);
+  // `callee` refined to the types of `arguments`, as a function of the result module (refined
+  // on first use).
+  Expected<const Operation*> refinedDecomposition(const Operation& call, const Operation& callee,
+                                                  const std::vector<Value*>& arguments, int depth);
   Status checkShapeAssertion(const Operation& op, const std::vector<Value*>& operands);
 
   Expected<Value*> mapped(const Operation& user, const Value* v) const {
@@ -132,20 +139,11 @@ class Refiner {
   std::unordered_map<const Value*, Value*> map_;         // source value -> refined value
   std::unordered_map<const Value*, Literal> constants_;  // refined value -> its compile-time value
   std::vector<std::string> callStack_;
-  // Decompositions of the composites kept as ops (options_.keepComposite), copied as they are.
-  std::vector<const Operation*> keptFunctions_;  // in first-use order
-
-  bool keepsComposite(const Operation& op, const Operation& decomposition) const {
-    if (op.code() != OpCode::Composite || !options_.keepComposite || !options_.keepComposite(op)) return false;
-    if (!staticOp(decomposition, nullptr)) return false;
-    const FunctionType type = FuncOp(&decomposition).functionType();
-    if (type.inputs.size() != op.numOperands()) return false;
-    for (size_t i = 0; i < op.numOperands(); ++i) {
-      auto it = map_.find(op.operand(i));
-      if (it == map_.end() || it->second->type() != type.inputs[i]) return false;
-    }
-    return true;
-  }
+  // Kept composites' decompositions, refined (added to the module after the entry), by source
+  // function and argument types; and every function name the result module holds.
+  std::vector<std::unique_ptr<Operation>> decompositions_;
+  std::map<std::string, const Operation*> refined_;
+  std::set<std::string> usedNames_;
 };
 
 Expected<Type> Refiner::merge(const Operation& op, size_t index, const Type& declared, const Type& inferred,
@@ -388,6 +386,93 @@ Status Refiner::inlineCall(const Operation& call, const Operation& callee, Block
   return Status::ok();
 }
 
+Expected<const Operation*> Refiner::refinedDecomposition(const Operation& call, const Operation& callee,
+                                                         const std::vector<Value*>& arguments, int depth) {
+  const std::string name(FuncOp(&callee).symName());
+  std::string key = name + "(";
+  for (const Value* v : arguments) key += v->type().toString() + ",";
+  if (auto it = refined_.find(key); it != refined_.end()) return it->second;
+  if (std::find(callStack_.begin(), callStack_.end(), name) != callStack_.end())
+    return unimplemented(call.describe() + ": recursive call of @" + name + " cannot be inlined");
+  if (depth >= options_.maxInlineDepth)
+    return unimplemented(call.describe() + ": calls nest deeper than " + std::to_string(options_.maxInlineDepth));
+  if (callee.numRegions() == 0 || callee.region(0).empty()) return opError(call, "callee @" + name + " has no body");
+  const Block& body = callee.region(0).front();
+  if (body.numArguments() != arguments.size())
+    return opError(call, "passes " + std::to_string(arguments.size()) + " operands to @" + name + ", which takes " +
+                             std::to_string(body.numArguments()));
+  // The first signature keeps the function's name; others get a suffix no function has.
+  std::string refinedName = name;
+  for (int n = 1; usedNames_.count(refinedName); ++n) refinedName = name + "_" + std::to_string(n);
+  usedNames_.insert(refinedName);
+
+  auto fn = std::make_unique<Operation>(callee.name(), callee.location());
+  for (const auto& [k, v] : callee.attributes().entries()) fn->setAttr(k, v);
+  fn->setAttr("sym_name", Attribute::string(refinedName));
+  Block* newBody = fn->addRegion()->addBlock();
+  newBody->label = body.label;
+  FunctionType type;
+  for (size_t i = 0; i < arguments.size(); ++i) {
+    const Type& declared = body.argument(i)->type();
+    const Type& given = arguments[i]->type();
+    if (given.isTensor() && declared.isTensor() &&
+        (given.rank() != declared.rank() || given.elementType() != declared.elementType()))
+      return opError(call, "operand #" + std::to_string(i) + " of type " + given.toString() +
+                               " does not fit argument #" + std::to_string(i) + " of @" + name + " (" +
+                               declared.toString() + ")");
+    Value* arg = newBody->addArgument(given);
+    arg->setNameHint(body.argument(i)->nameHint());
+    map_[body.argument(i)] = arg;
+    type.inputs.push_back(given);
+  }
+  callStack_.push_back(name);
+  std::vector<Value*> returned;
+  Status status = refineBlock(body, *newBody, &returned, depth + 1);
+  callStack_.pop_back();
+  WF_RETURN_IF_ERROR(status.isOk() ? status : status.withContext("in @" + name + " refined for " + call.location().toString()));
+  const Operation* ret = body.terminator();
+  if (!ret || ret->code() != OpCode::FuncReturn) return opError(call, "the body of @" + name + " does not end in func.return");
+  auto newRet = std::make_unique<Operation>(ret->name(), ret->location());
+  for (Value* v : returned) {
+    newRet->addOperand(v);
+    type.results.push_back(v->type());
+  }
+  newBody->append(std::move(newRet));
+  fn->setAttr("function_type", Attribute::functionType(type));
+  if (options_.removeDeadOps) {
+    std::unordered_map<const Value*, int> uses;
+    countUses(*newBody, uses);
+    removeDeadOps(*newBody, uses);
+  }
+  refined_[key] = fn.get();
+  decompositions_.push_back(std::move(fn));
+  return decompositions_.back().get();
+}
+
+Status Refiner::keepComposite(const Operation& op, const Operation& decomposition, Block& dst, int depth) {
+  std::vector<Value*> operands;
+  for (const Value* v : op.operands()) {
+    WF_ASSIGN_OR_RETURN(Value* m, mapped(op, v));
+    operands.push_back(m);
+  }
+  WF_ASSIGN_OR_RETURN(const Operation* fn, refinedDecomposition(op, decomposition, operands, depth));
+  const FunctionType type = FuncOp(fn).functionType();
+  if (type.results.size() != op.numResults())
+    return opError(op, "expects " + std::to_string(op.numResults()) + " results, its decomposition returns " +
+                           std::to_string(type.results.size()));
+  auto kept = std::make_unique<Operation>(op.name(), op.location());
+  for (Value* v : operands) kept->addOperand(v);
+  for (const auto& [k, v] : op.attributes().entries()) kept->setAttr(k, v);
+  kept->setAttr("decomposition", Attribute::symbolRef(std::string(FuncOp(fn).symName())));
+  for (size_t i = 0; i < op.numResults(); ++i) {
+    WF_ASSIGN_OR_RETURN(Type t, merge(op, i, op.result(i)->type(), type.results[i]));
+    kept->addResult(std::move(t))->setNameHint(op.result(i)->nameHint());
+  }
+  Operation* added = dst.append(std::move(kept));
+  for (size_t i = 0; i < op.numResults(); ++i) map_[op.result(i)] = added->result(i);
+  return Status::ok();
+}
+
 Status Refiner::refineOp(const Operation& op, Block& dst, int depth) {
   if (op.code() == OpCode::FuncCall || op.code() == OpCode::Composite) {
     const char* key = op.code() == OpCode::FuncCall ? "callee" : "decomposition";
@@ -395,8 +480,12 @@ Status Refiner::refineOp(const Operation& op, Block& dst, int depth) {
     if (!callee || callee->kind() != Attribute::Kind::kSymbolRef) return opError(op, std::string("missing attribute '") + key + "'");
     const Operation* fn = source_.lookupFunction(callee->stringValue());
     if (!fn) return opError(op, "@" + callee->stringValue() + " is not a function of this module");
-    if (!keepsComposite(op, *fn)) return inlineCall(op, *fn, dst, depth);
-    if (std::find(keptFunctions_.begin(), keptFunctions_.end(), fn) == keptFunctions_.end()) keptFunctions_.push_back(fn);
+    if (op.code() == OpCode::Composite && options_.keepComposite) {
+      const Attribute* name = op.attr("name");
+      if (name && name->kind() == Attribute::Kind::kString && options_.keepComposite(name->stringValue()))
+        return keepComposite(op, *fn, dst, depth);
+    }
+    return inlineCall(op, *fn, dst, depth);
   }
 
   std::vector<Value*> operands;
@@ -590,6 +679,7 @@ Expected<std::unique_ptr<Module>> Refiner::run(std::string_view entry, std::span
   }
 
   callStack_.push_back(std::string(entry));
+  usedNames_.insert(std::string(entry));
   std::vector<Value*> returned;
   WF_RETURN_IF_ERROR(refineBlock(body, *newBody, &returned, 0));
   const Operation* ret = body.terminator();
@@ -610,23 +700,7 @@ Expected<std::unique_ptr<Module>> Refiner::run(std::string_view entry, std::span
     removeDeadOps(*newBody, uses);
   }
   module->append(std::move(newFn));
-  for (const Operation* kept : keptFunctions_) {
-    // A kept decomposition's own calls and composites (static too) need their functions as well.
-    std::vector<const Operation*> pending = {kept};
-    std::set<const Operation*> copied;
-    while (!pending.empty()) {
-      const Operation* f = pending.back();
-      pending.pop_back();
-      if (!copied.insert(f).second || module->lookupFunction(FuncOp(f).symName())) continue;
-      std::unordered_map<const Value*, Value*> mapping;
-      module->append(cloneOperation(*f, mapping));
-      for (const auto& inner : FuncOp(f).body().operations())
-        if (inner->code() == OpCode::FuncCall || inner->code() == OpCode::Composite) {
-          const Attribute* sym = inner->attr(inner->code() == OpCode::FuncCall ? "callee" : "decomposition");
-          if (const Operation* g = sym ? source_.lookupFunction(sym->stringValue()) : nullptr) pending.push_back(g);
-        }
-    }
-  }
+  for (auto& fn : decompositions_) module->append(std::move(fn));
   Status verified = verifyModule(*module);
   if (!verified.isOk()) return verified.withContext("the refined module does not verify");
   return module;

@@ -8,8 +8,9 @@
 // their static forms (broadcast_in_dim, reshape, iota, pad, gather, slice, convolution).
 // Calls (func.call, and stablehlo.composite through its decomposition) are inlined, and JAX's
 // shape assertions are checked and dropped. The input module is left untouched; the result
-// holds the refined entry function only and passes the verifier with every type static. See
-// docs/transforms.md.
+// holds the refined entry function only (and the refined decompositions of composites kept
+// whole: RefineShapesOptions::keepComposite) and passes the verifier with every type static.
+// See docs/transforms.md.
 #pragma once
 
 #include <cstdint>
@@ -40,9 +41,11 @@ struct RefineShapesOptions {
   bool removeDeadOps = true;
   // Inlining depth limit (recursive calls are an error).
   int maxInlineDepth = 64;
-  // Composites for which this returns true stay one op (a backend runs them fused) when their
-  // decomposition has static types: the new module then holds that function too, unchanged.
-  std::function<bool(const Operation&)> keepComposite;
+  // Composites (by their `name` attribute) that stay whole instead of being inlined: a backend's
+  // kernel for them (Backend::lowersComposite). A kept composite's decomposition is refined to
+  // its operand types into a function of the result (named after the decomposition, with a
+  // suffix where one decomposition is refined to several signatures), which it refers to.
+  std::function<bool(std::string_view name)> keepComposite;
 };
 
 // Returns a new module whose function `entry` takes `argumentTypes` (static tensor types, one

@@ -432,35 +432,69 @@ TEST(RefineShapes, MoreOpsWithADynamicBatch) {
   EXPECT_EQ(printed.find("?"), std::string::npos) << printed;
 }
 
-// keepComposite: a composite the predicate names stays one op when its decomposition is static
-// (the module then holds the decomposition, unchanged); other calls are still inlined.
-TEST(RefineShapes, KeptCompositesStayOpsWithTheirDecomposition) {
-  Module m = parse(R"(module {
-  func.func private @double(%a: tensor<2x3xf32>) -> tensor<2x3xf32> {
-    %0 = "stablehlo.add"(%a, %a) : (tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<2x3xf32>
-    "func.return"(%0) : (tensor<2x3xf32>) -> ()
+// Composites a backend has a kernel for stay whole (RefineShapesOptions::keepComposite), each
+// calling its decomposition refined to its operand types: two batch sizes in one program give
+// two refined functions; other composites are inlined as before.
+const char* kKeptComposites = R"(module {
+  func.func private @scale2(%a: tensor<?x3xf32>) -> tensor<?x3xf32> {
+    %0 = "stablehlo.add"(%a, %a) : (tensor<?x3xf32>, tensor<?x3xf32>) -> tensor<?x3xf32>
+    "func.return"(%0) : (tensor<?x3xf32>) -> ()
   }
-  func.func private @negate(%a: tensor<2x3xf32>) -> tensor<2x3xf32> {
-    %0 = "stablehlo.negate"(%a) : (tensor<2x3xf32>) -> tensor<2x3xf32>
-    "func.return"(%0) : (tensor<2x3xf32>) -> ()
+  func.func private @negate(%a: tensor<?x3xf32>) -> tensor<?x3xf32> {
+    %0 = "stablehlo.negate"(%a) : (tensor<?x3xf32>) -> tensor<?x3xf32>
+    "func.return"(%0) : (tensor<?x3xf32>) -> ()
   }
-  func.func @main(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {
-    %d = "stablehlo.composite"(%x) {name = "keep.double", decomposition = @double} : (tensor<2x3xf32>) -> tensor<2x3xf32>
-    %n = "stablehlo.composite"(%d) {name = "other.negate", decomposition = @negate} : (tensor<2x3xf32>) -> tensor<2x3xf32>
-    %c = "func.call"(%n) {callee = @negate} : (tensor<2x3xf32>) -> tensor<2x3xf32>
-    "func.return"(%c) : (tensor<2x3xf32>) -> ()
+  func.func @main(%x: tensor<?x3xf32>, %y: tensor<2x3xf32>) -> (tensor<?x3xf32>, tensor<?x3xf32>, tensor<?x3xf32>) {
+    %a = "stablehlo.composite"(%x) {name = "test.kept", decomposition = @scale2, version = 0 : i32} : (tensor<?x3xf32>) -> tensor<?x3xf32>
+    %b = "stablehlo.composite"(%y) {name = "test.kept", decomposition = @scale2} : (tensor<2x3xf32>) -> tensor<?x3xf32>
+    %c = "stablehlo.composite"(%a) {name = "test.inlined", decomposition = @negate} : (tensor<?x3xf32>) -> tensor<?x3xf32>
+    %d = "stablehlo.composite"(%c) {name = "test.kept", decomposition = @scale2} : (tensor<?x3xf32>) -> tensor<?x3xf32>
+    "func.return"(%a, %b, %d) : (tensor<?x3xf32>, tensor<?x3xf32>, tensor<?x3xf32>) -> ()
   }
-})");
+})";
+
+TEST(RefineShapes, KeepsCompositesWithTheirRefinedDecompositions) {
+  Module m = parse(kKeptComposites);
+  const std::vector<Type> types = {tensor({5, 3}), tensor({2, 3})};
   RefineShapesOptions options;
-  options.keepComposite = [](const Operation& op) { return op.attr("name")->stringValue() == "keep.double"; };
-  auto r = refineShapes(m, "main", std::vector<Type>{tensor({2, 3})}, options);
-  ASSERT_TRUE(r) << r.status().toString();
-  const std::string printed = printModule(**r);
-  EXPECT_NE(printed.find("keep.double"), std::string::npos) << printed;
-  EXPECT_EQ(printed.find("other.negate"), std::string::npos) << printed;
-  EXPECT_EQ(printed.find("func.call"), std::string::npos) << printed;
-  EXPECT_NE((*r)->lookupFunction("double"), nullptr) << printed;
-  EXPECT_EQ((*r)->lookupFunction("negate"), nullptr) << printed;
+  options.keepComposite = [](std::string_view name) { return name == "test.kept"; };
+  auto refined = refineShapes(m, "main", types, options);
+  ASSERT_TRUE(refined) << refined.status().toString();
+  const Module& r = **refined;
+  ASSERT_TRUE(verifyModule(r).isOk()) << printModule(r);
+  std::string where;
+  EXPECT_TRUE(hasOnlyStaticTypes(r, &where)) << where;
+  // One refined @scale2 per signature: 5x3 (used twice) and 2x3.
+  const Operation* five = r.lookupFunction("scale2");
+  const Operation* two = r.lookupFunction("scale2_1");
+  ASSERT_TRUE(five && two) << printModule(r);
+  EXPECT_EQ(FuncOp(five).functionType().inputs, std::vector<Type>{tensor({5, 3})});
+  EXPECT_EQ(FuncOp(two).functionType().inputs, std::vector<Type>{tensor({2, 3})});
+  EXPECT_EQ(r.lookupFunction("negate"), nullptr);
+  int kept = 0, negates = 0;
+  for (const auto& op : FuncOp(r.lookupFunction("main")).body().operations()) {
+    if (op->code() == OpCode::Composite) {
+      ++kept;
+      EXPECT_EQ(op->attr("name")->stringValue(), "test.kept");
+      EXPECT_TRUE(op->result(0)->type().hasStaticShape());
+    }
+    negates += op->code() == OpCode::Negate;
+  }
+  EXPECT_EQ(kept, 3);
+  EXPECT_EQ(negates, 1);  // test.inlined
+  // The same results as the dynamic program.
+  std::mt19937 rng(7);
+  std::vector<Literal> args;
+  for (const Type& t : types) args.push_back(randomLiteral(t, rng));
+  auto want = runEntry(m, "main", args);
+  auto got = runEntry(r, "main", args);
+  ASSERT_TRUE(want && got);
+  ASSERT_EQ(want->size(), got->size());
+  for (size_t i = 0; i < want->size(); ++i) EXPECT_TRUE((*want)[i].bitwiseEqual((*got)[i])) << "output " << i;
+  // Printed and parsed back, the module is the same.
+  auto reparsed = parseModule(printModule(r), {"refined.mlir", 1});
+  ASSERT_TRUE(reparsed) << reparsed.status().toString();
+  EXPECT_TRUE(verifyModule(*reparsed).isOk());
 }
 
 // A JAX export with a symbolic batch (jax.export, shape polymorphism): the dimension variable

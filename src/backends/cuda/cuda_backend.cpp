@@ -8,6 +8,7 @@
 
 #include "backends/cuda/device.h"
 #include "backends/cuda/executor.h"
+#include "backends/cuda/kernel.h"
 #include "backends/cuda/kernels/collectives.h"
 #include "dist/job.h"
 #include "transforms/refine_shapes.h"
@@ -74,6 +75,9 @@ class CudaBackend final : public Backend {
  public:
   explicit CudaBackend(std::shared_ptr<Device> device) : device_(std::move(device)) {}
   std::string name() const override { return "cuda"; }
+  bool lowersComposite(std::string_view name) const override {
+    return CudaKernelRegistry::instance().findComposite(name) != nullptr;
+  }
   Expected<std::unique_ptr<Executable>> compile(const Module& module, const Operation& entry,
                                                 const CompileOptions& options) override {
     if (entry.code() != OpCode::FuncFunc) return invalidArgument("compile: entry is not a func.func");
@@ -98,11 +102,9 @@ class CudaBackend final : public Backend {
     if (staticArgs && (inlineCalls || needsRefinement)) {
       RefineShapesOptions refineOptions;
       refineOptions.replaceFoldedOps = false;
-      // WarpForge's own composites (fused attention) stay ops: the planner runs them fused.
-      refineOptions.keepComposite = [](const Operation& op) {
-        const Attribute* a = op.attr("name");
-        return a && a->kind() == Attribute::Kind::kString && a->stringValue().rfind("warpforge.", 0) == 0;
-      };
+      // Composites with a kernel of their own stay whole (the planner picks the kernel or, where
+      // it declines, the decomposition).
+      refineOptions.keepComposite = [this](std::string_view n) { return lowersComposite(n); };
       auto r = refineShapes(module, name, argTypes, refineOptions);
       if (r) {
         refined = std::move(*r);

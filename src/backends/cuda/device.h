@@ -107,6 +107,9 @@ class Device {
 #ifdef WF_HAVE_CUDNN
   // cuDNN's handle is created on first use (loading cuDNN takes a while).
   Expected<cudnnHandle_t> cudnn();
+  // Held by a kernel while it binds its stream to the handle and enqueues its work: the handle
+  // is shared by every executable on the device, whose runs may be on other threads.
+  std::mutex& cudnnLaunchMutex() { return cudnnLaunchMu_; }
 #endif
 
  private:
@@ -117,6 +120,7 @@ class Device {
 #ifdef WF_HAVE_CUDNN
   std::mutex cudnnMu_;
   CudnnHandle cudnn_;
+  std::mutex cudnnLaunchMu_;
 #endif
 };
 

@@ -497,8 +497,13 @@ Expected<RunResult> Executor::run(std::span<const Literal> args) {
       }
       micros[i] += ms * 1000.0;
     }
-    for (size_t i : order)
-      result.report.timings.push_back({plan_.steps[i].op->name(), plan_.steps[i].op->location().toString(), micros[i]});
+    // A composite run as a kernel of its own is named by its composite name ("warpforge.attention").
+    for (size_t i : order) {
+      const Operation& op = *plan_.steps[i].op;
+      const std::string_view composite = compositeName(op);
+      result.report.timings.push_back(
+          {composite.empty() ? op.name() : std::string(composite), op.location().toString(), micros[i]});
+    }
   }
   std::set<std::string> seen;
   collectHostOps(seen, result.report.hostFallbackOps);

@@ -17,6 +17,7 @@ const CudaKernelRegistry& CudaKernelRegistry::instance() {
     registerRngLowerings(r);
     registerLinalgLowerings(r);
     registerRegionLowerings(r);
+    registerAttentionLowerings(r);
     return r;
   }();
   return registry;
@@ -30,6 +31,21 @@ const Lowering* CudaKernelRegistry::find(OpCode code) const {
   const auto i = static_cast<size_t>(code);
   if (i >= lowerings_.size() || !lowerings_[i]) return nullptr;
   return &lowerings_[i];
+}
+
+void CudaKernelRegistry::addComposite(std::string name, Lowering lowering) {
+  composites_[std::move(name)] = std::move(lowering);
+}
+
+const Lowering* CudaKernelRegistry::findComposite(std::string_view name) const {
+  auto it = composites_.find(name);
+  return it == composites_.end() ? nullptr : &it->second;
+}
+
+std::string_view compositeName(const Operation& op) {
+  if (op.code() != OpCode::Composite) return {};
+  const Attribute* name = op.attr("name");
+  return name && name->kind() == Attribute::Kind::kString ? std::string_view(name->stringValue()) : std::string_view();
 }
 
 Status unsupportedOnCuda(const Operation& op, const std::string& why) {

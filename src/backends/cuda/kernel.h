@@ -1,22 +1,25 @@
-// How an op becomes device work: a Lowering, looked up by OpCode in the CudaKernelRegistry,
-// inspects one op (types, attributes, regions) at compile time and returns an OpKernel, the
-// launch plan for that op in this program. At run time the executable calls launch() with the
-// device addresses of the op's operands and results. One family of lowerings per file
-// (elementwise.cu, data_movement.cu, reduce.cu, dot.cpp, ...), each adding itself in its
-// register*Lowerings() function.
+// How an op becomes device work: a Lowering, looked up by OpCode in the CudaKernelRegistry (a
+// stablehlo.composite by its name), inspects one op (types, attributes, regions) at compile
+// time and returns an OpKernel, the launch plan for that op in this program. At run time the
+// executable calls launch() with the device addresses of the op's operands and results. One
+// family of lowerings per file (elementwise.cu, data_movement.cu, reduce.cu, dot.cpp, ...), each
+// adding itself in its register*Lowerings() function.
 //
 // A lowering that cannot handle an op (an element type or layout it lacks) returns
 // StatusCode::kUnimplemented; the executable then fails compile() naming the op, or runs the
 // op on the host when CompileOptions::allowCpuFallback is set. Any other error fails compile().
+// A composite's lowering that returns kUnimplemented leaves the composite to its decomposition.
 #pragma once
 
 #include <cuda_runtime.h>
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "backends/cuda/device.h"
@@ -89,10 +92,20 @@ class CudaKernelRegistry {
   static const CudaKernelRegistry& instance();
   void add(OpCode code, Lowering lowering);
   const Lowering* find(OpCode code) const;
+  // stablehlo.composite ops by their `name` attribute ("warpforge.attention"): a composite whose
+  // name has a lowering runs as one step of its own. Where the lowering returns kUnimplemented
+  // (an element type or shape its kernel lacks) the planner inlines the composite's
+  // decomposition instead, which means the same: that is no fallback to the host.
+  void addComposite(std::string name, Lowering lowering);
+  const Lowering* findComposite(std::string_view name) const;
 
  private:
   std::vector<Lowering> lowerings_ = std::vector<Lowering>(kNumOpCodes);
+  std::map<std::string, Lowering, std::less<>> composites_;
 };
+
+// The `name` attribute of a stablehlo.composite ("" for another op, or one without a name).
+std::string_view compositeName(const Operation& op);
 
 void registerElementwiseLowerings(CudaKernelRegistry& registry);   // elementwise.cu
 void registerDataMovementLowerings(CudaKernelRegistry& registry);  // data_movement.cu
@@ -106,6 +119,11 @@ void registerScatterLowerings(CudaKernelRegistry& registry);       // scatter.cu
 void registerRngLowerings(CudaKernelRegistry& registry);           // rng.cu
 void registerLinalgLowerings(CudaKernelRegistry& registry);        // linalg.cu (triangular_solve)
 void registerRegionLowerings(CudaKernelRegistry& registry);        // region_kernels.cpp (map, chlo.scan)
+void registerAttentionLowerings(CudaKernelRegistry& registry);     // attention.cpp (composites, cuDNN frontend)
+
+// Whether this build runs the attention composites fused (attention.cpp: built with cuDNN and
+// its frontend). Without, their lowerings decline and the decompositions run.
+bool fusedAttentionBuilt();
 
 // dot_general for the element types cuBLASLt has no kernel for (dot_direct.cu): integers, and f32
 // operands with an f64 result. dot.cpp's lowering hands them over.
@@ -116,6 +134,19 @@ bool takesDirectDot(ElementType operands, ElementType result);
 Expected<std::unique_ptr<OpKernel>> lowerDirectDot(const Operation& op, const DotDimensionLists& dims);
 // Convolutions cuDNN has no kernel for: integers and batch groups (convolution_direct.cu).
 Expected<std::unique_ptr<OpKernel>> lowerDirectConvolution(const Operation& op);
+
+// The additive bias cuDNN's fused attention reads (attention.cpp), written by
+// attention_bias.cu: [dims] row-major of type `bias` (bf16, f16 or f32), from a rank-4 mask read
+// through `maskStrides` (element strides; 0 along the dims it broadcasts over). An i1 mask gives 0
+// where true and `maskedValue` where false; a float mask (bf16, f16 or f32) is converted.
+struct AttentionBiasPlan {
+  int64_t dims[4] = {};
+  int64_t maskStrides[4] = {};
+  ElementType mask = ElementType::kI1;
+  ElementType bias = ElementType::kBF16;
+  float maskedValue = 0;
+};
+Status launchAttentionBias(cudaStream_t stream, const AttentionBiasPlan& plan, const void* mask, void* bias);
 
 // "stablehlo.add" at f.mlir:3:5: no CUDA kernel for element type complex<f32>
 Status unsupportedOnCuda(const Operation& op, const std::string& why);

@@ -147,6 +147,9 @@ class Planner {
   void chooseChannelsLast(const Block& body, const FusionPlan& fusion, const std::unordered_set<const Value*>& keep);
   Status compileFusedKernels();
   Status inlineCall(const Operation& op, const Operation& callee, LowerContext& lctx, int depth);
+  // The kernel of a composite with a lowering of its own, and the workspace it asked for; null
+  // where there is no such lowering or it declines (kUnimplemented): the decomposition runs.
+  Expected<std::unique_ptr<OpKernel>> lowerComposite(const Operation& op, LowerContext& lctx, size_t& workspace);
   // while/if/case as steps: their regions' ops planned in line, with control steps between.
   Status planControlFlow(const Operation& op, LowerContext& lctx, int depth);
   Status planWhile(const Operation& op, LowerContext& lctx, int depth);
@@ -192,6 +195,11 @@ Status Planner::inlineCall(const Operation& op, const Operation& callee, LowerCo
     return invalidArgument(op.describe() + ": callee takes " + std::to_string(body.numArguments()) + " arguments");
   // Callee values are (re)bound for this call site; the steps keep the buffer ids.
   for (size_t i = 0; i < body.numArguments(); ++i) plan_.bufferOf[body.argument(i)] = plan_.bufferOf.at(op.operand(i));
+  // A composite's decomposition is fused as the entry's ops are: it is kept whole through shape
+  // refinement (which inlines other calls before planning) only for a kernel of its own, and
+  // runs this way where that kernel declines.
+  FusionPlan fusion;
+  if (op.code() == OpCode::Composite && options_.fuse) fusion = planFusion(body, {});
   for (const auto& inner : body.operations()) {
     if (inner->code() == OpCode::FuncReturn || inner->code() == OpCode::Return) {
       if (inner->numOperands() != op.numResults())
@@ -200,9 +208,29 @@ Status Planner::inlineCall(const Operation& op, const Operation& callee, LowerCo
       ++plan_.stats.inlinedCalls;
       return Status::ok();
     }
+    if (fusion.absorbed.count(inner.get())) continue;
+    if (auto it = fusion.groupOfRoot.find(inner.get()); it != fusion.groupOfRoot.end()) {
+      WF_RETURN_IF_ERROR(planFusedGroup(fusion.groups[static_cast<size_t>(it->second)]));
+      continue;
+    }
     WF_RETURN_IF_ERROR(planOp(*inner, lctx, depth + 1));
   }
   return invalidArgument(op.describe() + ": callee has no return");
+}
+
+Expected<std::unique_ptr<OpKernel>> Planner::lowerComposite(const Operation& op, LowerContext& lctx,
+                                                            size_t& workspace) {
+  const Lowering* lowering = CudaKernelRegistry::instance().findComposite(compositeName(op));
+  if (!lowering) return std::unique_ptr<OpKernel>();
+  const size_t before = lctx.workspaceBytes;
+  lctx.workspaceBytes = 0;
+  Expected<std::unique_ptr<OpKernel>> kernel = (*lowering)(op, lctx);
+  workspace = lctx.workspaceBytes;
+  lctx.workspaceBytes = before;
+  if (kernel) return kernel;
+  if (kernel.status().code() != StatusCode::kUnimplemented) return kernel.status();
+  ++plan_.stats.decomposedComposites;
+  return std::unique_ptr<OpKernel>();
 }
 
 Status Planner::planOp(const Operation& op, LowerContext& lctx, int depth) {
@@ -233,8 +261,15 @@ Status Planner::planOp(const Operation& op, LowerContext& lctx, int depth) {
     ++plan_.stats.aliases;
     return Status::ok();
   }
+  // A composite with a lowering of its own (CudaKernelRegistry::findComposite) is one step,
+  // planned below; one without, or whose lowering declines, is inlined like a call.
+  std::unique_ptr<OpKernel> compositeKernel;
+  size_t compositeWorkspace = 0;
+  if (op.code() == OpCode::Composite) {
+    WF_ASSIGN_OR_RETURN(compositeKernel, lowerComposite(op, lctx, compositeWorkspace));
+  }
   // Calls (and composites, through their decomposition) are inlined into the plan.
-  if (op.code() == OpCode::FuncCall || op.code() == OpCode::Composite) {
+  if (!compositeKernel && (op.code() == OpCode::FuncCall || op.code() == OpCode::Composite)) {
     const Attribute* sym = op.attr(op.code() == OpCode::FuncCall ? "callee" : "decomposition");
     const Operation* callee = sym && sym->kind() == Attribute::Kind::kSymbolRef
                                   ? module_.lookupFunction(sym->stringValue())
@@ -256,7 +291,11 @@ Status Planner::planOp(const Operation& op, LowerContext& lctx, int depth) {
   std::string why = "no CUDA kernel for this op";
   const size_t workspaceBefore = lctx.workspaceBytes;
   lctx.workspaceBytes = 0;
-  if (isCollectiveOp(op.code())) {
+  if (compositeKernel) {
+    step.kernel = std::move(compositeKernel);
+    lctx.workspaceBytes = compositeWorkspace;
+    ++plan_.stats.fusedComposites;
+  } else if (isCollectiveOp(op.code())) {
     Expected<CollectiveKernel> collective = lowerCollective(op, process_, lctx);
     // Inside a grid a collective cannot run on the host (the host kernel has no peers): the
     // error reaches the enclosing run_parallel, which then runs whole on the host if allowed.
@@ -343,6 +382,13 @@ Expected<bool> Planner::planOrUndo(const std::function<Status()>& plan) {
   plan_.constants.resize(savedConstants);
   plan_.loops.resize(savedLoops);
   plan_.stats = savedInfo;
+  // Fused groups the undone steps ran (in a composite's decomposition): their kernels and
+  // buffers are gone. (A source no step uses any more is still compiled; it is not launched.)
+  std::unordered_set<const OpKernel*> kept;
+  for (const Step& step : plan_.steps) kept.insert(step.kernel.get());
+  for (std::vector<FusedKernel*>& users : fusedUsers_)
+    std::erase_if(users, [&](FusedKernel* k) { return !kept.count(k); });
+  std::erase_if(fusedValues_, [&](const auto& entry) { return entry.second >= static_cast<int>(savedBuffers); });
   return true;
 }
 

@@ -7,6 +7,11 @@
 // downloaded operands and uploads the results (named in RunReport::hostFallbackOps). An op
 // without a CUDA kernel otherwise fails compile() with an error naming the op and its location.
 //
+// Composites: a stablehlo.composite whose name has a lowering of its own
+// (CudaKernelRegistry::findComposite: fused attention) is one step running that kernel; where the
+// lowering declines (a type or shape it lacks), its decomposition is inlined and fused like the
+// entry's ops. ExecutableStats counts both (fusedComposites, decomposedComposites).
+//
 // Fusion: with CompileOptions::fuse (the default), chains of elementwise and data-movement ops
 // of the entry function run as generated kernels (fusion.h planFusion groups them), compiled
 // with NVRTC (nvrtc.h) once the whole function is planned. Identical groups share one kernel, and

@@ -63,8 +63,7 @@ class ConvKernel final : public OpKernel {
     }
     if (ctx.workspaceBytes < cudnnOffset_ + cudnnBytes_) return internalError("convolution workspace too small");
     // The device's cuDNN handle is shared by its executables: bind the stream and launch as one.
-    static std::mutex handleMu;
-    std::lock_guard<std::mutex> lock(handleMu);
+    std::lock_guard<std::mutex> lock(ctx.device->cudnnLaunchMutex());
     WF_CUDNN_CHECK(cudnnSetStream(handle_, ctx.stream));
     const void* alpha = useDouble_ ? static_cast<const void*>(&alphaD_) : static_cast<const void*>(&alphaF_);
     const void* beta = useDouble_ ? static_cast<const void*>(&betaD_) : static_cast<const void*>(&betaF_);

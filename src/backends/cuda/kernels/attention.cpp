@@ -1,0 +1,349 @@
+// The attention composites through cuDNN's fused scaled-dot-product attention, built with the
+// cuDNN frontend's graph API (Graph::sdpa with its softmax statistics, Graph::sdpa_backward):
+//
+//   %o, %lse = composite "warpforge.attention"(%q, %k, %v[, %mask])
+//   %dq, %dk, %dv = composite "warpforge.attention_grad"(%q, %k, %v[, %mask], %o, %lse, %do)
+//     composite_attributes = {scale : f32, mask = "select" | "add" | "none"}, version = 0
+//
+// q [B,H,Sq,D], k [B,H,Skv,D], v [B,H,Skv,Dv], o and do [B,H,Sq,Dv] of one element type T; lse
+// [B,H,Sq] f32, the natural log of each row's sum of exp(scores): cuDNN's Stats [B,H,Sq,1], the
+// same memory. The scores are (q . k^T) * scale, then the mask (select: -inf where false; add:
+// plus the mask), each dim of the rank-4 mask being its dim of [B,H,Sq,Skv] or 1. Each
+// composite means what its decomposition function computes, which the planner inlines where the
+// lowering here declines (kUnimplemented): f32 or f64 (cuDNN's fused attention is bf16/f16
+// only), types or shapes that do not fit the contract, cuDNN refusing the graph (a head dim it
+// lacks, an old cuDNN or GPU), and a build without the frontend.
+//
+// Masks become cuDNN's additive bias, [1 or B, 1 or H, Sq, Skv] (cuDNN broadcasts the first two
+// dims only, so a mask broadcast over Sq or Skv is expanded):
+//   - select (i1): 0 where true and a large negative number where false, written into the
+//     workspace before each run (attention_bias.cu). Not -inf: cuDNN's softmax goes NaN on the
+//     difference of two -inf scores, which a tile of masked scores gives; JAX's cuDNN attention
+//     uses the same numbers. exp() of the masked scores is exactly 0 in f32 beside any unmasked
+//     one, so a row with an unmasked score gets what the decomposition gives; a fully masked
+//     row gets a finite average of v's rows where the decomposition gives NaN.
+//   - add: the mask itself, in its own type (T, or f32 declared as such to cuDNN), copied into
+//     the workspace only where it broadcasts over Sq or Skv.
+// The backward pass asks for cuDNN's deterministic algorithm: reruns give the same bits, as the
+// rest of the backend does (a resumed training run reproduces the uninterrupted one).
+//
+// Graphs are built, checked and planned at lowering time (heuristics A, then the fallback list);
+// launch() binds the stream to the device's cuDNN handle under its lock and executes.
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "backends/cuda/cuda_check.h"
+#include "backends/cuda/kernel.h"
+
+#if defined(WF_HAVE_CUDNN) && defined(WF_HAVE_CUDNN_FRONTEND)
+
+#include <cudnn_frontend.h>
+
+#include <exception>
+#include <memory>
+#include <mutex>
+#include <unordered_map>
+
+namespace wf::cuda {
+namespace {
+
+namespace fe = cudnn_frontend;
+
+constexpr std::string_view kForward = "warpforge.attention";
+constexpr std::string_view kBackward = "warpforge.attention_grad";
+
+enum class MaskKind { kNone, kSelect, kAdd };
+
+// What the composite computes, read from its attributes and types.
+struct Signature {
+  bool grad = false;
+  ElementType t = ElementType::kBF16;
+  int64_t b = 0, h = 0, sq = 0, skv = 0, d = 0, dv = 0;
+  float scale = 1;
+  MaskKind mask = MaskKind::kNone;
+  std::vector<int64_t> maskShape;
+  ElementType maskType = ElementType::kI1;
+};
+
+// Tensor ids in the cuDNN graphs (its variant pack is keyed by them).
+enum Uid : int64_t { kQ = 1, kK, kV, kBias, kO, kStats, kDO, kDQ, kDK, kDV };
+
+Expected<Signature> readSignature(const Operation& op) {
+  Signature s;
+  s.grad = compositeName(op) == kBackward;
+  if (const Attribute* version = op.attr("version"); version && version->asInt().value_or(0) != 0)
+    return unsupportedOnCuda(op, "attention composite version " + std::to_string(*version->asInt()));
+  const Attribute* attrs = op.attr("composite_attributes");
+  const Attribute* scale = attrs ? attrs->field("scale") : nullptr;
+  const Attribute* mask = attrs ? attrs->field("mask") : nullptr;
+  if (!scale || (scale->kind() != Attribute::Kind::kFloat && scale->kind() != Attribute::Kind::kInteger) || !mask ||
+      mask->kind() != Attribute::Kind::kString)
+    return unsupportedOnCuda(op, "attention composite without a float scale and a string mask in its attributes");
+  s.scale = static_cast<float>(scale->kind() == Attribute::Kind::kFloat ? scale->floatValue()
+                                                                        : static_cast<double>(scale->intValue()));
+  const std::string& m = mask->stringValue();
+  if (m == "select") {
+    s.mask = MaskKind::kSelect;
+  } else if (m == "add") {
+    s.mask = MaskKind::kAdd;
+  } else if (m != "none") {
+    return unsupportedOnCuda(op, "attention mask \"" + m + "\"");
+  }
+  const size_t hasMask = s.mask == MaskKind::kNone ? 0 : 1;
+  const size_t operands = (s.grad ? 6 : 3) + hasMask, results = s.grad ? 3 : 2;
+  if (op.numOperands() != operands || op.numResults() != results)
+    return unsupportedOnCuda(op, "attention composite with " + std::to_string(op.numOperands()) + " operands and " +
+                                     std::to_string(op.numResults()) + " results");
+  for (size_t i = 0; i < operands; ++i)
+    if (!op.operand(i)->type().isTensor() || !op.operand(i)->type().hasStaticShape())
+      return unsupportedOnCuda(op, "attention operand of type " + op.operand(i)->type().toString());
+  const Type& q = op.operand(0)->type();
+  const Type& k = op.operand(1)->type();
+  const Type& v = op.operand(2)->type();
+  s.t = q.elementType();
+  if (s.t != ElementType::kBF16 && s.t != ElementType::kF16)
+    return unsupportedOnCuda(op, "cuDNN's fused attention takes bf16 and f16, not " + std::string(elementTypeName(s.t)));
+  if (q.rank() != 4 || k.rank() != 4 || v.rank() != 4 || k.elementType() != s.t || v.elementType() != s.t)
+    return unsupportedOnCuda(op, "attention operands " + q.toString() + ", " + k.toString() + ", " + v.toString());
+  s.b = q.dim(0), s.h = q.dim(1), s.sq = q.dim(2), s.d = q.dim(3);
+  s.skv = k.dim(2), s.dv = v.dim(3);
+  if (k.shape() != std::vector<int64_t>{s.b, s.h, s.skv, s.d} || v.shape() != std::vector<int64_t>{s.b, s.h, s.skv, s.dv})
+    return unsupportedOnCuda(op, "attention operands " + q.toString() + ", " + k.toString() + ", " + v.toString() +
+                                     " (key and value must share the query's batch and heads)");
+  if (s.b * s.h * s.sq * s.skv * s.d * s.dv == 0) return unsupportedOnCuda(op, "attention over an empty dimension");
+  const Type out = Type::tensor({s.b, s.h, s.sq, s.dv}, s.t);
+  const Type lse = Type::tensor({s.b, s.h, s.sq}, ElementType::kF32);
+  if (s.grad) {
+    const size_t o = 3 + hasMask;
+    if (op.operand(o)->type() != out || op.operand(o + 1)->type() != lse || op.operand(o + 2)->type() != out ||
+        op.result(0)->type() != q || op.result(1)->type() != k || op.result(2)->type() != v)
+      return unsupportedOnCuda(op, "attention gradient types do not fit the contract");
+  } else if (op.result(0)->type() != out || op.result(1)->type() != lse) {
+    return unsupportedOnCuda(op, "attention results " + op.result(0)->type().toString() + ", " +
+                                     op.result(1)->type().toString() + " do not fit the contract");
+  }
+  if (s.mask != MaskKind::kNone) {
+    const Type& mt = op.operand(3)->type();
+    s.maskShape = mt.shape();
+    s.maskType = mt.elementType();
+    const std::vector<int64_t> full = {s.b, s.h, s.sq, s.skv};
+    bool broadcasts = mt.rank() == 4;
+    for (size_t i = 0; broadcasts && i < 4; ++i) broadcasts = s.maskShape[i] == full[i] || s.maskShape[i] == 1;
+    const bool typed = s.mask == MaskKind::kSelect ? s.maskType == ElementType::kI1
+                                                   : s.maskType == s.t || s.maskType == ElementType::kF32;
+    if (!broadcasts || !typed) return unsupportedOnCuda(op, "attention mask of type " + mt.toString());
+  }
+  return s;
+}
+
+fe::DataType_t feType(ElementType t) {
+  switch (t) {
+    case ElementType::kBF16: return fe::DataType_t::BFLOAT16;
+    case ElementType::kF16: return fe::DataType_t::HALF;
+    default: return fe::DataType_t::FLOAT;
+  }
+}
+
+// The large negative number a false select-mask entry adds to its score (see the top of the file):
+// a power of two, exact in T, far below any score, and (in bf16) so large that every masked
+// score rounds to the same f32 value.
+float maskedScore(ElementType t) { return t == ElementType::kBF16 ? -0x1p41f : -0x1p15f; }
+
+// A frontend error at lowering time: cuDNN refusing the graph (or failing to plan it), which
+// leaves the composite to its decomposition.
+Status declined(const Operation& op, const std::string& stage, fe::error_t error) {
+  return unsupportedOnCuda(op, "cuDNN attention: " + stage + ": " + error.get_message());
+}
+#define WF_FE_DECLINE(op, expr)                                                 \
+  do {                                                                          \
+    ::cudnn_frontend::error_t wf_fe_rc_ = (expr);                               \
+    if (wf_fe_rc_.is_bad()) return declined((op), #expr, std::move(wf_fe_rc_)); \
+  } while (0)
+
+class AttentionKernel final : public OpKernel {
+ public:
+  Status launch(const LaunchContext& ctx, std::span<void* const> in, std::span<void* const> out) override {
+    if (ctx.workspaceBytes < workspaceBytes_) return internalError("attention workspace too small");
+    char* workspace = static_cast<char*>(ctx.workspace);
+    void* bias = nullptr;
+    if (maskOperand_ >= 0) bias = in[static_cast<size_t>(maskOperand_)];
+    if (buildsBias_) {
+      bias = workspace;
+      WF_RETURN_IF_ERROR(launchAttentionBias(ctx.stream, biasPlan_, in[static_cast<size_t>(maskOperand_)], bias));
+    }
+    // The device's cuDNN handle is shared by its executables: bind the stream and launch as one.
+    std::lock_guard<std::mutex> lock(ctx.device->cudnnLaunchMutex());
+    for (auto& [uid, address] : pack_) {
+      if (uid == kBias) {
+        address = bias;
+      } else {
+        const auto& [isResult, index] = slots_.at(uid);
+        address = isResult ? out[index] : in[index];
+      }
+    }
+    WF_CUDNN_CHECK(cudnnSetStream(handle_, ctx.stream));
+    fe::error_t executed;
+    try {
+      executed = graph_->execute(handle_, pack_, cudnnWorkspaceBytes_ > 0 ? workspace + cudnnOffset_ : nullptr);
+    } catch (const std::exception& e) {
+      return internalError("cuDNN attention: execute: " + std::string(e.what()));
+    }
+    if (executed.is_bad()) return internalError("cuDNN attention: execute: " + executed.get_message());
+    return Status::ok();
+  }
+
+  std::shared_ptr<fe::graph::Graph> graph_;
+  cudnnHandle_t handle_ = nullptr;
+  // The variant pack (tensor id -> address), filled at each launch from `slots_`: for each id,
+  // whether it is a result and its index among the operands or results.
+  std::unordered_map<int64_t, void*> pack_;
+  std::unordered_map<int64_t, std::pair<bool, size_t>> slots_;
+  int maskOperand_ = -1;  // the mask's operand index, -1 without a mask
+  bool buildsBias_ = false;  // the bias is written into the workspace (at offset 0) first
+  AttentionBiasPlan biasPlan_;
+  size_t cudnnOffset_ = 0, cudnnWorkspaceBytes_ = 0, workspaceBytes_ = 0;
+};
+
+std::shared_ptr<fe::graph::Tensor_attributes> input(fe::graph::Graph& g, const char* name, Uid uid,
+                                                    const std::vector<int64_t>& dims, fe::DataType_t type) {
+  auto attributes = fe::graph::Tensor_attributes().set_name(name).set_uid(uid).set_dim(dims);
+  return g.tensor(attributes.set_stride(rowMajorStridesOf(dims)).set_data_type(type));
+}
+
+void output(const std::shared_ptr<fe::graph::Tensor_attributes>& t, Uid uid, const std::vector<int64_t>& dims,
+            fe::DataType_t type) {
+  t->set_output(true).set_uid(uid).set_dim(dims).set_stride(rowMajorStridesOf(dims)).set_data_type(type);
+}
+
+Expected<std::unique_ptr<OpKernel>> lowerAttention(const Operation& op, LowerContext& ctx) {
+  WF_ASSIGN_OR_RETURN(Signature s, readSignature(op));
+  WF_RETURN_IF_ERROR(ctx.device.activate());
+  auto k = std::make_unique<AttentionKernel>();
+  WF_ASSIGN_OR_RETURN(k->handle_, ctx.device.cudnn());
+  const size_t hasMask = s.mask == MaskKind::kNone ? 0 : 1;
+
+  // The bias: the mask itself where cuDNN can read it as is, else one written into the workspace.
+  size_t biasBytes = 0;
+  std::vector<int64_t> biasDims;
+  ElementType biasType = s.t;
+  if (s.mask != MaskKind::kNone) {
+    k->maskOperand_ = 3;
+    biasDims = {s.maskShape[0], s.maskShape[1], s.sq, s.skv};
+    biasType = s.mask == MaskKind::kSelect ? s.t : s.maskType;
+    k->buildsBias_ = s.mask == MaskKind::kSelect || s.maskShape != biasDims;
+    if (k->buildsBias_) {
+      AttentionBiasPlan& p = k->biasPlan_;
+      int64_t strides[kMaxRank];
+      if (!broadcastStrides(s.maskShape, biasDims, strides))
+        return internalError(op.describe() + ": attention mask does not broadcast");
+      std::copy(strides, strides + 4, p.maskStrides);
+      std::copy(biasDims.begin(), biasDims.end(), p.dims);
+      p.mask = s.maskType;
+      p.bias = biasType;
+      p.maskedValue = maskedScore(s.t);
+      biasBytes = static_cast<size_t>(numElementsOf(biasDims)) * static_cast<size_t>(storageBytes(biasType));
+    }
+  }
+
+  const std::vector<int64_t> qDims = {s.b, s.h, s.sq, s.d}, kDims = {s.b, s.h, s.skv, s.d},
+                             vDims = {s.b, s.h, s.skv, s.dv}, oDims = {s.b, s.h, s.sq, s.dv},
+                             statsDims = {s.b, s.h, s.sq, 1};
+  const fe::DataType_t io = feType(s.t);
+  auto graph = std::make_shared<fe::graph::Graph>();
+  graph->set_io_data_type(io)
+      .set_intermediate_data_type(fe::DataType_t::FLOAT)
+      .set_compute_data_type(fe::DataType_t::FLOAT);
+  int64_t cudnnWorkspace = 0;
+  {
+    // Building uses the handle (the graph keeps it for planning), which other executables'
+    // launches bind streams to.
+    std::lock_guard<std::mutex> lock(ctx.device.cudnnLaunchMutex());
+    try {
+      auto q = input(*graph, "q", kQ, qDims, io);
+      auto key = input(*graph, "k", kK, kDims, io);
+      auto v = input(*graph, "v", kV, vDims, io);
+      std::shared_ptr<fe::graph::Tensor_attributes> bias;
+      if (hasMask) bias = input(*graph, "bias", kBias, biasDims, feType(biasType));
+      if (!s.grad) {
+        auto attributes = fe::graph::SDPA_attributes().set_name("attention").set_generate_stats(true).set_attn_scale(
+            s.scale);
+        if (bias) attributes.set_bias(bias);
+        auto [o, stats] = graph->sdpa(q, key, v, std::move(attributes));
+        output(o, kO, oDims, io);
+        output(stats, kStats, statsDims, fe::DataType_t::FLOAT);
+      } else {
+        auto o = input(*graph, "o", kO, oDims, io);
+        auto stats = input(*graph, "stats", kStats, statsDims, fe::DataType_t::FLOAT);
+        auto dO = input(*graph, "do", kDO, oDims, io);
+        auto attributes = fe::graph::SDPA_backward_attributes()
+                              .set_name("attention_grad")
+                              .set_attn_scale(s.scale)
+                              .set_deterministic_algorithm(true);
+        if (bias) attributes.set_bias(bias);
+        auto [dq, dk, dv] = graph->sdpa_backward(q, key, v, o, dO, stats, std::move(attributes));
+        output(dq, kDQ, qDims, io);
+        output(dk, kDK, kDims, io);
+        output(dv, kDV, vDims, io);
+      }
+      WF_FE_DECLINE(op, graph->validate());
+      WF_FE_DECLINE(op, graph->build_operation_graph(k->handle_));
+      WF_FE_DECLINE(op, graph->create_execution_plans({fe::HeurMode_t::A, fe::HeurMode_t::FALLBACK}));
+      WF_FE_DECLINE(op, graph->check_support());
+      WF_FE_DECLINE(op, graph->build_plans(fe::BuildPlanPolicy_t::HEURISTICS_CHOICE));
+      WF_FE_DECLINE(op, graph->get_workspace_size(cudnnWorkspace));
+    } catch (const std::exception& e) {
+      return unsupportedOnCuda(op, "cuDNN attention: " + std::string(e.what()));
+    }
+  }
+  if (cudnnWorkspace < 0) return internalError(op.describe() + ": cuDNN attention asks for a negative workspace");
+
+  // Operands and results by tensor id.
+  if (!s.grad) {
+    k->slots_ = {{kQ, {false, 0}}, {kK, {false, 1}}, {kV, {false, 2}}, {kO, {true, 0}}, {kStats, {true, 1}}};
+  } else {
+    const size_t o = 3 + hasMask;
+    k->slots_ = {{kQ, {false, 0}},     {kK, {false, 1}},  {kV, {false, 2}},  {kO, {false, o}},  {kStats, {false, o + 1}},
+                 {kDO, {false, o + 2}}, {kDQ, {true, 0}}, {kDK, {true, 1}}, {kDV, {true, 2}}};
+  }
+  for (const auto& [uid, slot] : k->slots_) k->pack_[uid] = nullptr;
+  if (hasMask) k->pack_[kBias] = nullptr;
+  k->cudnnOffset_ = (biasBytes + 255) / 256 * 256;
+  k->cudnnWorkspaceBytes_ = static_cast<size_t>(cudnnWorkspace);
+  k->workspaceBytes_ = k->cudnnOffset_ + k->cudnnWorkspaceBytes_;
+  ctx.workspaceBytes = std::max(ctx.workspaceBytes, k->workspaceBytes_);
+  k->graph_ = std::move(graph);
+  return std::unique_ptr<OpKernel>(std::move(k));
+}
+
+}  // namespace
+
+bool fusedAttentionBuilt() { return true; }
+
+void registerAttentionLowerings(CudaKernelRegistry& r) {
+  r.addComposite(std::string(kForward), lowerAttention);
+  r.addComposite(std::string(kBackward), lowerAttention);
+}
+
+}  // namespace wf::cuda
+
+#else  // without cuDNN or its frontend
+
+namespace wf::cuda {
+
+bool fusedAttentionBuilt() { return false; }
+
+// The composites are still registered, so that a program keeps them whole for the planner,
+// which counts them as decomposed (ExecutableStats::decomposedComposites) and runs their
+// decompositions.
+void registerAttentionLowerings(CudaKernelRegistry& r) {
+  auto decline = [](const Operation& op, LowerContext&) -> Expected<std::unique_ptr<OpKernel>> {
+    return unsupportedOnCuda(op, "this build has no cuDNN frontend: fused attention runs as its decomposition");
+  };
+  r.addComposite("warpforge.attention", decline);
+  r.addComposite("warpforge.attention_grad", decline);
+}
+
+}  // namespace wf::cuda
+
+#endif
