@@ -120,6 +120,9 @@ void printTrainProfile(const train::Trainer& trainer, const Profile& profile) {
             << mib(st.peakLiveBytes) << ", all intermediates " << mib(st.intermediateBytes) << ", largest workspace "
             << mib(st.workspaceBytes) << "; " << st.deviceSteps << " device steps, " << st.fusedKernels
             << " fused kernels, " << st.hostSteps << " host steps\n";
+  if (st.convolutionBackwardData + st.convolutionBackwardFilter > 0)
+    std::cout << "convolution gradients on cuDNN's backward kernels: " << st.convolutionBackwardData << " data, "
+              << st.convolutionBackwardFilter << " filter; channels-last values: " << st.channelsLastValues << "\n";
   std::cout << formatMemoryBreakdown(trainer.deviceMemoryBreakdown()) << "\n";
 }
 

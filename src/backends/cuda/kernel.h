@@ -75,6 +75,10 @@ struct LowerContext {
   // Only lowerings for which convolutionTakesChannelsLast() holds get them.
   const std::vector<int64_t>* operandStrides = nullptr;
   const std::vector<int64_t>* resultStrides = nullptr;
+  // The same for the second operand (convolution_backward.cpp reads it).
+  const std::vector<int64_t>* rhsStrides = nullptr;
+  // The plan's counts, for lowerings that report what they chose (null: not counted).
+  ExecutableStats* stats = nullptr;
 };
 
 // True if `op` is a convolution whose input and output the cuDNN lowering can take channels-last

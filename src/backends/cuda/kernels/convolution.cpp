@@ -22,6 +22,7 @@
 
 #include "backends/cuda/cuda_check.h"
 #include "backends/cuda/kernel.h"
+#include "backends/cuda/kernels/convolution_backward.h"
 #include "ir/window.h"
 
 // The descriptor API is deprecated in cuDNN 9 (it warns on every use); it is the supported way to
@@ -63,8 +64,7 @@ class ConvKernel final : public OpKernel {
     }
     if (ctx.workspaceBytes < cudnnOffset_ + cudnnBytes_) return internalError("convolution workspace too small");
     // The device's cuDNN handle is shared by its executables: bind the stream and launch as one.
-    static std::mutex handleMu;
-    std::lock_guard<std::mutex> lock(handleMu);
+    std::lock_guard<std::mutex> lock(cudnnLaunchMutex());
     WF_CUDNN_CHECK(cudnnSetStream(handle_, ctx.stream));
     const void* alpha = useDouble_ ? static_cast<const void*>(&alphaD_) : static_cast<const void*>(&alphaF_);
     const void* beta = useDouble_ ? static_cast<const void*>(&betaD_) : static_cast<const void*>(&betaF_);
@@ -116,6 +116,8 @@ Expected<TensorDesc> tensorDesc(cudnnDataType_t t, const std::vector<int>& dims,
 }
 
 Expected<std::unique_ptr<OpKernel>> lowerConvolution(const Operation& op, LowerContext& ctx) {
+  // A convolution's data or filter gradient runs as cuDNN's backward kernel where it takes it.
+  if (auto gradient = lowerConvolutionGradient(op, ctx)) return std::move(*gradient);
   WF_ASSIGN_OR_RETURN(std::vector<int64_t> xs, staticShape(op, op.operand(0)->type()));
   WF_ASSIGN_OR_RETURN(std::vector<int64_t> ws, staticShape(op, op.operand(1)->type()));
   WF_ASSIGN_OR_RETURN(std::vector<int64_t> ys, staticShape(op, op.result(0)->type()));
