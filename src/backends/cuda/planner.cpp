@@ -282,15 +282,14 @@ Status Planner::planOp(const Operation& op, LowerContext& lctx, int depth) {
     }
   } else if (const Lowering* lowering = CudaKernelRegistry::instance().find(op.code())) {
     // Channels-last storage reaches the convolutions that take it (chooseChannelsLast).
-    lctx.operandStrides = lctx.resultStrides = lctx.rhsStrides = nullptr;
+    lctx.operandStrides = lctx.resultStrides = nullptr;
     if (op.code() == OpCode::Convolution) {
       const ValueStrides& layouts = plan_.channelsLast;
       if (auto it = layouts.find(op.operand(0)); it != layouts.end()) lctx.operandStrides = &it->second;
-      if (auto it = layouts.find(op.operand(1)); it != layouts.end()) lctx.rhsStrides = &it->second;
       if (auto it = layouts.find(op.result(0)); it != layouts.end()) lctx.resultStrides = &it->second;
     }
     Expected<std::unique_ptr<OpKernel>> kernel = (*lowering)(op, lctx);
-    lctx.operandStrides = lctx.resultStrides = lctx.rhsStrides = nullptr;
+    lctx.operandStrides = lctx.resultStrides = nullptr;
     if (kernel) {
       step.kernel = std::move(*kernel);
     } else if (kernel.status().code() == StatusCode::kUnimplemented) {

@@ -5,16 +5,27 @@
 //
 // Data gradient, dx = conv(dy, kernel): cudnnConvolutionBackwardData(w, dy) -> dx. The kernel
 // operand holds the forward's w transposed group by group and reversed in its window; it is
-// copied back into w's [K, C/groups, window...] (KCRS, or KRSC beside channels-last activations)
-// in the workspace, unless it already is that (a 1x1 window without groups).
+// copied back into w's [K, C/groups, window...] in the workspace (KCRS, or KRSC, cuDNN's NHWC
+// filter format, for f16/bf16 activations whose features are innermost, as in JAX's NHWC),
+// unless it already is that (a 1x1 window without groups).
 // Filter gradient, dw = conv(x, dy): cudnnConvolutionBackwardFilter(x, dy) -> dw. cuDNN writes dw
 // packed KCRS or KRSC; a result stored otherwise (JAX's HWIO) is written to the workspace and
 // copied.
 //
-// x, dy and dx keep their layouts: cuDNN takes their real strides (the planner's channels-last
-// storage included). 1-d convolutions get a unit spatial dim, as in convolution.cpp. Types: f32
-// (true f32 unless TF32 is allowed), f16 and bf16 (tensor cores, f32 accumulation), f64; the
-// algorithm is cuDNN's heuristic choice, made once here.
+// x, dy and dx keep their layouts: cuDNN takes their real strides. 1-d convolutions get a unit
+// spatial dim, as in convolution.cpp. Types: f32 (true f32 unless TF32 is allowed), f16 and bf16
+// (tensor cores, f32 accumulation), f64; the algorithm is cuDNN's heuristic choice, made once
+// here.
+//
+// These forms do not take the planner's channels-last storage (convolutionTakesChannelsLast), so
+// an activation that a weight gradient reads stays row-major, its forward convolution's input
+// too. They could: the descriptors below take any strides, and with NHWC activations w and dw
+// go KRSC. But in a training step the batch norms' reductions read each convolution's output
+// (the statistics) and the gradients that reach them (the backward sums), and a value a
+// reduction reads stays row-major, so NHWC would reach only some of the activations, each switch
+// between layouts a transposing fused kernel or a transform inside cuDNN: whether that beats
+// cuDNN's own transforms of all-NCHW bf16 operands is for the GPU benchmark to say, before the
+// planner gives these forms NHWC storage.
 #ifdef WF_HAVE_CUDNN
 
 #include "backends/cuda/kernels/convolution_backward.h"
@@ -155,7 +166,7 @@ Expected<std::unique_ptr<OpKernel>> lowerGradient(const Operation& op, LowerCont
   WF_ASSIGN_OR_RETURN(Dims rhsShape, staticShape(op, op.operand(1)->type()));
   WF_ASSIGN_OR_RETURN(Dims resultShape, staticShape(op, op.result(0)->type()));
   const Dims lhsStrides = ctx.operandStrides ? *ctx.operandStrides : rowMajorStridesOf(lhsShape);
-  const Dims rhsStrides = ctx.rhsStrides ? *ctx.rhsStrides : rowMajorStridesOf(rhsShape);
+  const Dims rhsStrides = rowMajorStridesOf(rhsShape);
   const Dims resultStrides = ctx.resultStrides ? *ctx.resultStrides : rowMajorStridesOf(resultShape);
 
   auto k = std::make_unique<ConvGradientKernel>();
@@ -288,10 +299,9 @@ std::optional<Expected<std::unique_ptr<OpKernel>>> lowerConvolutionGradient(cons
     default: return std::nullopt;
   }
   Expected<std::unique_ptr<OpKernel>> kernel = lowerGradient(op, ctx, *g, et, dt, computeType);
-  // Where cuDNN has no backward algorithm, the forward lowering takes the op, unless the planner
-  // stored one of its values in a way only this lowering reads.
-  const bool storedOtherwise = ctx.operandStrides || ctx.resultStrides || ctx.rhsStrides;
-  if (!kernel && kernel.status().code() == StatusCode::kUnimplemented && !storedOtherwise) return std::nullopt;
+  // Where cuDNN has no backward algorithm, the forward lowering takes the op. (Channels-last
+  // storage reaches this lowering only for ops the forward lowering takes it for too.)
+  if (!kernel && kernel.status().code() == StatusCode::kUnimplemented) return std::nullopt;
   if (kernel && ctx.stats)
     ++(g->kind == Kind::kData ? ctx.stats->convolutionBackwardData : ctx.stats->convolutionBackwardFilter);
   return kernel;

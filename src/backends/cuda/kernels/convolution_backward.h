@@ -14,8 +14,7 @@ namespace wf::cuda {
 #ifdef WF_HAVE_CUDNN
 // The kernel of `op` where it is a convolution's data or filter gradient (ir/conv_gradient.h) of
 // a type cuDNN's backward kernels take; nullopt where the forward lowering is to take it instead
-// (any other convolution, or one cuDNN finds no backward algorithm for while its storage is
-// row-major: the forward lowering reads no channels-last storage that only this one allows).
+// (any other convolution, or one cuDNN finds no backward algorithm for).
 std::optional<Expected<std::unique_ptr<OpKernel>>> lowerConvolutionGradient(const Operation& op, LowerContext& ctx);
 
 // The device's cuDNN handle is shared by its executables: held while binding it to a stream and
