@@ -123,6 +123,9 @@ void printTrainProfile(const train::Trainer& trainer, const Profile& profile) {
   if (st.fusedComposites + st.decomposedComposites > 0)
     std::cout << "composites with a kernel of their own (fused attention): " << st.fusedComposites
               << " run as that kernel, " << st.decomposedComposites << " as their decomposition\n";
+  if (st.convolutionBackwardData + st.convolutionBackwardFilter > 0)
+    std::cout << "convolution gradients on cuDNN's backward kernels: " << st.convolutionBackwardData << " data, "
+              << st.convolutionBackwardFilter << " filter; channels-last values: " << st.channelsLastValues << "\n";
   std::cout << formatMemoryBreakdown(trainer.deviceMemoryBreakdown()) << "\n";
 }
 

@@ -144,6 +144,10 @@ struct ExecutableStats {
   size_t workspaceBytes = 0;     // the largest scratch memory one step asked for
   int inPlaceSteps = 0;  // steps whose output takes the memory of an input they read for the last time
   int channelsLastValues = 0;  // activations stored NHWC around convolutions that take it
+  // cuda: convolutions that compute a convolution's gradients (ir/conv_gradient.h) and run as
+  // cuDNN's backward kernels rather than as forward convolutions.
+  int convolutionBackwardData = 0;    // input gradients: cudnnConvolutionBackwardData
+  int convolutionBackwardFilter = 0;  // weight gradients: cudnnConvolutionBackwardFilter
   // Fusion (CompileOptions::fuse): generated kernels.
   int fusedKernels = 0;        // steps that run a generated fusion kernel
   int fusedOps = 0;            // ops computed inside them (each op once, even where duplicated)

@@ -2,6 +2,7 @@
 // convolutions and fused groups NHWC (logical NCHW), the convolutions read and write them so and
 // the fused kernels index them by logical coordinates. Compared with the CPU interpreter (which
 // knows nothing of storage order) on fresh random inputs.
+#include "autodiff/autodiff.h"
 #include "cuda_test_util.h"
 
 namespace wf::cudatest {
@@ -73,6 +74,59 @@ TEST(CudaChannelsLast, ResidualBlockMatchesTheInterpreter) {
   auto plain = cudaBackend().compile(m, *mainOf(m), unfused);
   ASSERT_TRUE(plain) << plain.status().toString();
   EXPECT_EQ((*plain)->stats().channelsLastValues, 0);
+}
+
+// A training step's convolutions: two bf16 convolutions (3x3 stride 1, then 3x3 stride 2) with a
+// ReLU between, differentiated by autodiff. The forward convolutions' outputs are stored NHWC;
+// what the gradient convolutions of convolution_backward.cpp read or write stays row-major (that
+// file says why), so layouts mix around them: the first convolution's output, NHWC, feeds the
+// ReLU whose row-major output the second convolution reads, and so on.
+std::string trainingPair() {
+  const std::string x = "tensor<2x8x10x10xbf16>", h = x, y = "tensor<2x16x5x5xbf16>";
+  std::string s = "func.func @forward(%x: " + x + ", %w1: tensor<8x8x3x3xbf16>, %w2: tensor<16x8x3x3xbf16>, %r: " +
+                  y + ") -> " + y + " {\n";
+  s += "  %c1 = stablehlo.convolution(%x, %w1) dim_numbers = [b, f, 0, 1]x[o, i, 0, 1]->[b, f, 0, 1], window = "
+       "{stride = [1, 1], pad = [[1, 1], [1, 1]]} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (" +
+       x + ", tensor<8x8x3x3xbf16>) -> " + h + "\n";
+  s += "  %zero = \"stablehlo.constant\"() {value = dense<0.0> : " + h + "} : () -> " + h + "\n";
+  s += "  %h = \"stablehlo.maximum\"(%c1, %zero) : (" + h + ", " + h + ") -> " + h + "\n";
+  s += "  %c2 = stablehlo.convolution(%h, %w2) dim_numbers = [b, f, 0, 1]x[o, i, 0, 1]->[b, f, 0, 1], window = "
+       "{stride = [2, 2], pad = [[1, 1], [1, 1]]} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (" +
+       h + ", tensor<16x8x3x3xbf16>) -> " + y + "\n";
+  s += "  %z = \"stablehlo.multiply\"(%c2, %r) : (" + y + ", " + y + ") -> " + y + "\n";
+  s += "  func.return %z : " + y + "\n}\n";
+  return s;
+}
+
+TEST(CudaChannelsLast, ConvolutionGradientsMatchTheInterpreter) {
+  WF_REQUIRE_GPU();
+  Module m = parse(trainingPair());
+  ASSERT_TRUE(m.lookupFunction("forward"));
+  const std::vector<int> wrt = {0, 1, 2};
+  auto name = addValueAndGradFunction(m, "forward", wrt, "main");
+  ASSERT_TRUE(name) << name.status().toString();
+  auto exe = cudaBackend().compile(m, *mainOf(m), {});
+  ASSERT_TRUE(exe) << exe.status().toString();
+  const ExecutableStats info = (*exe)->stats();
+  // Both weight gradients and the strided convolution's input gradient run as cuDNN's backward
+  // kernels (the stride-1 input gradient is an ordinary convolution).
+  EXPECT_EQ(info.convolutionBackwardFilter, 2);
+  EXPECT_EQ(info.convolutionBackwardData, 1);
+  // The forward convolutions' outputs, which only fused groups read.
+  EXPECT_GE(info.channelsLastValues, 1);
+  for (int run = 0; run < 2; ++run) {
+    std::vector<Literal> args = {randomLiteral(Type::tensor({2, 8, 10, 10}, ElementType::kBF16), -1, 1),
+                                 randomLiteral(Type::tensor({8, 8, 3, 3}, ElementType::kBF16), -0.3, 0.3),
+                                 randomLiteral(Type::tensor({16, 8, 3, 3}, ElementType::kBF16), -0.3, 0.3),
+                                 randomLiteral(Type::tensor({2, 16, 5, 5}, ElementType::kBF16), -1, 1)};
+    auto want = runCpu(m, cloneAll(args));
+    ASSERT_TRUE(want) << want.status().toString();
+    auto got = (*exe)->run(args);
+    ASSERT_TRUE(got) << got.status().toString();
+    ASSERT_EQ(got->outputs.size(), 4u);
+    for (size_t i = 0; i < 4; ++i)
+      EXPECT_EQ(compareLiterals(got->outputs[i], (*want)[i], Tolerance{0, 0, 2e-2}), "") << "result " << i;
+  }
 }
 
 }  // namespace

@@ -78,11 +78,13 @@ struct LowerContext {
   // Only lowerings for which convolutionTakesChannelsLast() holds get them.
   const std::vector<int64_t>* operandStrides = nullptr;
   const std::vector<int64_t>* resultStrides = nullptr;
+  // The plan's counts, for lowerings that report what they chose (null: not counted).
+  ExecutableStats* stats = nullptr;
 };
 
 // True if `op` is a convolution whose input and output the cuDNN lowering can take channels-last
 // (NHWC storage of NCHW dimension numbers): 2-d, f16 or bf16, no input dilation or asymmetric
-// padding (convolution.cpp).
+// padding (convolution.cpp). Not the gradient forms of convolution_backward.cpp (it says why).
 bool convolutionTakesChannelsLast(const Operation& op);
 
 using Lowering = std::function<Expected<std::unique_ptr<OpKernel>>(const Operation& op, LowerContext& ctx)>;

@@ -964,6 +964,7 @@ Expected<Plan> Planner::build() {
   }
 
   LowerContext lctx{*device_, options_};
+  lctx.stats = &plan_.stats;
   const Operation* terminator = nullptr;
   std::optional<PhaseTimer> planningOps("ops");
   for (const auto& opPtr : body.operations()) {

@@ -22,6 +22,7 @@
 
 #include "backends/cuda/cuda_check.h"
 #include "backends/cuda/kernel.h"
+#include "backends/cuda/kernels/convolution_backward.h"
 #include "ir/window.h"
 
 // The descriptor API is deprecated in cuDNN 9 (it warns on every use); it is the supported way to
@@ -115,6 +116,8 @@ Expected<TensorDesc> tensorDesc(cudnnDataType_t t, const std::vector<int>& dims,
 }
 
 Expected<std::unique_ptr<OpKernel>> lowerConvolution(const Operation& op, LowerContext& ctx) {
+  // A convolution's data or filter gradient runs as cuDNN's backward kernel where it takes it.
+  if (auto gradient = lowerConvolutionGradient(op, ctx)) return std::move(*gradient);
   WF_ASSIGN_OR_RETURN(std::vector<int64_t> xs, staticShape(op, op.operand(0)->type()));
   WF_ASSIGN_OR_RETURN(std::vector<int64_t> ws, staticShape(op, op.operand(1)->type()));
   WF_ASSIGN_OR_RETURN(std::vector<int64_t> ys, staticShape(op, op.result(0)->type()));
