@@ -60,10 +60,14 @@ TEST_P(CudaConvolutionBackward, GradientsMatchTheInterpreter) {
   options.allowTf32 = type.tf32;
   auto exe = cudaBackend().compile(*m, *mainOf(*m), options);
   ASSERT_TRUE(exe) << exe.status().toString();
-  // The recognised gradients took cuDNN's backward kernels; the others the forward path.
+  // The recognised gradients took cuDNN's backward kernels; the others the forward path. cuDNN 9
+  // on the H100 offers no backward algorithm for channels-last f32 and f64 (it declines, and the
+  // forward path runs them, as the values below check).
   const ExecutableStats stats = (*exe)->stats();
-  EXPECT_EQ(stats.convolutionBackwardData, c.dataTaken ? 1 : 0);
-  EXPECT_EQ(stats.convolutionBackwardFilter, c.filterTaken ? 1 : 0);
+  const bool cudnnDeclines =
+      c.layout == convgrad::Layout::kNHWC && (type.et == ElementType::kF32 || type.et == ElementType::kF64);
+  EXPECT_EQ(stats.convolutionBackwardData, c.dataTaken && !cudnnDeclines ? 1 : 0);
+  EXPECT_EQ(stats.convolutionBackwardFilter, c.filterTaken && !cudnnDeclines ? 1 : 0);
   // Twice: the second run replays the captured CUDA graph.
   for (int run = 0; run < 2; ++run) {
     const std::vector<Literal> args = randomArgs(c, type.et);
