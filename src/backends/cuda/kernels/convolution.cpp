@@ -21,6 +21,7 @@
 #include <string>
 
 #include "backends/cuda/cuda_check.h"
+#include "backends/cuda/kernels/cudnn_descriptors.h"
 #include "backends/cuda/kernel.h"
 #include "backends/cuda/kernels/convolution_backward.h"
 #include "ir/window.h"
@@ -32,18 +33,6 @@
 namespace wf::cuda {
 namespace {
 
-struct TensorDescDeleter {
-  void operator()(cudnnTensorDescriptor_t d) const { WF_CUDA_WARN(cudnnDestroyTensorDescriptor(d)); }
-};
-struct FilterDescDeleter {
-  void operator()(cudnnFilterDescriptor_t d) const { WF_CUDA_WARN(cudnnDestroyFilterDescriptor(d)); }
-};
-struct ConvDescDeleter {
-  void operator()(cudnnConvolutionDescriptor_t d) const { WF_CUDA_WARN(cudnnDestroyConvolutionDescriptor(d)); }
-};
-using TensorDesc = Handle<cudnnTensorDescriptor_t, TensorDescDeleter>;
-using FilterDesc = Handle<cudnnFilterDescriptor_t, FilterDescDeleter>;
-using ConvDesc = Handle<cudnnConvolutionDescriptor_t, ConvDescDeleter>;
 
 class ConvKernel final : public OpKernel {
  public:
@@ -107,13 +96,6 @@ std::vector<int64_t> listOr(const Attribute* a, size_t n, int64_t fill) {
   return std::vector<int64_t>(n, fill);
 }
 
-Expected<TensorDesc> tensorDesc(cudnnDataType_t t, const std::vector<int>& dims, const std::vector<int>& strides) {
-  cudnnTensorDescriptor_t d = nullptr;
-  WF_CUDNN_CHECK(cudnnCreateTensorDescriptor(&d));
-  TensorDesc desc(d);
-  WF_CUDNN_CHECK(cudnnSetTensorNdDescriptor(d, t, static_cast<int>(dims.size()), dims.data(), strides.data()));
-  return desc;
-}
 
 Expected<std::unique_ptr<OpKernel>> lowerConvolution(const Operation& op, LowerContext& ctx) {
   // A convolution's data or filter gradient runs as cuDNN's backward kernel where it takes it.

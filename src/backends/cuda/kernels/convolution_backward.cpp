@@ -35,6 +35,7 @@
 #include <vector>
 
 #include "backends/cuda/cuda_check.h"
+#include "backends/cuda/kernels/cudnn_descriptors.h"
 #include "ir/conv_gradient.h"
 
 // The descriptor API is deprecated in cuDNN 9 (see convolution.cpp).
@@ -43,18 +44,6 @@
 namespace wf::cuda {
 namespace {
 
-struct TensorDescDeleter {
-  void operator()(cudnnTensorDescriptor_t d) const { WF_CUDA_WARN(cudnnDestroyTensorDescriptor(d)); }
-};
-struct FilterDescDeleter {
-  void operator()(cudnnFilterDescriptor_t d) const { WF_CUDA_WARN(cudnnDestroyFilterDescriptor(d)); }
-};
-struct ConvDescDeleter {
-  void operator()(cudnnConvolutionDescriptor_t d) const { WF_CUDA_WARN(cudnnDestroyConvolutionDescriptor(d)); }
-};
-using TensorDesc = Handle<cudnnTensorDescriptor_t, TensorDescDeleter>;
-using FilterDesc = Handle<cudnnFilterDescriptor_t, FilterDescDeleter>;
-using ConvDesc = Handle<cudnnConvolutionDescriptor_t, ConvDescDeleter>;
 
 using Dims = std::vector<int64_t>;
 using Kind = ConvolutionGradient::Kind;
@@ -129,12 +118,7 @@ std::vector<int> toInts(const Dims& v, bool pad1d, int fill) {
 }
 
 Expected<TensorDesc> tensorDesc(cudnnDataType_t t, const Dims& sizes, const Dims& strides, bool pad1d) {
-  const std::vector<int> dims = toInts(sizes, pad1d, 1), strd = toInts(strides, pad1d, 1);
-  cudnnTensorDescriptor_t d = nullptr;
-  WF_CUDNN_CHECK(cudnnCreateTensorDescriptor(&d));
-  TensorDesc desc(d);
-  WF_CUDNN_CHECK(cudnnSetTensorNdDescriptor(d, t, static_cast<int>(dims.size()), dims.data(), strd.data()));
-  return desc;
+  return cuda::tensorDesc(t, toInts(sizes, pad1d, 1), toInts(strides, pad1d, 1));
 }
 
 // Strides of w's [K, C/groups, window...] packed in cuDNN's filter format: KCRS, or KRSC (2-d).
