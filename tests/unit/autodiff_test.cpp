@@ -17,28 +17,13 @@
 #include "ir/printer.h"
 #include "ir/verifier.h"
 #include "stablehlo/parser.h"
+#include "program_test_helpers.h"
 
 namespace wf {
 namespace {
 
-Expected<Module> parseAndVerify(const std::string& text) {
-  ParseOptions options;
-  options.fileName = "test.mlir";
-  auto m = parseModule(text, options);
-  if (!m) return m.status();
-  WF_RETURN_IF_ERROR(verifyModule(*m));
-  return std::move(*m);
-}
-
-Expected<std::vector<Literal>> run(const Module& m, const std::string& name, const std::vector<Literal>& args) {
-  EvalContext ctx;
-  ctx.module = &m;
-  const Operation* f = m.lookupFunction(name);
-  if (!f) return notFound("no function @" + name);
-  std::vector<Literal> copies;
-  for (const Literal& a : args) copies.push_back(a.clone());
-  return Interpreter::callFunction(*f, std::move(copies), ctx);
-}
+Expected<Module> parseAndVerify(const std::string& text) { return programtest::parseAndVerify(text, "test.mlir"); }
+using programtest::run;
 
 double sumOf(const Literal& l) {
   double s = 0;
