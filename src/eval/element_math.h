@@ -220,6 +220,25 @@ WF_EM_FN float doubleToFloatRoundOdd(double d) {
   return bitsFloat(floatBits(f) | 1u);
 }
 
+// 64-bit integer -> float rounding to odd, for the same reason: int -> bf16/f16 through a float
+// (or a double, which rounds integers past 2^53) rounded to nearest would round twice.
+WF_EM_FN float unsignedToFloatRoundOdd(uint64_t m) {
+  if (m < (1ull << 24)) return static_cast<float>(m);  // exact
+#ifdef WF_EM_DEVICE
+  const int shift = 40 - __clzll(static_cast<long long>(m));  // bits below the 24 kept
+#else
+  const int shift = 40 - std::countl_zero(m);
+#endif
+  uint32_t kept = static_cast<uint32_t>(m >> shift);  // in [2^23, 2^24)
+  if ((static_cast<uint64_t>(kept) << shift) != m) kept |= 1u;
+  return bitsFloat((static_cast<uint32_t>(127 + 23 + shift) << 23) | (kept & 0x7fffffu));
+}
+WF_EM_FN float signedToFloatRoundOdd(int64_t x) {
+  const uint64_t m = x < 0 ? 0ull - static_cast<uint64_t>(x) : static_cast<uint64_t>(x);
+  const float f = unsignedToFloatRoundOdd(m);
+  return x < 0 ? -f : f;
+}
+
 // float -> integer of Bits bits as stablehlo.convert: truncation toward zero, saturation to
 // the range, NaN -> 0. The result is the integer's value in T (int64_t or uint64_t on the GPU).
 template <int Bits, typename T>

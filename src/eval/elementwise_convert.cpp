@@ -70,8 +70,10 @@ typename TO::S convertOne(CT<TI> x) {
     if constexpr (isIntT<TI>) {
       if constexpr (std::is_same_v<TO, NativeFloatTraits<float>> || std::is_same_v<TO, NativeFloatTraits<double>>)
         return static_cast<SO>(x);  // one rounding, even from 64-bit ints
+      else if constexpr (TI::kCat == Cat::kUInt)  // narrow float: one correct rounding, see element_math.h
+        return TO::storeDouble(static_cast<double>(em::unsignedToFloatRoundOdd(static_cast<uint64_t>(x))));
       else
-        return TO::storeDouble(static_cast<double>(x));
+        return TO::storeDouble(static_cast<double>(em::signedToFloatRoundOdd(static_cast<int64_t>(x))));
     } else if constexpr (std::is_same_v<CT<TI>, double>) {
       return TO::storeDouble(x);
     } else {

@@ -5,9 +5,11 @@
 
 #include <gtest/gtest.h>
 
+#include <bit>
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <random>
 #include <set>
 
 #include "eval/interpreter.h"
@@ -86,6 +88,34 @@ TEST(ElementMath, NarrowFloatsRoundToNearestEven) {
   // 1 + 2^-8 + 2^-40 (just above a bf16 tie) rounds up only through the round-to-odd float.
   const double d = 1.0 + std::ldexp(1.0, -8) + std::ldexp(1.0, -40);
   EXPECT_EQ(em::bf16Store(em::doubleToFloatRoundOdd(d)), 0x3f81);
+}
+
+// The bf16 nearest to m (ties to even), by integer arithmetic on m's bits.
+uint16_t bf16OfInteger(uint64_t m) {
+  if (m == 0) return 0;
+  const int top = 63 - std::countl_zero(m), shift = top - 7;  // bf16 keeps 8 significant bits
+  uint64_t kept = shift > 0 ? m >> shift : m;
+  if (shift > 0) {
+    const uint64_t rest = m & ((uint64_t{1} << shift) - 1), half = uint64_t{1} << (shift - 1);
+    if (rest > half || (rest == half && (kept & 1))) ++kept;
+  }
+  return em::bf16Store(static_cast<float>(shift > 0 ? std::ldexp(static_cast<double>(kept), shift) : static_cast<double>(m)));
+}
+
+TEST(ElementMath, IntegersRoundOnceToBf16ThroughTheRoundToOddFloat) {
+  std::mt19937_64 gen(7);
+  for (int i = 0; i < 200000; ++i) {
+    // Random widths, and values next to bf16 ties (a tie plus or minus a little).
+    uint64_t m = gen() >> (gen() % 64);
+    if (i % 2) {
+      const int top = m ? 63 - std::countl_zero(m) : 0;
+      if (top >= 9) m = (m & ~((uint64_t{1} << (top - 7)) - 1)) | (uint64_t{1} << (top - 8)), m += (gen() % 3) - 1;
+    }
+    ASSERT_EQ(em::bf16Store(em::unsignedToFloatRoundOdd(m)), bf16OfInteger(m)) << m;
+    const int64_t s = static_cast<int64_t>(m >> 1);
+    if (s == 0) continue;
+    ASSERT_EQ(em::bf16Store(em::signedToFloatRoundOdd(-s)), bf16OfInteger(static_cast<uint64_t>(s)) | 0x8000u) << -s;
+  }
 }
 
 TEST(ElementMath, FloatToIntegerSaturates) {

@@ -388,6 +388,16 @@ TEST(Elementwise, ConvertRules) {
   Literal big = fromInts(ElementType::kSI64, {(int64_t{1} << 40) + (int64_t{1} << 16) + 1});
   Literal bf32 = runOp("stablehlo.convert", {big}, Type::tensor({1}, ElementType::kF32));
   EXPECT_EQ(bf32.getDouble(0), static_cast<double>(static_cast<float>((int64_t{1} << 40) + (int64_t{1} << 16) + 1)));
+  // int64 -> bf16 rounds once: 2^40 + 2^32 + 1 is just above a bf16 tie, which a float (or, past
+  // 2^53, a double) rounded to nearest on the way would land on and then round to even, down.
+  Literal ties = fromInts(ElementType::kSI64, {(int64_t{1} << 40) + (int64_t{1} << 32) + 1,
+                                               -((int64_t{1} << 40) + (int64_t{1} << 32) + 1)});
+  Literal tiesBf = runOp("stablehlo.convert", {ties}, Type::tensor({2}, ElementType::kBF16));
+  EXPECT_EQ(tiesBf.getDouble(0), std::ldexp(1.0, 40) + std::ldexp(1.0, 33));
+  EXPECT_EQ(tiesBf.getDouble(1), -(std::ldexp(1.0, 40) + std::ldexp(1.0, 33)));
+  Literal uties = fromInts(ElementType::kUI64, {static_cast<int64_t>((uint64_t{1} << 63) + (uint64_t{1} << 55) + 1)});
+  Literal utiesBf = runOp("stablehlo.convert", {uties}, Type::tensor({1}, ElementType::kBF16));
+  EXPECT_EQ(utiesBf.getDouble(0), std::ldexp(1.0, 63) + std::ldexp(1.0, 56));
   // Booleans and complex.
   Literal c = Literal::zeros(Type::tensor({2}, ElementType::kComplexF64));
   c.setComplex(0, {0, 1});

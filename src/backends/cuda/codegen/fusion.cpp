@@ -889,6 +889,12 @@ class KernelEmitter {
   // A compute value of `from` as `to` (stablehlo.convert of the types the fused kernels take).
   static std::string converted(ElementType from, ElementType to, const std::string& x) {
     if (isBoolean(to) && !isBoolean(from)) return "(" + x + " != 0)";
+    if ((to == ElementType::kBF16 || to == ElementType::kF16) && !isBoolean(from)) {
+      // One rounding to the narrow type: the float in between rounds to odd (element_math.h).
+      if (from == ElementType::kF64) return rounded(to, "wf::em::doubleToFloatRoundOdd(" + x + ")");
+      if (isUnsignedInteger(from)) return rounded(to, "wf::em::unsignedToFloatRoundOdd((unsigned long long)(" + x + "))");
+      if (isInteger(from)) return rounded(to, "wf::em::signedToFloatRoundOdd((long long)(" + x + "))");
+    }
     return rounded(to, std::string("(") + computeCType(to) + ")(" + x + ")");
   }
 

@@ -179,6 +179,8 @@ __device__ typename To::S convertOne(typename From::C x) {
     return static_cast<S>(x);  // one rounding, from any source
   } else {  // f16 / bf16 destination
     if constexpr (std::is_same_v<typename From::C, float>) return To::store(x);
+    else if constexpr (From::kCat == Cat::kUInt) return To::store(em::unsignedToFloatRoundOdd(x));
+    else if constexpr (From::kCat == Cat::kSInt) return To::store(em::signedToFloatRoundOdd(x));
     else return To::store(em::doubleToFloatRoundOdd(static_cast<double>(x)));
   }
 }
