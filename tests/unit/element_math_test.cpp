@@ -118,6 +118,34 @@ TEST(ElementMath, IntegersRoundOnceToBf16ThroughTheRoundToOddFloat) {
   }
 }
 
+TEST(ElementMath, FloatExpIsWithinOneUlp) {
+  // Random floats over the whole range where exp is finite and non-zero (and a little beyond),
+  // against float64's exp; the specials exactly.
+  auto ulpError = [](float got, double want) {
+    if (want > 3.4028234663852886e38) return std::isinf(got) ? 0.0 : 1e9;
+    int e;
+    std::frexp(want, &e);
+    return std::abs(static_cast<double>(got) - want) / std::ldexp(1.0, std::max(e - 24, -149));
+  };
+  std::mt19937 gen(11);
+  std::uniform_real_distribution<float> wide(-110.0f, 100.0f), near(-1.0f, 1.0f);
+  double worst = 0;
+  for (int i = 0; i < 1000000; ++i) {
+    const float x = i % 2 ? wide(gen) : near(gen);
+    worst = std::max(worst, ulpError(em::expF32(x), std::exp(static_cast<double>(x))));
+  }
+  EXPECT_LE(worst, 1.0);
+  EXPECT_EQ(em::expF32(0.0f), 1.0f);
+  EXPECT_EQ(em::expF32(-0.0f), 1.0f);
+  EXPECT_EQ(em::expF32(INFINITY), INFINITY);
+  EXPECT_EQ(em::expF32(89.0f), INFINITY);
+  EXPECT_EQ(em::expF32(-INFINITY), 0.0f);
+  EXPECT_EQ(em::expF32(-104.0f), 0.0f);
+  EXPECT_EQ(em::expF32(-103.9f), std::ldexp(1.0f, -149));  // the smallest subnormal
+  EXPECT_TRUE(std::isnan(em::expF32(NAN)));
+  EXPECT_EQ(em::Exp::apply(1.0), std::exp(1.0));  // double stays libm's
+}
+
 TEST(ElementMath, FloatToIntegerSaturates) {
   EXPECT_EQ((em::floatToInt<8, int64_t>(300.7)), 127);
   EXPECT_EQ((em::floatToInt<8, int64_t>(-300.7)), -128);
