@@ -1,6 +1,7 @@
 """The BERT QA fine-tuning benchmark on CPU (bench/train_bert_qa.py): a 2-layer BERT trained by
 WarpForge on the generated SQuAD-format set reaches dev F1 >= 90 and EM >= 84, within 0.5 points
-(5e-3) of PyTorch trained on the same batches; its 20 golden steps and the first 20 steps of the
+(5e-3) of PyTorch trained on the same batches, which reaches them too (the generated set is
+learnable); its 20 golden steps and the first 20 steps of the
 run match PyTorch (rtol 1e-4). About five minutes on two cores: WF_SKIP_SLOW=1 skips it."""
 
 import importlib.util

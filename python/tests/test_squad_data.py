@@ -1,6 +1,6 @@
 """warpforge.data.squad: the official v1.1 metric, the loader's validation, the generator, the
-WordPiece vocabulary, run_qa.py's feature preparation and postprocessing, and (slow) the
-learnability of the generated set by the tiny BERT QA model."""
+WordPiece vocabulary, run_qa.py's feature preparation and postprocessing, and the reference
+run's command line."""
 
 import filecmp
 import json
@@ -473,7 +473,7 @@ def test_features_command_line(small_set, tmp_path, capsys):
 
 
 # ------------------------------------------------------------------------------------------
-# Command line and learnability
+# Command lines
 # ------------------------------------------------------------------------------------------
 
 
@@ -489,15 +489,18 @@ def test_command_line(tmp_path, capsys):
     assert "id-1" in capsys.readouterr().err
 
 
-@pytest.mark.skipif(os.environ.get("WF_SKIP_SLOW") == "1", reason="WF_SKIP_SLOW=1")
-def test_reference_run_reaches_target(tmp_path):
-    """The learnability proof (slow, bounded: 2000 steps, about 2 minutes on 2 idle cores): the
-    reference configuration trains the tiny BERT QA model from random weights to the benchmark's
-    target on the default generated set."""
+def test_reference_run_command_line(tmp_path):
+    """`python -m warpforge.data.squad_reference` end to end on a small set (one epoch). That the
+    default set is learnable to the benchmark's target (F1 >= 90, EM >= 84 after 2000 steps) is
+    checked by tests/test_bert_qa_training.py, whose PyTorch run is this module's model and
+    optimizer on the same batches."""
     from warpforge.data import squad_reference
 
-    paths = generate_squad(tmp_path, 8000, 1000, seed=0)
-    train_wordpiece([paths["train"], paths["dev"]], 1000, tmp_path / "vocab.txt")
-    result = squad_reference.run(tmp_path, seed=0, threads=2, log=lambda s: None)
-    assert result["steps"] == 2000
-    assert result["exact_match"] >= 84.0 and result["f1"] >= 90.0, result
+    out = tmp_path / "squad"
+    assert squad_reference.main(["--out", str(out), "--train", "200", "--dev", "40", "--epochs", "1",
+                                 "--vocab-size", "400", "--json", str(tmp_path / "r.json")]) == 0
+    result = json.loads((tmp_path / "r.json").read_text())
+    assert result["train_questions"] == 200 and result["dev_questions"] == 40
+    assert result["steps"] == -(-result["train_features"] // 8) and result["steps"] > 0
+    assert 0 <= result["exact_match"] <= 100 and 0 <= result["f1"] <= 100
+    assert result["exact_match"] <= result["f1"]
