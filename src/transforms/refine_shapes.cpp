@@ -89,8 +89,7 @@ bool isFoldable(OpCode code) {
 
 bool isIntegerLike(ElementType e) { return isInteger(e) || isBoolean(e) || e == ElementType::kIndex; }
 
-void countUses(const Block& block, std::unordered_map<const Value*, int>& uses);
-void removeDeadOps(Block& block, std::unordered_map<const Value*, int>& uses);
+void removeDeadOps(Block& block);
 
 class Refiner {
  public:
@@ -439,11 +438,7 @@ Expected<const Operation*> Refiner::refinedDecomposition(const Operation& call, 
   }
   newBody->append(std::move(newRet));
   fn->setAttr("function_type", Attribute::functionType(type));
-  if (options_.removeDeadOps) {
-    std::unordered_map<const Value*, int> uses;
-    countUses(*newBody, uses);
-    removeDeadOps(*newBody, uses);
-  }
+  if (options_.removeDeadOps) removeDeadOps(*newBody);
   refined_[key] = fn.get();
   decompositions_.push_back(std::move(fn));
   return decompositions_.back().get();
@@ -623,6 +618,13 @@ void removeDeadOps(Block& block, std::unordered_map<const Value*, int>& uses) {
   }
 }
 
+// Removes the side-effect-free ops under `block` whose results nothing reads.
+void removeDeadOps(Block& block) {
+  std::unordered_map<const Value*, int> uses;
+  countUses(block, uses);
+  removeDeadOps(block, uses);
+}
+
 Expected<std::unique_ptr<Module>> Refiner::run(std::string_view entry, std::span<const Type> argumentTypes) {
   const Operation* fn = source_.lookupFunction(entry);
   if (!fn) return notFound("refine shapes: no function @" + std::string(entry) + " in the module");
@@ -694,11 +696,7 @@ Expected<std::unique_ptr<Module>> Refiner::run(std::string_view entry, std::span
   newBody->append(std::move(newRet));
   newFn->setAttr("function_type", Attribute::functionType(newType));
 
-  if (options_.removeDeadOps) {
-    std::unordered_map<const Value*, int> uses;
-    countUses(*newBody, uses);
-    removeDeadOps(*newBody, uses);
-  }
+  if (options_.removeDeadOps) removeDeadOps(*newBody);
   module->append(std::move(newFn));
   for (auto& fn : decompositions_) module->append(std::move(fn));
   Status verified = verifyModule(*module);
