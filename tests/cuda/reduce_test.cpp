@@ -1,5 +1,5 @@
 // CUDA reduce kernels against the CPU interpreter: sum, product, max, min, and, or over inner,
-// outer (columns, also split into slices), middle and all dims, on every element type they take.
+// outer (columns, also split into slices), middle (runs, also split) and all dims, on every element type they take.
 #include "cuda_test_util.h"
 
 namespace wf::cudatest {
@@ -29,7 +29,12 @@ std::vector<Layout> layouts() {
           {{2, 0, 3}, {1}},         {{65, 2, 129}, {2, 0}},
           // Column reductions split into slices (reduceColumns with partials): a bias gradient's
           // shape, a middle dim reduced under a kept innermost one, leading dims reduced.
-          {{3001, 70}, {0}},        {{2, 513, 40}, {1}}, {{40, 77, 33}, {0, 1}}};
+          {{3001, 70}, {0}},        {{2, 513, 40}, {1}}, {{40, 77, 33}, {0, 1}},
+          // Runs (reduceRuns): a batch norm's statistics of NCHW, with runs longer and shorter
+          // than a block, several reduced dims before the run, and a few channels whose runs
+          // split into slices with partials.
+          {{6, 20, 17, 19}, {0, 2, 3}}, {{32, 8, 7, 7}, {0, 2, 3}}, {{4, 5, 6, 7, 50}, {0, 2, 4}},
+          {{64, 3, 40, 40}, {0, 2, 3}}};
 }
 
 class CudaReduce : public testing::TestWithParam<std::tuple<ElementType, std::string>> {};

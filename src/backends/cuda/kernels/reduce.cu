@@ -5,10 +5,12 @@
 // and base dilation and padding (padded positions and base-dilation holes hold the init value,
 // as the spec says). f16 and bf16 accumulate in f32; integers accumulate in 64 bits and wrap to
 // their width.
-// Three shapes of launch: a block per result element (the reduced dims are the innermost, or there
-// are few results), column blocks (the innermost dim is kept: reduceColumns), else a thread per
-// result element (coalesced across results).
+// Four shapes of launch: a block per result element (the reduced dims are the innermost, or there
+// are few results), blocks over runs of contiguous elements (the innermost dims reduced, a kept
+// dim before them and reduced dims before that: reduceRuns), column blocks (the innermost dim is
+// kept: reduceColumns), else a thread per result element (coalesced across results).
 #include <algorithm>
+#include <optional>
 #include <string>
 
 #include "eval/shape_util.h"
@@ -209,6 +211,91 @@ ColumnSplit splitColumns(const ReducePlan& p, int multiprocessors) {
   c.rowsPerSlice = (p.numRed + c.slices - 1) / c.slices;
   c.slices = (p.numRed + c.rowsPerSlice - 1) / c.rowsPerSlice;
   return c;
+}
+
+// Runs reduction: the innermost dims are reduced and a kept dim comes before them (a batch
+// norm's statistics of NCHW, reduced over N, H and W), so each result's elements lie in `outer`
+// runs of `inner` contiguous elements (`inner` is the product of the trailing reduced dims, the
+// runs are the other reduced dims). A block takes one result and a slice of its runs, its
+// threads reading along the runs (several runs at once where a run is shorter than the block);
+// with several slices (gridDim.y > 1) each writes its partial result and reduceColumnsFinish
+// combines them in slice order, so the sum is the same every run. The block-per-result kernel
+// would give a block all of a result's elements (a few dozen blocks for a network's first
+// channels) and index each through every reduced dim.
+struct RunPlan {
+  int64_t inner = 1;      // elements per run, contiguous
+  int64_t outer = 1;      // runs per result
+  IndexMap<1> outerMap;   // run index -> input offset (the reduced dims before the run's)
+  int64_t runsPerSlice = 1;
+  int64_t slices = 1;
+};
+
+__device__ inline int64_t runOffset(const RunPlan& rp, int64_t o) {
+  if (rp.outerMap.rank == 1) return o * rp.outerMap.strides[0][0];
+  int64_t off[1];
+  rp.outerMap.offsets(o, off);
+  return off[0];
+}
+
+template <typename Tr>
+__global__ void reduceRuns(RedKind k, const typename Tr::S* in, const typename Tr::S* init, typename Tr::S* out,
+                           typename AccOf<Tr>::type* partial, ReducePlan p, RunPlan rp) {
+  using A = typename AccOf<Tr>::type;
+  __shared__ A warpAcc[kThreads / 32];
+  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32, warps = blockDim.x / 32;
+  const int64_t j = blockIdx.x;
+  const typename Tr::S* x = in + outBase(p, j);
+  const int64_t o0 = static_cast<int64_t>(blockIdx.y) * rp.runsPerSlice;
+  const int64_t o1 = o0 + rp.runsPerSlice < rp.outer ? o0 + rp.runsPerSlice : rp.outer;
+  A acc = identity<Tr>(k);
+  if (rp.inner >= blockDim.x) {
+    for (int64_t o = o0; o < o1; ++o) {
+      const typename Tr::S* run = x + runOffset(rp, o);
+      for (int64_t i = threadIdx.x; i < rp.inner; i += blockDim.x) acc = combine<Tr>(k, acc, loadAcc<Tr>(run[i]));
+    }
+  } else {
+    const int inner = static_cast<int>(rp.inner);
+    const int perPass = static_cast<int>(blockDim.x) / inner;  // runs read at once
+    if (static_cast<int>(threadIdx.x) < perPass * inner) {
+      const int i = static_cast<int>(threadIdx.x) % inner;
+      for (int64_t o = o0 + static_cast<int>(threadIdx.x) / inner; o < o1; o += perPass)
+        acc = combine<Tr>(k, acc, loadAcc<Tr>(x[runOffset(rp, o) + i]));
+    }
+  }
+  for (int s = 16; s > 0; s /= 2) acc = combine<Tr>(k, acc, __shfl_down_sync(0xffffffffu, acc, s));
+  if (lane == 0) warpAcc[warp] = acc;
+  __syncthreads();
+  if (warp != 0) return;
+  acc = lane < warps ? warpAcc[lane] : identity<Tr>(k);
+  for (int s = 16; s > 0; s /= 2) acc = combine<Tr>(k, acc, __shfl_down_sync(0xffffffffu, acc, s));
+  if (lane != 0) return;
+  if (gridDim.y == 1) out[j] = storeAcc<Tr>(combine<Tr>(k, loadAcc<Tr>(*init), acc));
+  else partial[static_cast<int64_t>(blockIdx.y) * p.numOut + j] = acc;
+}
+
+// The runs of a reduction whose innermost dim is reduced and that is not trailing (a kept dim of
+// more than one element after a reduced one), and its slices: about four blocks per
+// multiprocessor in all, each slice at least 4096 elements.
+std::optional<RunPlan> planRuns(const ReduceGeometry& g, int64_t numOut, int multiprocessors) {
+  const size_t rank = g.inShape.size();
+  size_t d = rank;
+  RunPlan rp;
+  while (d > 0 && (g.reduced[d - 1] || g.inShape[d - 1] == 1)) rp.inner *= g.inShape[--d];
+  if (d == rank || d == 0 || rp.inner <= 1) return std::nullopt;
+  for (size_t e = 0; e < d; ++e) {
+    if (!g.reduced[e]) continue;
+    rp.outerMap.dims[rp.outerMap.rank] = g.inShape[e];
+    rp.outerMap.strides[0][rp.outerMap.rank] = g.inStrides[e];
+    ++rp.outerMap.rank;
+    rp.outer *= g.inShape[e];
+  }
+  if (rp.outerMap.rank == 0) return std::nullopt;  // trailing: a block per result reads contiguously
+  const int64_t wanted = (int64_t{4} * multiprocessors + numOut - 1) / std::max<int64_t>(numOut, 1);
+  const int64_t most = std::max<int64_t>(1, rp.outer * rp.inner / 4096);
+  rp.slices = std::clamp<int64_t>(wanted, 1, std::min<int64_t>({most, rp.outer, 65535}));
+  rp.runsPerSlice = (rp.outer + rp.slices - 1) / rp.slices;
+  rp.slices = (rp.outer + rp.runsPerSlice - 1) / rp.runsPerSlice;
+  return rp;
 }
 
 // ---- argmax / argmin: reduce of (values, indices) ----------------------------------------------
@@ -504,28 +591,42 @@ Results lowerFastReduce(const Operation& op, LowerContext& ctx) {
     return invalidArgument(op.describe() + ": and/or reduction of floats");
   WF_ASSIGN_OR_RETURN(std::vector<int64_t> inShape, staticShape(op, op.operand(0)->type()));
   WF_ASSIGN_OR_RETURN(ReducePlan p, planReduce(op, inShape));
+  WF_ASSIGN_OR_RETURN(ReduceGeometry geometry, planReduceGeometry(op, inShape));
   const int sms = ctx.device.info().multiprocessors;
-  const bool blockPerOutput = p.numRed >= 32 && (p.innermostReduced || p.numOut < int64_t{8} * sms);
   // Reduced dims outside the innermost (kept) one: the column kernel.
   const bool columns = !p.innermostReduced && p.numRed >= 8;
   const ColumnSplit split = columns ? splitColumns(p, sms) : ColumnSplit{};
+  // The innermost dims reduced, a kept dim before them and reduced dims before that: runs.
+  const std::optional<RunPlan> runs =
+      !columns && p.numRed >= 32 && p.numOut <= 0x7fffffff ? planRuns(geometry, p.numOut, sms) : std::nullopt;
+  const bool blockPerOutput = p.numRed >= 32 && (p.innermostReduced || p.numOut < int64_t{8} * sms);
+  const int64_t slices = columns ? split.slices : runs ? runs->slices : 1;
   return dispatchType(et, Results(unsupportedOnCuda(op, "no CUDA kernel for element type " + std::string(elementTypeName(et)))),
                       [&](auto tag) -> Results {
                         using Tr = decltype(tag);
                         using A = typename AccOf<Tr>::type;
-                        const size_t partialBytes = split.slices > 1 ? static_cast<size_t>(split.slices * p.numOut) * sizeof(A) : 0;
+                        const size_t partialBytes = slices > 1 ? static_cast<size_t>(slices * p.numOut) * sizeof(A) : 0;
                         ctx.workspaceBytes = std::max(ctx.workspaceBytes, partialBytes);
-                        return makeKernel([kind, p, blockPerOutput, columns, split, partialBytes](
+                        return makeKernel([kind, p, blockPerOutput, columns, split, runs, partialBytes](
                                               const LaunchContext& ctx, std::span<void* const> in, std::span<void* const> out) {
                           if (p.numOut == 0) return Status::ok();
                           using S = typename Tr::S;
                           const auto* x = static_cast<const S*>(in[0]);
                           const auto* init = static_cast<const S*>(in[1]);
                           auto* o = static_cast<S*>(out[0]);
-                          if (columns) {
-                            if (partialBytes > 0 && (!ctx.workspace || ctx.workspaceBytes < partialBytes))
-                              return internalError("reduce: workspace too small for the column partials");
-                            auto* partial = static_cast<A*>(ctx.workspace);
+                          if (partialBytes > 0 && (!ctx.workspace || ctx.workspaceBytes < partialBytes))
+                            return internalError("reduce: workspace too small for the partial results");
+                          auto* partial = static_cast<A*>(ctx.workspace);
+                          if (runs) {
+                            const dim3 grid(static_cast<unsigned>(p.numOut), static_cast<unsigned>(runs->slices));
+                            reduceRuns<Tr><<<grid, kThreads, 0, ctx.stream>>>(kind, x, init, o, partial, p, *runs);
+                            WF_CUDA_CHECK_LAUNCH("reduceRuns");
+                            if (runs->slices > 1) {
+                              reduceColumnsFinish<Tr><<<gridFor(p.numOut), kThreads, 0, ctx.stream>>>(kind, partial, runs->slices,
+                                                                                                     init, o, p.numOut);
+                              WF_CUDA_CHECK_LAUNCH("reduceColumnsFinish");
+                            }
+                          } else if (columns) {
                             const dim3 grid(static_cast<unsigned>((p.numOut + kColumnWidth - 1) / kColumnWidth),
                                             static_cast<unsigned>(split.slices));
                             reduceColumns<Tr><<<grid, dim3(kColumnWidth, kColumnRows), 0, ctx.stream>>>(kind, x, init, o, partial, p,
