@@ -115,6 +115,49 @@ func.func @main(%h: tensor<32x64xf32>, %w: tensor<64x128xf32>, %b: tensor<128xf3
 }
 )";
 
+// A batch norm in training as the exporter and autodiff write it for NCHW under bf16 autocast:
+// statistics and a gradient sum over N, H and W of the f32 widening of bf16 activations (runs
+// reductions), and the normalised output in bf16.
+std::string batchNormProgram(const std::vector<int64_t>& nchw, const std::string& et) {
+  std::string t = "tensor<";
+  for (int64_t d : nchw) t += std::to_string(d) + "x";
+  const std::string x = t + et + ">", xf = t + "f32>", xo = t + "bf16>";
+  const std::string c = "tensor<" + std::to_string(nchw[1]) + "xf32>";
+  const std::string count = std::to_string(nchw[0] * nchw[2] * nchw[3]) + ".0";
+  auto sum = [&](const std::string& r, const std::string& v) {
+    return "  " + r + " = \"stablehlo.reduce\"(" + v + ", %zero) ({\n  ^bb0(%p: tensor<f32>, %q: tensor<f32>):\n" +
+           "    %s = \"stablehlo.add\"(%p, %q) : (tensor<f32>, tensor<f32>) -> tensor<f32>\n" +
+           "    \"stablehlo.return\"(%s) : (tensor<f32>) -> ()\n  }) {dimensions = array<i64: 0, 2, 3>} : (" + xf +
+           ", tensor<f32>) -> " + c + "\n";
+  };
+  std::string text = "func.func @main(%x: " + x + ", %dy: " + x + ") -> (" + c + ", " + c + ", " + c + ", " + xo + ") {\n";
+  text += "  %zero = \"stablehlo.constant\"() {value = dense<0.0> : tensor<f32>} : () -> tensor<f32>\n";
+  if (et == "f32") {
+    text += "  %xf = \"stablehlo.negate\"(%x) : (" + x + ") -> " + xf + "\n";
+    text += "  %dyf = \"stablehlo.abs\"(%dy) : (" + x + ") -> " + xf + "\n";
+  } else {
+    text += "  %xf = \"stablehlo.convert\"(%x) : (" + x + ") -> " + xf + "\n";
+    text += "  %dyf = \"stablehlo.convert\"(%dy) : (" + x + ") -> " + xf + "\n";
+  }
+  text += sum("%sum", "%xf");
+  text += "  %n = \"stablehlo.constant\"() {value = dense<" + count + "> : " + c + "} : () -> " + c + "\n";
+  text += "  %mean = \"stablehlo.divide\"(%sum, %n) : (" + c + ", " + c + ") -> " + c + "\n";
+  text += "  %mb = \"stablehlo.broadcast_in_dim\"(%mean) {broadcast_dimensions = array<i64: 1>} : (" + c + ") -> " + xf + "\n";
+  text += "  %d = \"stablehlo.subtract\"(%xf, %mb) : (" + xf + ", " + xf + ") -> " + xf + "\n";
+  text += "  %sq = \"stablehlo.multiply\"(%d, %d) : (" + xf + ", " + xf + ") -> " + xf + "\n";
+  text += sum("%vs", "%sq");
+  text += "  %var = \"stablehlo.divide\"(%vs, %n) : (" + c + ", " + c + ") -> " + c + "\n";
+  text += "  %r = \"stablehlo.rsqrt\"(%var) : (" + c + ") -> " + c + "\n";
+  text += "  %rb = \"stablehlo.broadcast_in_dim\"(%r) {broadcast_dimensions = array<i64: 1>} : (" + c + ") -> " + xf + "\n";
+  text += "  %y = \"stablehlo.multiply\"(%d, %rb) : (" + xf + ", " + xf + ") -> " + xf + "\n";
+  text += "  %yb = \"stablehlo.convert\"(%y) : (" + xf + ") -> " + xo + "\n";
+  text += "  %pd = \"stablehlo.multiply\"(%dyf, %d) : (" + xf + ", " + xf + ") -> " + xf + "\n";
+  text += "  %np = \"stablehlo.negate\"(%pd) : (" + xf + ") -> " + xf + "\n";
+  text += sum("%g", "%np");
+  text += "  func.return %mean, %var, %g, %yb : " + c + ", " + c + ", " + c + ", " + xo + "\n}\n";
+  return text;
+}
+
 const Block& mainBody(const Module& m) { return FuncOp(mainOf(m)).body(); }
 
 TEST(FusionPlan, LayerNormFusesItsElementwiseChains) {
@@ -140,6 +183,35 @@ const Operation* opNamed(const Block& body, const std::string& name) {
   for (const auto& op : body.operations())
     if (op->numResults() == 1 && op->result(0)->nameHint() == name) return op.get();
   return nullptr;
+}
+
+TEST(FusionPlan, BatchNormSumsAreRunsReductionsOfTheirElementwiseWork) {
+  Module m = parse(batchNormProgram({32, 8, 28, 28}, "bf16"));
+  ASSERT_TRUE(mainOf(m));
+  cuda::FusionPlan plan = cuda::planFusion(mainBody(m), {});
+  // Three runs reductions, each computing its operand (the f32 widening, the centred square, the
+  // gradient product) from the bf16 inputs as it reads them; no f32 activation is stored: not
+  // the widened inputs, nor the centred value that three groups read (each computes it), nor
+  // the squares and products.
+  int runs = 0;
+  for (const cuda::FusionGroup& g : plan.groups) {
+    for (const Value* in : g.inputs) {
+      if (in->type().rank() != 4) continue;
+      EXPECT_EQ(in->type().elementType(), ElementType::kBF16) << in->nameHint();
+    }
+    if (!g.reducesRuns()) continue;
+    ++runs;
+    EXPECT_GT(g.ops.size(), 1u);
+    Expected<cuda::FusedKernelSource> code = cuda::generateFusedKernel(g, "k");
+    ASSERT_TRUE(code) << code.status().toString();
+    EXPECT_TRUE(code->twoPhase);
+    // 8 results of 25088 elements: slices of them fill the device, combined by phase 1.
+    EXPECT_GT(code->blocks, 8);
+    EXPECT_GT(code->finishBlocks, 0);
+    EXPECT_GE(code->workspaceBytes, static_cast<size_t>(code->blocks) * sizeof(float));
+  }
+  EXPECT_EQ(runs, 3);
+  for (const Operation* op : plan.absorbed) EXPECT_NE(op->code(), OpCode::Reduce);
 }
 
 TEST(FusionPlan, BiasAddJoinsTheGeluThroughASharedReshape) {
@@ -268,7 +340,9 @@ TEST(FusionPlan, ValuesOnlyARegionReadsStayAlive) {
 }
 
 TEST(FusionPlan, GeneratedKernelsCompileWithNvrtc) {
-  for (const char* text : {kLayerNorm, kHeads, kInts, kGeluFfn}) {
+  const std::string batchNorm = batchNormProgram({32, 8, 28, 28}, "bf16"),
+                    batchNormOnePhase = batchNormProgram({32, 256, 7, 7}, "f32");
+  for (const char* text : {kLayerNorm, kHeads, kInts, kGeluFfn, batchNorm.c_str(), batchNormOnePhase.c_str()}) {
     Module m = parse(text);
     ASSERT_TRUE(mainOf(m));
     cuda::FusionPlan plan = cuda::planFusion(mainBody(m), {});
@@ -397,6 +471,23 @@ TEST(FusionRun, LayerNorm) {
                      /*bitwise=*/false);
 }
 
+// Runs reductions: several slices per result combined by the second phase (8 channels of 25088
+// elements), and one slice per result (256 channels of 1568), in bf16 and f32. The incoming
+// gradient is the activation itself, so that every sum is far from zero (the gradient sum is then
+// minus the sum of squares about the mean plus a cancelling term): a relative tolerance then
+// judges the kernels, not the summation order.
+TEST(FusionRun, BatchNormRunsReductions) {
+  WF_REQUIRE_GPU();
+  for (const auto& [shape, et] : {std::pair<std::vector<int64_t>, std::string>{{32, 8, 28, 28}, "bf16"},
+                                  {{32, 256, 7, 7}, "bf16"}, {{16, 8, 20, 36}, "f32"}}) {
+    SCOPED_TRACE(et);
+    const ElementType t = et == "f32" ? ElementType::kF32 : ElementType::kBF16;
+    Literal x = randomLiteral(Type::tensor(shape, t), 0.5, 2.0);
+    Literal dy = x.clone();
+    expectFusedMatches(batchNormProgram(shape, et).c_str(), {std::move(x), std::move(dy)}, /*bitwise=*/false);
+  }
+}
+
 TEST(FusionRun, HeadsMaskAndSlice) {
   WF_REQUIRE_GPU();
   expectFusedMatches(kHeads, {randomLiteral(Type::tensor({6, 40}, ElementType::kBF16)),
@@ -522,6 +613,13 @@ TEST(FusionPlan, ExportedModelsKernelsCompile) {
     ASSERT_TRUE(m) << name;
     cuda::FusionPlan plan = cuda::planFusion(FuncOp(mainOf(*m)).body(), {});
     EXPECT_FALSE(plan.groups.empty()) << name;
+    // What a group reads is stored: an argument, or the result of an op that has a step.
+    for (const cuda::FusionGroup& g : plan.groups)
+      for (const Value* in : g.inputs) {
+        const Operation* p = in->definingOp();
+        EXPECT_TRUE(!p || !plan.absorbed.count(p)) << name << ": " << g.root()->describe() << " reads " << in->nameHint()
+                                                   << ", which no step stores";
+      }
     if (std::string(name) == "bert_small") {
       // The embedding lookups are fused (the table is read row by row, never copied whole).
       int gathers = 0;

@@ -60,21 +60,35 @@ void collectCaptures(const Operation& root, const Operation& op, std::vector<con
 // grid-stride loop. The kernel handle is filled in once the whole plan's kernels are compiled.
 class FusedKernel final : public OpKernel {
  public:
-  FusedKernel(int64_t n, int threads, int64_t blocks) : n_(n), threads_(threads), blocks_(blocks) {}
+  FusedKernel(int64_t n, const FusedKernelSource& source)
+      : n_(n), threads_(source.threads), blocks_(source.blocks), twoPhase_(source.twoPhase),
+        finishBlocks_(source.finishBlocks), workspaceBytes_(source.workspaceBytes) {}
   void setKernel(cudaKernel_t k) { kernel_ = k; }
   Status launch(const LaunchContext& ctx, std::span<void* const> in, std::span<void* const> out) override {
     if (n_ == 0) return Status::ok();
     if (!kernel_) return internalError("fused kernel launched before it was compiled");
-    // The kernel's parameters: the inputs' addresses, then the output's (no allocation here: this
-    // runs for every step of every run that is not a graph replay).
-    void* pointers[kMaxStepBuffers + 1];
-    void* args[kMaxStepBuffers + 1];
+    // The kernel's parameters: the inputs' addresses, then the output's, then for a kernel of two
+    // phases the workspace and the phase (no allocation here: this runs for every step of every
+    // run that is not a graph replay).
+    void* pointers[kMaxStepBuffers + 2];
+    void* args[kMaxStepBuffers + 3];
     if (in.size() > kMaxStepBuffers) return internalError("fused kernel with too many inputs");
+    if (workspaceBytes_ > 0 && (!ctx.workspace || ctx.workspaceBytes < workspaceBytes_))
+      return internalError("fused reduction: workspace too small for its partial results");
     for (size_t i = 0; i < in.size(); ++i) pointers[i] = in[i];
     pointers[in.size()] = out[0];
-    for (size_t i = 0; i <= in.size(); ++i) args[i] = &pointers[i];
+    pointers[in.size() + 1] = ctx.workspace;
+    int phase = 0;
+    const size_t params = in.size() + 1 + (twoPhase_ ? 1 : 0);
+    for (size_t i = 0; i < params; ++i) args[i] = &pointers[i];
+    args[params] = &phase;
     WF_CUDA_CHECK(cudaLaunchKernel(reinterpret_cast<const void*>(kernel_), dim3(static_cast<unsigned>(blocks_)),
                                    dim3(static_cast<unsigned>(threads_)), args, 0, ctx.stream));
+    if (finishBlocks_ > 0) {
+      phase = 1;
+      WF_CUDA_CHECK(cudaLaunchKernel(reinterpret_cast<const void*>(kernel_), dim3(static_cast<unsigned>(finishBlocks_)),
+                                     dim3(static_cast<unsigned>(threads_)), args, 0, ctx.stream));
+    }
     return Status::ok();
   }
 
@@ -82,6 +96,9 @@ class FusedKernel final : public OpKernel {
   int64_t n_;
   int threads_;
   int64_t blocks_;
+  bool twoPhase_;
+  int64_t finishBlocks_;
+  size_t workspaceBytes_;
   cudaKernel_t kernel_ = nullptr;
 };
 
@@ -643,7 +660,7 @@ Status Planner::planFusedGroup(const FusionGroup& group) {
   }
   Step step;
   step.op = &root;
-  auto kernel = std::make_unique<FusedKernel>(root.result(0)->type().numElements(), source.threads, source.blocks);
+  auto kernel = std::make_unique<FusedKernel>(root.result(0)->type().numElements(), source);
   fusedUsers_[index].push_back(kernel.get());
   step.kernel = std::move(kernel);
   for (const Value* v : group.inputs) {
@@ -661,6 +678,10 @@ Status Planner::planFusedGroup(const FusionGroup& group) {
   plan_.bufferOf[root.result(0)] = id;
   fusedValues_[valueKey] = id;
   step.outputBuffers.push_back(id);
+  if (source.workspaceBytes > 0) {
+    step.workspaceBytes = source.workspaceBytes;
+    step.workspaceBuffer = newBuffer(source.workspaceBytes);
+  }
   plan_.steps.push_back(std::move(step));
   ++plan_.stats.deviceSteps;
   ++plan_.stats.fusedKernels;

@@ -4,6 +4,7 @@
 #include <cctype>
 #include <cinttypes>
 #include <cstring>
+#include <functional>
 #include <map>
 #include <optional>
 #include <sstream>
@@ -16,19 +17,16 @@
 namespace wf::cuda {
 namespace {
 
-enum class FuseKind { kNone, kCompute, kMove, kReduce };
+// kReduce: a row reduction, which joins the groups of its row shape; kRunsReduce: a runs
+// reduction (runsReduceInfo), which only roots a group of its own.
+enum class FuseKind { kNone, kCompute, kMove, kReduce, kRunsReduce };
 
 
 enum class RowReduce { kSum, kProd, kMax, kMin };
 
-// A reduce that row fusion takes: one float operand and a rank-0 init, a body that is one add,
-// multiply, maximum or minimum of its two arguments, over the trailing dims of the operand.
-struct ReduceInfo {
-  RowReduce kind;
-  std::vector<int64_t> rows, cols;  // operand shape split at the first reduced dim
-};
-
-std::optional<ReduceInfo> rowReduceInfo(const Operation& op) {
+// A reduce that fusion takes: one float operand and a rank-0 init, a body that is one add,
+// multiply, maximum or minimum of its two arguments. Its kind, or nothing.
+std::optional<RowReduce> fusibleReduceKind(const Operation& op) {
   if (op.code() != OpCode::Reduce || op.numOperands() != 2 || op.numResults() != 1 || op.numRegions() != 1)
     return std::nullopt;
   const Type& in = op.operand(0)->type();
@@ -37,6 +35,7 @@ std::optional<ReduceInfo> rowReduceInfo(const Operation& op) {
   const ElementType et = in.elementType();
   if (et != ElementType::kF32 && et != ElementType::kBF16 && et != ElementType::kF16 && et != ElementType::kF64)
     return std::nullopt;
+  if (op.result(0)->type().elementType() != et || op.operand(1)->type().elementType() != et) return std::nullopt;
   if (op.region(0).empty()) return std::nullopt;
   const Block& b = op.region(0).front();
   if (b.numArguments() != 2 || b.operations().size() != 2) return std::nullopt;
@@ -47,25 +46,78 @@ std::optional<ReduceInfo> rowReduceInfo(const Operation& op) {
   if (!((f.operand(0) == b.argument(0) && f.operand(1) == b.argument(1)) ||
         (f.operand(0) == b.argument(1) && f.operand(1) == b.argument(0))))
     return std::nullopt;
-  ReduceInfo info;
   switch (f.code()) {
-    case OpCode::Add: info.kind = RowReduce::kSum; break;
-    case OpCode::Multiply: info.kind = RowReduce::kProd; break;
-    case OpCode::Maximum: info.kind = RowReduce::kMax; break;
-    case OpCode::Minimum: info.kind = RowReduce::kMin; break;
+    case OpCode::Add: return RowReduce::kSum;
+    case OpCode::Multiply: return RowReduce::kProd;
+    case OpCode::Maximum: return RowReduce::kMax;
+    case OpCode::Minimum: return RowReduce::kMin;
     default: return std::nullopt;
   }
+}
+
+// Which dims of a fusible reduce's operand it reduces, or nothing.
+std::optional<std::vector<bool>> reducedDims(const Operation& op) {
   Expected<std::vector<int64_t>> dims = cpu::intListAttr(op, "dimensions");
   if (!dims || dims->empty()) return std::nullopt;
-  std::vector<int64_t> d = *dims;
-  std::sort(d.begin(), d.end());
-  const int64_t rank = in.rank();
-  for (size_t k = 0; k < d.size(); ++k)
-    if (d[k] != rank - static_cast<int64_t>(d.size()) + static_cast<int64_t>(k)) return std::nullopt;
-  const size_t split = static_cast<size_t>(rank) - d.size();
-  info.rows.assign(in.shape().begin(), in.shape().begin() + static_cast<std::ptrdiff_t>(split));
-  info.cols.assign(in.shape().begin() + static_cast<std::ptrdiff_t>(split), in.shape().end());
+  std::vector<bool> reduced(static_cast<size_t>(op.operand(0)->type().rank()), false);
+  for (int64_t d : *dims) {
+    if (d < 0 || static_cast<size_t>(d) >= reduced.size() || reduced[static_cast<size_t>(d)]) return std::nullopt;
+    reduced[static_cast<size_t>(d)] = true;
+  }
+  return reduced;
+}
+
+// A reduce that row fusion takes: a fusible reduce over the trailing dims of the operand.
+struct ReduceInfo {
+  RowReduce kind;
+  std::vector<int64_t> rows, cols;  // operand shape split at the first reduced dim
+};
+
+std::optional<ReduceInfo> rowReduceInfo(const Operation& op) {
+  std::optional<RowReduce> kind = fusibleReduceKind(op);
+  if (!kind) return std::nullopt;
+  std::optional<std::vector<bool>> reduced = reducedDims(op);
+  if (!reduced) return std::nullopt;
+  const std::vector<int64_t>& shape = op.operand(0)->type().shape();
+  size_t split = reduced->size();
+  while (split > 0 && (*reduced)[split - 1]) --split;
+  for (size_t d = 0; d < split; ++d)
+    if ((*reduced)[d]) return std::nullopt;
+  ReduceInfo info;
+  info.kind = *kind;
+  info.rows.assign(shape.begin(), shape.begin() + static_cast<std::ptrdiff_t>(split));
+  info.cols.assign(shape.begin() + static_cast<std::ptrdiff_t>(split), shape.end());
   if (numElementsOf(info.cols) == 0) return std::nullopt;
+  return info;
+}
+
+// A reduce that runs fusion takes: a fusible reduce whose operand's innermost dim is reduced and
+// that keeps a dim (of more than one element) after a reduced one, as a batch norm's statistics
+// of NCHW do (reduced over N, H and W). Each result element then reads runs of contiguous
+// elements, and the kernel (generateRuns) computes the reduce's operand as it reads it.
+struct RunsInfo {
+  RowReduce kind;
+  std::vector<bool> reduced;
+  int64_t numOut = 1, numRed = 1;
+};
+
+std::optional<RunsInfo> runsReduceInfo(const Operation& op) {
+  std::optional<RowReduce> kind = fusibleReduceKind(op);
+  if (!kind) return std::nullopt;
+  std::optional<std::vector<bool>> reduced = reducedDims(op);
+  if (!reduced || !reduced->back()) return std::nullopt;
+  const std::vector<int64_t>& shape = op.operand(0)->type().shape();
+  RunsInfo info;
+  info.kind = *kind;
+  info.reduced = *reduced;
+  bool seenReduced = false, keptAfterReduced = false;
+  for (size_t d = 0; d < shape.size(); ++d) {
+    (info.reduced[d] ? info.numRed : info.numOut) *= shape[d];
+    if (info.reduced[d]) seenReduced = true;
+    else if (seenReduced && shape[d] != 1) keptAfterReduced = true;
+  }
+  // Enough elements per result that a block of threads has work: fewer go to reduce.cu.
+  if (!keptAfterReduced || info.numRed < 1024 || info.numOut == 0) return std::nullopt;
   return info;
 }
 
@@ -165,7 +217,8 @@ bool isRowGather(const Operation& op) {
 }
 
 FuseKind fuseKind(const Operation& op) {
-  if (op.code() == OpCode::Reduce) return rowReduceInfo(op) ? FuseKind::kReduce : FuseKind::kNone;
+  if (op.code() == OpCode::Reduce)
+    return rowReduceInfo(op) ? FuseKind::kReduce : runsReduceInfo(op) ? FuseKind::kRunsReduce : FuseKind::kNone;
   if (op.code() == OpCode::Gather)
     return isRowGather(op) && isFusibleType(op.operand(0)->type()) && isFusibleType(op.operand(1)->type())
                ? FuseKind::kMove
@@ -198,6 +251,10 @@ FuseKind fuseKind(const Operation& op) {
       const ElementType from = op.operand(0)->type().elementType();
       // float -> integer conversions (saturation, NaN) keep their own kernel.
       if (isFloat(from) && isInteger(et)) return FuseKind::kNone;
+      // Widening a float is exact and costs less to redo than the wider copy costs to store and
+      // read back (a bf16 activation that a batch norm reads in f32 for its statistics, its
+      // normalisation and its gradients): every group that reads it converts it for itself.
+      if (isFloat(from) && isFloat(et) && storageBytes(from) < storageBytes(et)) return FuseKind::kMove;
       return FuseKind::kCompute;
     }
     default:
@@ -241,6 +298,8 @@ bool FusionGroup::hasReduce() const {
   return false;
 }
 
+bool FusionGroup::reducesRuns() const { return root()->code() == OpCode::Reduce && runsReduceInfo(*root()).has_value(); }
+
 FusionPlan planFusion(const Block& block, const std::unordered_set<const Value*>& materialize,
                       const FusionOptions& options) {
   FusionPlan plan;
@@ -271,10 +330,56 @@ FusionPlan planFusion(const Block& block, const std::unordered_set<const Value*>
   }
   for (const Value* v : materialize) uses[v].needsBuffer = true;
   std::unordered_map<const Value*, int> absorbedUses;
+  // Values a planned group reads from memory. A move op (or work recomputed per user) that a
+  // group computes for itself reads its operands there; where such an operand's only user is
+  // that op, the op's own group must not absorb the operand's producer, or nothing would store
+  // it. Groups are planned from the block's end, so the readers come first.
+  std::unordered_set<const Value*> readFromMemory;
 
   auto producerInBlock = [&](const Value* v) -> const Operation* {
     const Operation* p = v->definingOp();
     return p && p->parentBlock() == &block ? p : nullptr;
+  };
+
+  // Cheap elementwise work with several users that every group using it computes for itself,
+  // as it does move ops, when that reads no more bytes per element than storing the value would
+  // write: the f32 values a bf16 network's batch norms compute from its bf16 activations (the
+  // centred activation, the incoming gradient times the scale), each read by several
+  // reductions and by the next layer's input. The bytes are those of the stored values the work
+  // reads at full size (a broadcast of a much smaller value counts nothing), up to a few ops
+  // deep, so that recomputation stays bounded.
+  std::map<std::pair<const Value*, int>, int64_t> leafBytesMemo;  // by value and depth
+  std::function<int64_t(const Value*, int)> leafBytes = [&](const Value* v, int depth) -> int64_t {
+    constexpr int64_t kTooMany = int64_t{1} << 20;
+    constexpr int kMaxDepth = 4;
+    if (v->type().rank() == 0) return 0;
+    const int64_t own = storageBytes(v->type().elementType());
+    const Operation* p = producerInBlock(v);
+    if (!p || uses[v].needsBuffer) return own;
+    if (auto it = leafBytesMemo.find({v, depth}); it != leafBytesMemo.end()) return it->second;
+    int64_t bytes = own;
+    const FuseKind kind = fuseKind(*p);
+    const OpCode c = p->code();
+    if (c == OpCode::Constant || c == OpCode::Iota) {
+      bytes = kind == FuseKind::kMove ? 0 : own;
+    } else if (c == OpCode::BroadcastInDim && kind == FuseKind::kMove) {
+      bytes = p->operand(0)->type().numElements() * 16 <= v->type().numElements() ? 0 : leafBytes(p->operand(0), depth + 1);
+    } else if (depth < kMaxDepth && kind != FuseKind::kNone && kind != FuseKind::kReduce &&
+               kind != FuseKind::kRunsReduce &&
+               (c == OpCode::Convert || c == OpCode::Add || c == OpCode::Subtract || c == OpCode::Multiply ||
+                c == OpCode::Negate || c == OpCode::Abs || c == OpCode::Maximum || c == OpCode::Minimum ||
+                c == OpCode::Select || c == OpCode::Compare || c == OpCode::Clamp)) {
+      bytes = 0;
+      for (const Value* o : p->operands()) bytes = std::min(kTooMany, bytes + leafBytes(o, depth + 1));
+    }
+    return leafBytesMemo[{v, depth}] = bytes;
+  };
+  auto recomputedPerUser = [&](const Operation& p) {
+    if (fuseKind(p) != FuseKind::kCompute || p.numResults() != 1) return false;
+    const Value* v = p.result(0);
+    // A value stored anyway (an op that is not fused reads it) is read, not recomputed.
+    if (uses[v].uses < 2 || uses[v].needsBuffer || !isFloat(v->type().elementType())) return false;
+    return leafBytes(v, 0) <= storageBytes(v->type().elementType());
   };
 
   // Grows a group from `root`; returns its members and the uses it absorbs. With
@@ -314,15 +419,16 @@ FusionPlan planFusion(const Block& block, const std::unordered_set<const Value*>
         work.pop_back();
         for (const Value* v : m->operands()) {
           const Operation* p = producerInBlock(v);
-          if (!p || uses[v].needsBuffer) continue;
+          if (!p || uses[v].needsBuffer || readFromMemory.count(v)) continue;
           const FuseKind kind = fuseKind(*p);
-          if (kind == FuseKind::kNone || (kind == FuseKind::kReduce && !allowReduce)) continue;
+          if (kind == FuseKind::kNone || kind == FuseKind::kRunsReduce || (kind == FuseKind::kReduce && !allowReduce))
+            continue;
           if (inGroup.count(p)) {
             absorbedEdges.push_back(v);
             continue;
           }
           if (static_cast<int>(members.size()) >= maxOps) continue;
-          if (kind == FuseKind::kMove) {
+          if (kind == FuseKind::kMove || recomputedPerUser(*p)) {
             add(p, exclusive.count(m) && uses[v].uses == 1);
             absorbedEdges.push_back(v);
           } else if (kind == FuseKind::kReduce && !reduceFits(*p)) {
@@ -361,7 +467,7 @@ FusionPlan planFusion(const Block& block, const std::unordered_set<const Value*>
       // A move op with several users (a reshape both halves of a GELU read) is computed for this
       // group alone once all its users are exclusive members: then its producers may join too.
       for (const Operation* p : members) {
-        if (exclusive.count(p) || fuseKind(*p) != FuseKind::kMove) continue;
+        if (exclusive.count(p) || (fuseKind(*p) != FuseKind::kMove && !recomputedPerUser(*p))) continue;
         bool allExclusive = false;
         const Value* v = p->result(0);
         if (readsInside(v, allExclusive) != uses[v].uses || !allExclusive) continue;
@@ -393,7 +499,7 @@ FusionPlan planFusion(const Block& block, const std::unordered_set<const Value*>
     if (kind == FuseKind::kNone || plan.absorbed.count(&op)) continue;
     const Value* v = op.result(0);
     const UseInfo& u = uses[v];
-    if (!u.needsBuffer && u.uses > 0 && absorbedUses[v] >= u.uses) {
+    if (!u.needsBuffer && u.uses > 0 && absorbedUses[v] >= u.uses && !readFromMemory.count(v)) {
       plan.absorbed.insert(&op);
       continue;
     }
@@ -403,7 +509,9 @@ FusionPlan planFusion(const Block& block, const std::unordered_set<const Value*>
     std::vector<const Operation*> members;
     std::vector<const Value*> edges;
     FusionGroup group;
-    bool allowReduce = true;
+    // A runs reduction roots a group of the elementwise work before it, no other reduction.
+    const bool runsRoot = kind == FuseKind::kRunsReduce;
+    bool allowReduce = !runsRoot;
     for (int maxOps = options.maxOps;; maxOps = std::max(1, maxOps / 2)) {
       grow(op, maxOps, allowReduce, members, edges);
       group.ops = members;
@@ -427,8 +535,12 @@ FusionPlan planFusion(const Block& block, const std::unordered_set<const Value*>
       if (fits || maxOps == 1) break;
     }
     if (static_cast<int>(group.inputs.size()) > options.maxInputs) continue;  // the op's own kernel
-    if (op.code() == OpCode::Reduce && !allowReduce) continue;
+    if (op.code() == OpCode::Reduce && !runsRoot && !allowReduce) continue;
+    // A runs reduction that absorbed nothing keeps reduce.cu's kernel (which sizes its slices to
+    // the device), as does one the code generator cannot write.
+    if (runsRoot && (members.size() == 1 || !generateFusedKernel(group, "probe"))) continue;
     for (const Value* e : edges) ++absorbedUses[e];
+    readFromMemory.insert(group.inputs.begin(), group.inputs.end());
     reversed.push_back(std::move(group));
   }
   for (size_t i = reversed.size(); i-- > 0;) {
@@ -532,6 +644,10 @@ class KernelEmitter {
     idx_ = wide ? "long long" : "int";
     memo_.emplace_back();
     rootStrides_ = stridesOf(group_.root()->result(0));
+    if (group_.reducesRuns()) {
+      if (!rootStrides_.empty()) return internalError("a runs reduction written in another storage order");
+      return generateRuns(name);
+    }
     if (group_.hasReduce()) {
       if (!rootStrides_.empty()) return internalError("a row-fused group written in another storage order");
       for (const Value* in : group_.inputs)
@@ -843,6 +959,104 @@ class KernelEmitter {
     return out;
   }
 
+  // Runs fusion: the root is a runs reduction (runsReduceInfo) of the group's elementwise work.
+  // Block b takes result j = b % numOut and slice b / numOut of its elements, which it walks in
+  // row-major order of the reduced dims, so that neighbouring threads read neighbouring elements
+  // of the runs; each element of the operand is computed where it is read. The slices fill the
+  // device (about 1024 blocks, each at least 2048 elements); several write partial results that
+  // phase 1 combines in slice order, so the result is the same on every run.
+  Expected<FusedKernelSource> generateRuns(const std::string& name) {
+    const Operation& red = *group_.root();
+    std::optional<RunsInfo> info = runsReduceInfo(red);
+    if (!info) return internalError(red.describe() + ": not a runs reduction");
+    const std::vector<int64_t>& shape = red.operand(0)->type().shape();
+    std::vector<int64_t> keptShape, redShape;
+    for (size_t d = 0; d < shape.size(); ++d) (info->reduced[d] ? redShape : keptShape).push_back(shape[d]);
+    const int64_t numOut = info->numOut, numRed = info->numRed;
+    constexpr int64_t kBlocks = 1024, kMinSlice = 2048;
+    int64_t slices = std::clamp<int64_t>((kBlocks + numOut - 1) / numOut, 1, std::max<int64_t>(1, numRed / kMinSlice));
+    const int64_t perSlice = (numRed + slices - 1) / slices;
+    slices = (numRed + perSlice - 1) / perSlice;
+    const ElementType et = red.result(0)->type().elementType();
+    const bool d = et == ElementType::kF64;
+    const std::string acc = d ? "double" : "float";
+    std::string identity;
+    switch (info->kind) {
+      case RowReduce::kSum: identity = d ? "0.0" : "0.0f"; break;
+      case RowReduce::kProd: identity = d ? "1.0" : "1.0f"; break;
+      case RowReduce::kMax: identity = d ? "-__longlong_as_double(0x7ff0000000000000ll)" : "-__int_as_float(0x7f800000)"; break;
+      case RowReduce::kMin: identity = d ? "__longlong_as_double(0x7ff0000000000000ll)" : "__int_as_float(0x7f800000)"; break;
+    }
+    const std::string combine = std::string(combineFn(info->kind)) + "()";
+    const std::string in1 = "    ", in2 = "      ";
+
+    // Phase 0: this block's slice of result j.
+    body_ << "  if (phase == 0) {\n";
+    body_ << in1 << "const " << idx_ << " j = blockIdx.x % " << numOut << ";\n";
+    body_ << in1 << "const " << idx_ << " first = blockIdx.x / " << numOut << " * " << perSlice << ";\n";
+    body_ << in1 << "const " << idx_ << " end = first + " << perSlice << " < " << numRed << " ? first + " << perSlice
+          << " : " << numRed << ";\n";
+    memo_.emplace_back();
+    std::vector<std::string> keptCoords = declareCoords(keptShape, 0, "j", in1);
+    body_ << in1 << acc << " a = " << identity << ";\n";
+    body_ << "#pragma unroll 4\n";
+    body_ << in1 << "for (" << idx_ << " r = first + threadIdx.x; r < end; r += 256) {\n";
+    memo_.emplace_back();
+    std::vector<std::string> redCoords = declareCoords(redShape, keptShape.size(), "r", in2);
+    std::vector<std::string> coords(shape.size());
+    for (size_t dim = 0, k = 0, r = 0; dim < shape.size(); ++dim)
+      coords[dim] = info->reduced[dim] ? redCoords[r++] : keptCoords[k++];
+    WF_ASSIGN_OR_RETURN(std::string x, emit(red.operand(0), coords, false));
+    body_ << in2 << "a = " << combine << "(a, (" << acc << ")" << x << ");\n";
+    memo_.pop_back();
+    body_ << in1 << "}\n";
+    body_ << in1 << "a = wf_block_allreduce(a, " << combine << ", wf_smem);\n";
+    body_ << in1 << "if (threadIdx.x != 0) return;\n";
+    if (slices == 1) {
+      WF_ASSIGN_OR_RETURN(std::string init, emit(red.operand(1), {}, false));
+      const std::string r = declare(et, rounded(et, combine + "((" + acc + ")" + init + ", a)"));
+      body_ << in1 << "out[j] = " << storeRoot(et, r) << ";\n";
+    } else {
+      body_ << in1 << "static_cast<" << acc << "*>(partial)[blockIdx.x] = a;\n";
+    }
+    memo_.pop_back();
+    body_ << "  } else {\n";
+    // Phase 1: each result from its slices' partial results, in slice order.
+    if (slices > 1) {
+      memo_.emplace_back();
+      body_ << in1 << "const " << acc << "* p = static_cast<const " << acc << "*>(partial);\n";
+      body_ << in1 << "for (" << idx_ << " j = blockIdx.x * 256 + threadIdx.x; j < " << numOut
+            << "; j += gridDim.x * 256) {\n";
+      body_ << in2 << acc << " a = p[j];\n";
+      body_ << in2 << "for (int s = 1; s < " << slices << "; ++s) a = " << combine << "(a, p[s * " << numOut
+            << " + j]);\n";
+      WF_ASSIGN_OR_RETURN(std::string init, emit(red.operand(1), {}, false));
+      const std::string r = declare(et, rounded(et, combine + "((" + acc + ")" + init + ", a)"));
+      body_ << in2 << "out[j] = " << storeRoot(et, r) << ";\n";
+      body_ << in1 << "}\n";
+      memo_.pop_back();
+    }
+    body_ << "  }\n";
+
+    FusedKernelSource out;
+    std::ostringstream src;
+    src << "extern \"C\" __global__ void __launch_bounds__(256) " << name << "(";
+    for (size_t i = 0; i < group_.inputs.size(); ++i)
+      src << "const " << storageCType(group_.inputs[i]->type().elementType()) << "* __restrict__ in" << i << ", ";
+    src << storageCType(et) << "* __restrict__ out, void* __restrict__ partial, int phase) {\n";
+    src << "  __shared__ " << acc << " wf_smem[8];\n";
+    src << body_.str() << "}\n";
+    out.code = src.str();
+    out.threads = 256;
+    out.blocks = numOut * slices;
+    out.twoPhase = true;
+    if (slices > 1) {
+      out.finishBlocks = std::min<int64_t>((numOut + 255) / 256, int64_t{1} << 20);
+      out.workspaceBytes = static_cast<size_t>(numOut * slices) * (d ? sizeof(double) : sizeof(float));
+    }
+    return out;
+  }
+
   static std::string key(const Value* v, const std::vector<std::string>& coords) {
     std::string k = std::to_string(reinterpret_cast<uintptr_t>(v));
     for (const std::string& c : coords) k += "," + c;
@@ -1117,6 +1331,7 @@ Expected<RegionFunction> generateRegionFunction(const Region& region, const std:
   auto elementwise = [&](const Operation& op) {
     const FuseKind kind = fuseKind(op);
     if (kind == FuseKind::kCompute) return true;
+    if (op.code() == OpCode::Convert) return kind == FuseKind::kMove;  // a widening one
     if (op.code() == OpCode::Constant) return kind == FuseKind::kMove;  // a splat
     // A broadcast of a rank-0 value holds that value everywhere.
     return op.code() == OpCode::BroadcastInDim && kind == FuseKind::kMove && scalar(op.operand(0));

@@ -19,6 +19,11 @@
 // the producers of a move op all of whose users are in it (the bias add read through a reshape by
 // both halves of a GELU).
 //
+// Runs fusion: a reduction whose innermost dim is reduced under a kept one (a batch norm's
+// statistics and gradient sums over N, H and W of NCHW) roots a group of the elementwise work
+// that computes its operand; a block per result (and slice of its elements) reads the group's
+// inputs along their contiguous runs, so the operand is never stored.
+//
 // Values in `materialize` (activation taps) and values used by nested regions or by ops that are
 // not fused keep their buffers. Narrow floats round to their type after every op, so a fused
 // group computes bit for bit what the one-op kernels compute (contraction into FMA is off).
@@ -39,13 +44,21 @@ struct FusionGroup {
   std::vector<const Value*> inputs;   // values read from outside the group, in first-use order
   const Operation* root() const { return ops.back(); }
   bool hasReduce() const;
+  bool reducesRuns() const;  // rooted at a runs reduction (a kernel of two phases)
 };
 
-// A generated kernel and how to launch it (threads per block, blocks).
+// A generated kernel and how to launch it (threads per block, blocks). A runs reduction's kernel
+// takes two more parameters, `(..., out, void* partial, int phase)`: phase 0 on `blocks` blocks
+// reduces slices of each result's elements, and where there are several slices it writes their
+// partial results to `partial` (workspaceBytes) and phase 1 on `finishBlocks` blocks combines
+// them, in slice order.
 struct FusedKernelSource {
   std::string code;
   int threads = 256;
   int64_t blocks = 1;
+  bool twoPhase = false;
+  int64_t finishBlocks = 0;  // 0: phase 0 writes the results
+  size_t workspaceBytes = 0;
 };
 
 struct FusionPlan {
