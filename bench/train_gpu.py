@@ -138,7 +138,8 @@ def main(argv=None) -> int:
     p.add_argument("--skip-torch", action="store_true")
     p.add_argument("--skip-validate", action="store_true")
     p.add_argument("--profile", action="store_true",
-                   help="also run `warpforge train --profile` (per-op times, memory plan) and print it")
+                   help="also run `warpforge train --profile` (per-op times, memory plan) and print it; "
+                        "every op's time goes to OUT/profile/profile.json")
     p.add_argument("--data-parallel", default="",
                    help="comma-separated rank counts (e.g. 1,2): also run `warpforge train` as that many ranks "
                         "under `warpforge launch` (the data-parallel step: bucketed all-reduce over NCCL, one GPU "
@@ -225,7 +226,8 @@ def main(argv=None) -> int:
 
     if args.profile:
         proc = subprocess.run([args.warpforge, "train", str(pkg), "--data", str(data), "--steps", "8",
-                               "--device", "cuda", "--profile", "--log-every", "0"], capture_output=True, text=True)
+                               "--device", "cuda", "--profile", "--log-every", "0",
+                               "--checkpoint-dir", str(out / "profile")], capture_output=True, text=True)
         print(proc.stdout, proc.stderr[-2000:] if proc.returncode else "", flush=True)
 
     print()

@@ -21,7 +21,7 @@ void Profile::add(const RunReport& report) {
   }
 }
 
-nlohmann::json profileJson(const Profile& p) {
+nlohmann::json profileJson(const Profile& p, size_t slowestRows) {
   nlohmann::json byName = nlohmann::json::array(), slowest = nlohmann::json::array();
   std::vector<std::pair<std::string, Profile::ByName>> names(p.byName.begin(), p.byName.end());
   std::sort(names.begin(), names.end(), [](const auto& a, const auto& b) { return a.second.micros > b.second.micros; });
@@ -32,7 +32,7 @@ nlohmann::json profileJson(const Profile& p) {
                       {"share", p.totalMicros > 0 ? b.micros / p.totalMicros : 0.0}});
   std::vector<std::pair<std::pair<std::string, std::string>, double>> ops(p.byOp.begin(), p.byOp.end());
   std::sort(ops.begin(), ops.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
-  for (size_t i = 0; i < ops.size() && i < kProfileRows; ++i)
+  for (size_t i = 0; i < ops.size() && i < slowestRows; ++i)
     slowest.push_back({{"op", ops[i].first.first}, {"location", ops[i].first.second},
                        {"ms_per_run", ops[i].second / 1000.0 / p.runs}});
   return {{"by_op", byName}, {"slowest", slowest}};
@@ -63,7 +63,7 @@ void printProfile(const Profile& p) {
     std::cout << "profile: the backend recorded no op timings\n";
     return;
   }
-  nlohmann::json j = profileJson(p);
+  nlohmann::json j = profileJson(p, kProfileRows);
   char line[512];
   std::cout << "profile, per run (a step's time, an op's or a fused group's, runs from the end of the previous step):\n";
   std::snprintf(line, sizeof line, "  %-36s %8s %11s %7s\n", "op", "calls", "ms", "share");

@@ -29,7 +29,8 @@ struct Profile {
 };
 
 // {"by_op": [{op, calls_per_run, ms_per_run, share}...], "slowest": [{op, location, ms_per_run}...]}
-nlohmann::json profileJson(const Profile& p);
+// `slowest` ops by time (all of them with SIZE_MAX).
+nlohmann::json profileJson(const Profile& p, size_t slowest = 15);
 // The ops by total time, then the slowest single ops with their source locations.
 void printProfile(const Profile& p);
 // The phases of opening and compiling (support/phase_timer.h) between two phaseTimes()

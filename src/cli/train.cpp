@@ -368,6 +368,9 @@ int runTrain(const TrainOptions& options) {
     std::cerr << "warpforge: exported the trained model to " << options.exportDir << "\n";
   }
   if (options.profile && lead) {
+    // Every op's time, for tools: profile.json beside the loss curve.
+    const std::string profilePath = (fs::path(outDir) / "profile.json").string();
+    if (Status st = writeOut(profilePath, profileJson(profile, SIZE_MAX)); !st.isOk()) return reportStatus(st);
     printTrainProfile(trainer, profile);
     printPhaseTimes(phasesBefore, phaseTimes());  // opening, compiling, and the first step's graph capture
   }
