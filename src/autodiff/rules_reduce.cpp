@@ -152,7 +152,10 @@ Status reduceWindowSum(VjpContext& c, const Window& w) {
 // Max (min) pooling: each window's cotangent goes to the element the window chose, the first
 // of equal ones, as PyTorch's max_pool backward does: select_and_scatter with a GE (LE) select
 // and an add scatter. The padding is applied first with the init value, as reduce_window pads,
-// so padded elements compete exactly as they did in the forward pass.
+// so padded elements compete exactly as they did in the forward pass. Narrow floats run in f32
+// (widening is exact, so the same elements are chosen) and round once at the end, as PyTorch
+// accumulates overlapping windows' gradients in float: a bf16 add per window would round each
+// element up to four times.
 Status reduceWindowChooser(VjpContext& c, const Window& w, bool isMax) {
   OpBuilder& b = c.b;
   if (c.active(1)) return c.unsupported("reduce_window: the init value is not differentiated");
@@ -161,17 +164,17 @@ Status reduceWindowChooser(VjpContext& c, const Window& w, bool isMax) {
     if (w.baseDilation[i] != 1 || w.windowDilation[i] != 1)
       return c.unsupported("reduce_window max/min pooling with dilations has no VJP rule");
   const Type& operand = c.operandType(0);
-  ElementType e = operand.elementType();
+  const ElementType e = OpBuilder::accumulationType(operand.elementType());
   size_t n = w.rank();
   Dims zeros(n, 0);
-  Value* padded = b.pad(c.operand(0), c.operand(1), w.padLow, w.padHigh, zeros);
+  Value* padded = b.pad(b.convert(c.operand(0), e), b.convert(c.operand(1), e), w.padLow, w.padHigh, zeros);
   Location loc = b.location();
   Dims pads(2 * n, 0);
   std::vector<NamedAttribute> attrs = {{"window_dimensions", i64DenseArray(w.size)},
                                        {"window_strides", i64DenseArray(w.strides)},
                                        {"padding", i64Matrix(pads, static_cast<int64_t>(n), 2)}};
   Value* scattered =
-      b.create("stablehlo.select_and_scatter", {padded, c.cotangent(), b.scalar(e, 0.0)}, std::move(attrs), {}, 1,
+      b.create("stablehlo.select_and_scatter", {padded, b.convert(c.cotangent(), e), b.scalar(e, 0.0)}, std::move(attrs), {}, 1,
                [&](Operation* op) {
                  Block* select = op->addRegion()->addBlock();
                  Value* a = select->addArgument(Type::scalar(e));
@@ -188,7 +191,7 @@ Status reduceWindowChooser(VjpContext& c, const Window& w, bool isMax) {
     negLow[i] = -w.padLow[i];
     negHigh[i] = -w.padHigh[i];
   }
-  c.accumulate(0, b.pad(scattered, b.scalar(e, 0.0), negLow, negHigh, zeros));
+  c.accumulate(0, b.convert(b.pad(scattered, b.scalar(e, 0.0), negLow, negHigh, zeros), operand.elementType()));
   return Status::ok();
 }
 

@@ -731,6 +731,37 @@ TEST(AutodiffTest, ProductGradientIsExactAtZeros) {
   EXPECT_EQ((*out)[1].getDouble(2), 0.0);
 }
 
+TEST(AutodiffTest, MaxPoolGradientOfNarrowFloatsRoundsOnce) {
+  // All three windows choose x[1]; their cotangents 1, 2^-8 and 2^-8 sum to 1 + 2^-7, a bf16
+  // value, where bf16 adds one window at a time would round 1 + 2^-8 back to 1 twice. The rule
+  // scatters in f32 and rounds once, as PyTorch's max-pool backward accumulates in float.
+  auto m = parseAndVerify(R"(func.func @main(%x: tensor<3xbf16>, %w: tensor<3xbf16>) -> tensor<3xbf16> {
+  %c = stablehlo.constant dense<0xFF80> : tensor<bf16>
+  %r = "stablehlo.reduce_window"(%x, %c) ({
+  ^bb0(%a: tensor<bf16>, %b: tensor<bf16>):
+    %m = "stablehlo.maximum"(%a, %b) : (tensor<bf16>, tensor<bf16>) -> tensor<bf16>
+    "stablehlo.return"(%m) : (tensor<bf16>) -> ()
+  }) {window_dimensions = array<i64: 3>, window_strides = array<i64: 1>, padding = dense<[[1, 1]]> : tensor<1x2xi64>} : (tensor<3xbf16>, tensor<bf16>) -> tensor<3xbf16>
+  %p = "stablehlo.multiply"(%r, %w) : (tensor<3xbf16>, tensor<3xbf16>) -> tensor<3xbf16>
+  return %p : tensor<3xbf16>
+})");
+  ASSERT_TRUE(m) << m.status().toString();
+  std::vector<int> wrt = {0};
+  auto r = addValueAndGradFunction(*m, "main", wrt);
+  ASSERT_TRUE(r) << r.status().toString();
+  Literal x = Literal::zeros(Type::tensor({3}, ElementType::kBF16));
+  Literal w = Literal::zeros(Type::tensor({3}, ElementType::kBF16));
+  x.setDouble(1, 5.0);
+  w.setDouble(0, 1.0);
+  w.setDouble(1, std::ldexp(1.0, -8));
+  w.setDouble(2, std::ldexp(1.0, -8));
+  auto out = run(*m, *r, {x, w});
+  ASSERT_TRUE(out) << out.status().toString();
+  EXPECT_EQ((*out)[1].getDouble(0), 0.0);
+  EXPECT_EQ((*out)[1].getDouble(1), 1.0 + std::ldexp(1.0, -7));
+  EXPECT_EQ((*out)[1].getDouble(2), 0.0);
+}
+
 TEST(AutodiffTest, SortGradientFollowsThePermutation) {
   // The cotangent of sorted position k goes to the element that landed there; the iota riding
   // along (PyTorch's and JAX's argsort pattern) is an integer and gets none.
