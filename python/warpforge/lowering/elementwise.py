@@ -209,15 +209,22 @@ def _relu(ctx, node, a):
     return ctx.binary("stablehlo.maximum", x, ctx.scalar_like(0, x))
 
 
+def _in_float(ctx, node, a, fn):
+    """An activation PyTorch's kernels compute in float for bf16/f16 inputs, rounding once at the
+    end (their opmath type): computed the same way here, instead of rounding after each op of its
+    expansion (gelu's erf form would round four times, adding noise a bf16 training run carries)."""
+    out = ctx.meta_dtype(node)
+    (x,) = _operands(ctx, node, out, a)
+    acc = "f32" if out in ("bf16", "f16") else out
+    return ctx.convert(fn(ctx.convert(x, acc)), out)
+
+
 @register("aten.silu.default")
 def _silu(ctx, node, a):
-    (x,) = _operands(ctx, node, ctx.meta_dtype(node), a)
-    return ctx.binary("stablehlo.multiply", x, ctx.unary("stablehlo.logistic", x))
+    return _in_float(ctx, node, a, lambda x: ctx.binary("stablehlo.multiply", x, ctx.unary("stablehlo.logistic", x)))
 
 
-@register("aten.gelu.default")
-def _gelu(ctx, node, a, approximate="none"):
-    (x,) = _operands(ctx, node, ctx.meta_dtype(node), a)
+def _gelu_of(ctx, x, approximate):
     half = ctx.binary("stablehlo.multiply", x, ctx.scalar_like(0.5, x))
     if approximate == "tanh":
         x3 = ctx.binary("stablehlo.multiply", ctx.binary("stablehlo.multiply", x, x), x)
@@ -229,6 +236,11 @@ def _gelu(ctx, node, a, approximate="none"):
     else:
         raise LoweringError(f"gelu approximate={approximate!r}")
     return ctx.binary("stablehlo.multiply", half, ctx.binary("stablehlo.add", t, ctx.scalar_like(1, t)))
+
+
+@register("aten.gelu.default")
+def _gelu(ctx, node, a, approximate="none"):
+    return _in_float(ctx, node, a, lambda x: _gelu_of(ctx, x, approximate))
 
 
 def _clamp_impl(ctx, node, a, lo, hi):
@@ -261,18 +273,20 @@ def _hardtanh(ctx, node, a, min_val=-1.0, max_val=1.0):
     return _clamp_impl(ctx, node, a, min_val, max_val)
 
 
-@register("aten.hardsigmoid.default")
-def _hardsigmoid(ctx, node, a):
-    (x,) = _operands(ctx, node, ctx.meta_dtype(node), a)
+def _hardsigmoid_of(ctx, x):
     y = ctx.binary("stablehlo.add", x, ctx.scalar_like(3, x))
     y = ctx.binary("stablehlo.minimum", ctx.binary("stablehlo.maximum", y, ctx.scalar_like(0, y)), ctx.scalar_like(6, y))
     return ctx.binary("stablehlo.divide", y, ctx.scalar_like(6, y))
 
 
+@register("aten.hardsigmoid.default")
+def _hardsigmoid(ctx, node, a):
+    return _in_float(ctx, node, a, lambda x: _hardsigmoid_of(ctx, x))
+
+
 @register("aten.hardswish.default")
 def _hardswish(ctx, node, a):
-    (x,) = _operands(ctx, node, ctx.meta_dtype(node), a)
-    return ctx.binary("stablehlo.multiply", x, _hardsigmoid(ctx, node, x))
+    return _in_float(ctx, node, a, lambda x: ctx.binary("stablehlo.multiply", x, _hardsigmoid_of(ctx, x)))
 
 
 @register("aten.leaky_relu.default")
@@ -284,11 +298,13 @@ def _leaky_relu(ctx, node, a, negative_slope=0.01):
 
 @register("aten.elu.default")
 def _elu(ctx, node, a, alpha=1.0, scale=1.0, input_scale=1.0):
-    (x,) = _operands(ctx, node, ctx.meta_dtype(node), a)
-    neg = ctx.unary("stablehlo.exponential_minus_one", ctx.binary("stablehlo.multiply", x, ctx.scalar_like(input_scale, x)))
-    neg = ctx.binary("stablehlo.multiply", neg, ctx.scalar_like(alpha, x))
-    y = ctx.select(ctx.compare(x, ctx.scalar_like(0, x), "GT"), x, neg)
-    return ctx.binary("stablehlo.multiply", y, ctx.scalar_like(scale, y)) if scale != 1 else y
+    def elu(x):
+        neg = ctx.unary("stablehlo.exponential_minus_one", ctx.binary("stablehlo.multiply", x, ctx.scalar_like(input_scale, x)))
+        neg = ctx.binary("stablehlo.multiply", neg, ctx.scalar_like(alpha, x))
+        y = ctx.select(ctx.compare(x, ctx.scalar_like(0, x), "GT"), x, neg)
+        return ctx.binary("stablehlo.multiply", y, ctx.scalar_like(scale, y)) if scale != 1 else y
+
+    return _in_float(ctx, node, a, elu)
 
 
 _COMPARE = {"eq": "EQ", "ne": "NE", "lt": "LT", "le": "LE", "gt": "GT", "ge": "GE"}
