@@ -606,9 +606,12 @@ int runValidateTraining(const ValidateOptions& options) {
 
   // After step 1 the optimizer state is a function of step 1's gradient (SGD's momentum buffer is
   // the gradient plus weight decay, Adam's moments (1 - beta) g and (1 - beta2) g^2), so where
-  // PyTorch's float32 gradient is itself off the float64 one, its state is off by as much: an
-  // element passes within the tolerance plus twice the golden gradient's own largest float32
-  // error (compare.h's float64 rule, applied to what the state is made of).
+  // PyTorch's float32 gradient is itself off the float64 one, its state is off by as much. The
+  // gradient passes within twice the golden gradient's own largest float32 error of the float64
+  // one (compare.h's float64 rule), and the golden state is itself up to that error away from the
+  // float64 state, so the two states may differ by three times it: an element passes within the
+  // tolerance plus three times the golden gradient's largest float32 error (the float64 rule,
+  // applied to what the state is made of, measured against the golden state).
   std::map<std::string, std::string> stateParam;
   for (const train::StateTensor& st : pkg.state()) stateParam[st.name] = st.param;
   auto stateCheck = [&](int64_t step, const std::string& name, const Literal& have, const Literal& want) {
@@ -625,12 +628,13 @@ int runValidateTraining(const ValidateOptions& options) {
         const double a = have.getDouble(i), e = want.getDouble(i), err = std::abs(a - e);
         const double bound = stateTol.atol + stateTol.rtol * std::abs(e);
         if (err <= bound) continue;
-        if (err <= bound + 2 * gradError) ++arbitrated;
+        if (err <= bound + 3 * gradError) ++arbitrated;
         else ++real;
       }
       if (real == 0) {
         c.arbitrated = std::to_string(arbitrated) +
-                       " element(s) within twice the golden float32 gradient's own error (against float64) of step 1";
+                       " element(s) within three times the golden float32 gradient's own error (against float64) "
+                       "of step 1: the gradient's float64 rule plus the golden state's own error";
         c.cmp.passed = true;
       }
     }
