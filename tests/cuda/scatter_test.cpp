@@ -241,6 +241,25 @@ TEST_P(CudaSelectAndScatter, MaxPoolGradientMatchesCpu) {
   }
 }
 
+// ResNet's stem pool on random values: overlapping windows send several sources to one element,
+// and the GPU sums them in the CPU's order (increasing source index) without atomics, so the
+// result is the CPU's bit for bit, and the same on every run.
+TEST(CudaSelectAndScatterOrder, OverlappingWindowsSumInTheCpuOrderOnEveryRun) {
+  WF_REQUIRE_GPU();
+  const PoolCase c{{4, 8, 30, 30}, {4, 8, 15, 15}, {1, 1, 3, 3}, {1, 1, 2, 2}, {0, 0, 0, 0, 1, 1, 1, 1}};
+  const Type op = Type::tensor(c.operand, ElementType::kF32), src = Type::tensor(c.source, ElementType::kF32);
+  // Few distinct operand values, so that many elements win several windows; random sources.
+  std::vector<Literal> args = {values(op, false), randomLiteral(src, -1, 1),
+                               Literal::zeros(Type::tensor({}, ElementType::kF32))};
+  const std::string text = selectAndScatterProgram(c, ElementType::kF32, "GE", "add");
+  expectMatchesCpu(text, {args[0].clone(), args[1].clone(), args[2].clone()}, Tolerance{});
+  Module m = parse(text);
+  auto first = runCuda(m, args);
+  auto second = runCuda(m, args);
+  ASSERT_TRUE(first && second);
+  EXPECT_EQ(compareLiterals(first->outputs[0], second->outputs[0], Tolerance{}), "");
+}
+
 INSTANTIATE_TEST_SUITE_P(Types, CudaSelectAndScatter,
                          testing::Values(ElementType::kF32, ElementType::kBF16, ElementType::kF16, ElementType::kF64,
                                          ElementType::kSI32, ElementType::kSI8, ElementType::kUI16),

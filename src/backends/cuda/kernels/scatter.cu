@@ -12,7 +12,7 @@
 // sum in an unspecified order. Colliding assignments are deterministic: as on the CPU, the last
 // update in index order wins (each result element records the largest index position that
 // targets it, in workspace, then that position writes). Other bodies are unimplemented.
-// select_and_scatter (the max-pool gradient) is here too, on the same atomic combiners.
+// select_and_scatter (the max-pool gradient) is here too, without atomics (see its section).
 #include <algorithm>
 #include <string>
 
@@ -483,8 +483,12 @@ Results lowerScatter(const Operation& op, LowerContext& ctx) {
 // The max-pool gradient: each source element selects one element of its window of the operand
 // (a single compare GE/GT/LE/LT of the select region's arguments, FLOAT or integer: the first
 // element in row-major window order that no later one displaces, padding skipped, as on the CPU)
-// and combines into the result there with the scatter region's single add/multiply/max/min
-// (atomically: windows overlap). The result starts as the init value everywhere.
+// and combines into the result there with the scatter region's single add/multiply/max/min.
+// Two kernels, no atomics, so the result is the same on every run: the first writes each
+// window's chosen offset to the workspace; the second gives each result element the init value
+// combined with the sources of the windows that chose it, in row-major source order (the
+// CPU's order, so an f32 sum matches it bit for bit). Windows overlap, so an element has a few
+// candidates (four for a 3x3 window of stride 2), each a load of the chosen offset.
 
 enum class SelDir : uint8_t { kGE, kGT, kLE, kLT };
 
@@ -512,45 +516,90 @@ __device__ inline bool keepSelected(SelDir d, typename Tr::C best, typename Tr::
   return true;
 }
 
-template <typename S>
-__global__ void fillKernel(S* out, const S* value, int64_t n) {
-  WF_GRID_STRIDE_LOOP(i, n) out[i] = *value;
-}
-
-template <typename Tr>
-__global__ void selectAndScatterKernel(const typename Tr::S* __restrict__ operand, const typename Tr::S* __restrict__ source,
-                                       typename Tr::S* __restrict__ out, WindowScatterParams p, SelDir dir, Comb comb) {
-  WF_GRID_STRIDE_LOOP(s, p.nSource) {
-    int64_t o[kMaxRank];
-    int64_t rem = s;
+// chosen[s]: the operand offset window s selects, or -1 (a window of padding only). Index math
+// in I (32-bit where the operand's offsets fit); the window is walked by an odometer, not by
+// dividing each position.
+template <typename Tr, typename I>
+__global__ void selectInWindowsKernel(const typename Tr::S* __restrict__ operand, I* __restrict__ chosenOut,
+                                      WindowScatterParams p, SelDir dir) {
+  const I nSource = static_cast<I>(p.nSource);
+  for (I s = static_cast<I>(blockIdx.x) * blockDim.x + threadIdx.x; s < nSource; s += static_cast<I>(blockDim.x) * gridDim.x) {
+    I first[kMaxRank], w[kMaxRank];
+    I rem = s, base = 0;
     for (int d = p.rank - 1; d >= 0; --d) {
-      o[d] = rem % p.srcDims[d];
-      rem /= p.srcDims[d];
+      const I srcDim = static_cast<I>(p.srcDims[d]);
+      first[d] = rem % srcDim * static_cast<I>(p.strides[d]) - static_cast<I>(p.padLo[d]);
+      rem /= srcDim;
+      w[d] = 0;
+      base += first[d] * static_cast<I>(p.inStrides[d]);
     }
-    int64_t chosen = -1;
+    I chosen = -1;
     typename Tr::C best{};
-    for (int64_t w = 0; w < p.windowSize; ++w) {
-      int64_t wr = w, off = 0;
+    for (;;) {
       bool inside = true;
-      for (int d = p.rank - 1; d >= 0; --d) {
-        const int64_t wd = wr % p.window[d];
-        wr /= p.window[d];
-        const int64_t x = o[d] * p.strides[d] + wd - p.padLo[d];
-        if (x < 0 || x >= p.inDims[d]) inside = false;
-        off += x * p.inStrides[d];
+      I off = base;
+      for (int d = 0; d < p.rank; ++d) {
+        const I x = first[d] + w[d];
+        inside = inside && x >= 0 && x < static_cast<I>(p.inDims[d]);
+        off += w[d] * static_cast<I>(p.inStrides[d]);
       }
-      if (!inside) continue;
-      const auto v = Tr::load(operand[off]);
-      if (chosen < 0 || !keepSelected<Tr>(dir, best, v)) {
-        chosen = off;
-        best = v;
+      if (inside) {
+        const auto v = Tr::load(operand[off]);
+        if (chosen < 0 || !keepSelected<Tr>(dir, best, v)) {
+          chosen = off;
+          best = v;
+        }
       }
+      int d = p.rank - 1;  // the next window position, row-major
+      while (d >= 0 && w[d] == static_cast<I>(p.window[d]) - 1) w[d--] = 0;
+      if (d < 0) break;
+      ++w[d];
     }
-    if (chosen >= 0) atomicCombine<Tr>(out + chosen, source[s], comb);
+    chosenOut[s] = chosen;
   }
 }
 
-Results lowerSelectAndScatter(const Operation& op, LowerContext&) {
+// Result element i: the init value combined with the sources of the windows containing i that
+// chose it, in increasing source order.
+template <typename Tr, typename I>
+__global__ void gatherSelectedKernel(const I* __restrict__ chosen, const typename Tr::S* __restrict__ source,
+                                     const typename Tr::S* __restrict__ init, typename Tr::S* __restrict__ out,
+                                     WindowScatterParams p, Comb comb) {
+  const I nOut = static_cast<I>(p.nOut);
+  for (I i = static_cast<I>(blockIdx.x) * blockDim.x + threadIdx.x; i < nOut; i += static_cast<I>(blockDim.x) * gridDim.x) {
+    // The windows holding element x along dim d: o with o * stride - padLo <= x < that + window.
+    I lo[kMaxRank], hi[kMaxRank], o[kMaxRank];
+    I rem = i;
+    bool any = true;
+    for (int d = p.rank - 1; d >= 0; --d) {
+      const I dim = static_cast<I>(p.inDims[d]), stride = static_cast<I>(p.strides[d]);
+      const I x = rem % dim + static_cast<I>(p.padLo[d]);
+      rem /= dim;
+      const I first = x - static_cast<I>(p.window[d]) + 1;
+      lo[d] = first <= 0 ? 0 : (first + stride - 1) / stride;
+      const I last = static_cast<I>(p.srcDims[d]) - 1;
+      hi[d] = x < 0 ? -1 : (x / stride < last ? x / stride : last);
+      o[d] = lo[d];
+      any = any && lo[d] <= hi[d];
+    }
+    typename Tr::S acc = *init;
+    while (any) {
+      I s = 0;
+      for (int d = 0; d < p.rank; ++d) s = s * static_cast<I>(p.srcDims[d]) + o[d];
+      if (chosen[s] == i) acc = combineStored<Tr>(comb, acc, source[s]);
+      int d = p.rank - 1;  // the next window, row-major
+      while (d >= 0 && o[d] == hi[d]) {
+        o[d] = lo[d];
+        --d;
+      }
+      if (d < 0) break;
+      ++o[d];
+    }
+    out[i] = acc;
+  }
+}
+
+Results lowerSelectAndScatter(const Operation& op, LowerContext& ctx) {
   if (op.numOperands() != 3 || op.numResults() != 1 || op.numRegions() != 2 || op.region(0).empty() ||
       op.region(1).empty())
     return invalidArgument(op.describe() + ": expects operand, source, init_value and two regions");
@@ -636,21 +685,34 @@ Results lowerSelectAndScatter(const Operation& op, LowerContext&) {
   }
   p.nSource = numElementsOf(srcShape);
   p.nOut = numElementsOf(inShape);
+  // The chosen offsets and the index math: 32-bit where the operand's and source's offsets fit.
+  const bool wide = p.nOut > INT32_MAX || p.nSource > INT32_MAX;
+  const size_t chosenBytes = static_cast<size_t>(p.nSource) * (wide ? sizeof(int64_t) : sizeof(int32_t));
+  ctx.workspaceBytes = std::max(ctx.workspaceBytes, chosenBytes);
   return dispatchType(et, Results(unsupportedOnCuda(op, "no CUDA kernel for select_and_scatter of " + std::string(elementTypeName(et)))),
                       [&](auto tag) -> Results {
                         using Tr = decltype(tag);
-                        return makeKernel([p, dir, comb](const LaunchContext& lc, std::span<void* const> in,
-                                                         std::span<void* const> out) -> Status {
+                        return makeKernel([p, dir, comb, wide, chosenBytes](const LaunchContext& lc, std::span<void* const> in,
+                                                                            std::span<void* const> out) -> Status {
                           if (p.nOut == 0) return Status::ok();
                           using S = typename Tr::S;
-                          auto* o = static_cast<S*>(out[0]);
-                          fillKernel<S><<<gridFor(p.nOut), kThreads, 0, lc.stream>>>(o, static_cast<const S*>(in[2]), p.nOut);
-                          WF_CUDA_CHECK_LAUNCH("fillKernel");
-                          if (p.nSource == 0) return Status::ok();
-                          selectAndScatterKernel<Tr><<<gridFor(p.nSource), kThreads, 0, lc.stream>>>(
-                              static_cast<const S*>(in[0]), static_cast<const S*>(in[1]), o, p, dir, comb);
-                          WF_CUDA_CHECK_LAUNCH("selectAndScatterKernel");
-                          return Status::ok();
+                          if (chosenBytes > 0 && (!lc.workspace || lc.workspaceBytes < chosenBytes))
+                            return internalError("select_and_scatter: workspace too small for the chosen offsets");
+                          auto run = [&](auto index) {
+                            using I = decltype(index);
+                            I* chosen = static_cast<I*>(lc.workspace);
+                            if (p.nSource > 0) {
+                              selectInWindowsKernel<Tr, I><<<gridFor(p.nSource), kThreads, 0, lc.stream>>>(
+                                  static_cast<const S*>(in[0]), chosen, p, dir);
+                              WF_CUDA_CHECK_LAUNCH("selectInWindowsKernel");
+                            }
+                            gatherSelectedKernel<Tr, I><<<gridFor(p.nOut), kThreads, 0, lc.stream>>>(
+                                chosen, static_cast<const S*>(in[1]), static_cast<const S*>(in[2]), static_cast<S*>(out[0]), p,
+                                comb);
+                            WF_CUDA_CHECK_LAUNCH("gatherSelectedKernel");
+                            return Status::ok();
+                          };
+                          return wide ? run(int64_t{0}) : run(int32_t{0});
                         });
                       });
 }
