@@ -799,6 +799,16 @@ class KernelEmitter {
     return cacheRows_ ? indent + "  }\n" + indent + "}\n" : indent + "}\n";
   }
 
+  // The identity of a reduction's combiner in its accumulator type (double or float), as C.
+  static std::string identityOf(RowReduce k, bool f64) {
+    switch (k) {
+      case RowReduce::kSum: return f64 ? "0.0" : "0.0f";
+      case RowReduce::kProd: return f64 ? "1.0" : "1.0f";
+      case RowReduce::kMax: return f64 ? "-__longlong_as_double(0x7ff0000000000000ll)" : "-__int_as_float(0x7f800000)";
+      default: return f64 ? "__longlong_as_double(0x7ff0000000000000ll)" : "__int_as_float(0x7f800000)";
+    }
+  }
+
   static const char* combineFn(RowReduce k) {
     switch (k) {
       case RowReduce::kSum: return "wf::em::Add";
@@ -855,14 +865,7 @@ class KernelEmitter {
       if (!info || info->rows != rows_ || info->cols != cols_) return internalError(op->describe() + ": another row shape");
       const ElementType et = op->result(0)->type().elementType();
       const std::string acc = et == ElementType::kF64 ? "double" : "float";
-      std::string identity;
-      const bool d = et == ElementType::kF64;
-      switch (info->kind) {
-        case RowReduce::kSum: identity = d ? "0.0" : "0.0f"; break;
-        case RowReduce::kProd: identity = d ? "1.0" : "1.0f"; break;
-        case RowReduce::kMax: identity = d ? "-__longlong_as_double(0x7ff0000000000000ll)" : "-__int_as_float(0x7f800000)"; break;
-        case RowReduce::kMin: identity = d ? "__longlong_as_double(0x7ff0000000000000ll)" : "__int_as_float(0x7f800000)"; break;
-      }
+      const std::string identity = identityOf(info->kind, et == ElementType::kF64);
       const std::string a = fresh();
       body_ << in1 << acc << " " << a << " = " << identity << ";\n";
       body_ << columnLoop(in1);
@@ -980,13 +983,7 @@ class KernelEmitter {
     const ElementType et = red.result(0)->type().elementType();
     const bool d = et == ElementType::kF64;
     const std::string acc = d ? "double" : "float";
-    std::string identity;
-    switch (info->kind) {
-      case RowReduce::kSum: identity = d ? "0.0" : "0.0f"; break;
-      case RowReduce::kProd: identity = d ? "1.0" : "1.0f"; break;
-      case RowReduce::kMax: identity = d ? "-__longlong_as_double(0x7ff0000000000000ll)" : "-__int_as_float(0x7f800000)"; break;
-      case RowReduce::kMin: identity = d ? "__longlong_as_double(0x7ff0000000000000ll)" : "__int_as_float(0x7f800000)"; break;
-    }
+    const std::string identity = identityOf(info->kind, d);
     const std::string combine = std::string(combineFn(info->kind)) + "()";
     const std::string in1 = "    ", in2 = "      ";
 
