@@ -77,11 +77,11 @@ class FusedKernel final : public OpKernel {
       return internalError("fused reduction: workspace too small for its partial results");
     for (size_t i = 0; i < in.size(); ++i) pointers[i] = in[i];
     pointers[in.size()] = out[0];
-    pointers[in.size() + 1] = ctx.workspace;
+    size_t params = in.size() + 1;
     int phase = 0;
-    const size_t params = in.size() + 1 + (twoPhase_ ? 1 : 0);
+    if (twoPhase_) pointers[params++] = ctx.workspace;
     for (size_t i = 0; i < params; ++i) args[i] = &pointers[i];
-    args[params] = &phase;
+    if (twoPhase_) args[params] = &phase;
     WF_CUDA_CHECK(cudaLaunchKernel(reinterpret_cast<const void*>(kernel_), dim3(static_cast<unsigned>(blocks_)),
                                    dim3(static_cast<unsigned>(threads_)), args, 0, ctx.stream));
     if (finishBlocks_ > 0) {
@@ -199,8 +199,11 @@ class Planner {
   std::vector<RuntimeKernelSource> fusedSources_;
   std::vector<std::vector<FusedKernel*>> fusedUsers_;
   std::unordered_map<std::string, size_t> fusedIndex_;  // source -> index in fusedSources_
-  std::unordered_map<std::string, int> fusedValues_;    // source + input buffers -> output buffer
-  std::unordered_map<std::string, size_t> fusedValueStep_;  // ... -> the index of the step computing it
+  struct FusedValue {
+    int buffer;
+    size_t step;  // the index of the step computing it
+  };
+  std::unordered_map<std::string, FusedValue> fusedValues_;  // source + input buffers -> its value
 };
 
 Status Planner::inlineCall(const Operation& op, const Operation& callee, LowerContext& lctx, int depth) {
@@ -406,7 +409,7 @@ Expected<bool> Planner::planOrUndo(const std::function<Status()>& plan) {
   for (const Step& step : plan_.steps) kept.insert(step.kernel.get());
   for (std::vector<FusedKernel*>& users : fusedUsers_)
     std::erase_if(users, [&](FusedKernel* k) { return !kept.count(k); });
-  std::erase_if(fusedValues_, [&](const auto& entry) { return entry.second >= static_cast<int>(savedBuffers); });
+  std::erase_if(fusedValues_, [&](const auto& entry) { return entry.second.buffer >= static_cast<int>(savedBuffers); });
   return true;
 }
 
@@ -696,8 +699,8 @@ Status Planner::planFusedGroup(const FusionGroup& group) {
   for (const Value* v : group.inputs) argumentsOnly = argumentsOnly && v->isBlockArgument();
   if (auto it = fusedValues_.find(valueKey);
       it != fusedValues_.end() &&
-      (argumentsOnly || plan_.steps.size() - fusedValueStep_[valueKey] <= kShareWithinSteps)) {
-    plan_.bufferOf[root.result(0)] = it->second;
+      (argumentsOnly || plan_.steps.size() - it->second.step <= kShareWithinSteps)) {
+    plan_.bufferOf[root.result(0)] = it->second.buffer;
     ++plan_.stats.sharedFusedValues;
     return Status::ok();
   }
@@ -719,8 +722,7 @@ Status Planner::planFusedGroup(const FusionGroup& group) {
         step.inPlaceInputs.push_back(i);
   const int id = newBuffer(tensorBytes(root.result(0)->type()));
   plan_.bufferOf[root.result(0)] = id;
-  fusedValues_[valueKey] = id;
-  fusedValueStep_[valueKey] = plan_.steps.size();
+  fusedValues_[valueKey] = {id, plan_.steps.size()};
   step.outputBuffers.push_back(id);
   if (source.workspaceBytes > 0) {
     step.workspaceBytes = source.workspaceBytes;

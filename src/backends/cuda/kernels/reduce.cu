@@ -132,26 +132,34 @@ __global__ void reduceThreadPerOutput(RedKind k, const typename Tr::S* in, const
   }
 }
 
+// The block's values combined: thread 0 returns the result (the others an unspecified value).
+// `warpAcc` holds one value per warp; the block is in step at entry and at return.
+template <typename Tr>
+__device__ typename AccOf<Tr>::type blockCombine(RedKind k, typename AccOf<Tr>::type acc, typename AccOf<Tr>::type* warpAcc) {
+  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32, warps = blockDim.x / 32;
+  for (int s = 16; s > 0; s /= 2) acc = combine<Tr>(k, acc, __shfl_down_sync(0xffffffffu, acc, s));
+  if (lane == 0) warpAcc[warp] = acc;
+  __syncthreads();
+  if (warp == 0) {
+    acc = lane < warps ? warpAcc[lane] : identity<Tr>(k);
+    for (int s = 16; s > 0; s /= 2) acc = combine<Tr>(k, acc, __shfl_down_sync(0xffffffffu, acc, s));
+  }
+  __syncthreads();
+  return acc;
+}
+
 template <typename Tr>
 __global__ void reduceBlockPerOutput(RedKind k, const typename Tr::S* in, const typename Tr::S* init,
                                      typename Tr::S* out, ReducePlan p) {
   using A = typename AccOf<Tr>::type;
-  __shared__ A partial[kThreads / 32];
-  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32, warps = blockDim.x / 32;
+  __shared__ A warpAcc[kThreads / 32];
   for (int64_t j = blockIdx.x; j < p.numOut; j += gridDim.x) {
     const int64_t base = outBase(p, j);
     A acc = identity<Tr>(k);
     for (int64_t r = threadIdx.x; r < p.numRed; r += blockDim.x)
       acc = combine<Tr>(k, acc, loadAcc<Tr>(in[base + redOffset(p, r)]));
-    for (int s = 16; s > 0; s /= 2) acc = combine<Tr>(k, acc, __shfl_down_sync(0xffffffffu, acc, s));
-    if (lane == 0) partial[warp] = acc;
-    __syncthreads();
-    if (warp == 0) {
-      acc = lane < warps ? partial[lane] : identity<Tr>(k);
-      for (int s = 16; s > 0; s /= 2) acc = combine<Tr>(k, acc, __shfl_down_sync(0xffffffffu, acc, s));
-      if (lane == 0) out[j] = storeAcc<Tr>(combine<Tr>(k, loadAcc<Tr>(*init), acc));
-    }
-    __syncthreads();
+    acc = blockCombine<Tr>(k, acc, warpAcc);
+    if (threadIdx.x == 0) out[j] = storeAcc<Tr>(combine<Tr>(k, loadAcc<Tr>(*init), acc));
   }
 }
 
@@ -242,7 +250,6 @@ __global__ void reduceRuns(RedKind k, const typename Tr::S* in, const typename T
                            typename AccOf<Tr>::type* partial, ReducePlan p, RunPlan rp) {
   using A = typename AccOf<Tr>::type;
   __shared__ A warpAcc[kThreads / 32];
-  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32, warps = blockDim.x / 32;
   const int64_t j = blockIdx.x;
   const typename Tr::S* x = in + outBase(p, j);
   const int64_t o0 = static_cast<int64_t>(blockIdx.y) * rp.runsPerSlice;
@@ -262,13 +269,8 @@ __global__ void reduceRuns(RedKind k, const typename Tr::S* in, const typename T
         acc = combine<Tr>(k, acc, loadAcc<Tr>(x[runOffset(rp, o) + i]));
     }
   }
-  for (int s = 16; s > 0; s /= 2) acc = combine<Tr>(k, acc, __shfl_down_sync(0xffffffffu, acc, s));
-  if (lane == 0) warpAcc[warp] = acc;
-  __syncthreads();
-  if (warp != 0) return;
-  acc = lane < warps ? warpAcc[lane] : identity<Tr>(k);
-  for (int s = 16; s > 0; s /= 2) acc = combine<Tr>(k, acc, __shfl_down_sync(0xffffffffu, acc, s));
-  if (lane != 0) return;
+  acc = blockCombine<Tr>(k, acc, warpAcc);
+  if (threadIdx.x != 0) return;
   if (gridDim.y == 1) out[j] = storeAcc<Tr>(combine<Tr>(k, loadAcc<Tr>(*init), acc));
   else partial[static_cast<int64_t>(blockIdx.y) * p.numOut + j] = acc;
 }
@@ -497,10 +499,10 @@ using Results = Expected<std::unique_ptr<OpKernel>>;
 
 // The plan of a reduction of `inShape` over the op's dimensions (shared by the one- and
 // two-operand paths).
-Expected<ReducePlan> planReduce(const Operation& op, const std::vector<int64_t>& inShape) {
+Expected<ReducePlan> planReduce(const Operation& op, const ReduceGeometry& g) {
+  const std::vector<int64_t>& inShape = g.inShape;
   if (inShape.size() > static_cast<size_t>(kMaxRank))
     return unsupportedOnCuda(op, "rank " + std::to_string(inShape.size()) + " is over the CUDA kernels' limit");
-  WF_ASSIGN_OR_RETURN(ReduceGeometry g, planReduceGeometry(op, inShape));
   ReducePlan p;
   p.numOut = g.numOut;
   p.numRed = g.numRed;
@@ -565,7 +567,8 @@ Results lowerArgReduce(const Operation& op, LowerContext& ctx) {
   WF_ASSIGN_OR_RETURN(std::vector<int64_t> inShape, staticShape(op, op.operand(0)->type()));
   WF_ASSIGN_OR_RETURN(std::vector<int64_t> idxShape, staticShape(op, op.operand(1)->type()));
   if (idxShape != inShape) return invalidArgument(op.describe() + ": inputs have different shapes");
-  WF_ASSIGN_OR_RETURN(ReducePlan p, planReduce(op, inShape));
+  WF_ASSIGN_OR_RETURN(ReduceGeometry geometry, planReduceGeometry(op, inShape));
+  WF_ASSIGN_OR_RETURN(ReducePlan p, planReduce(op, geometry));
   const bool innermostReduced = p.redMap.rank > 0 && p.trailing;
   const int sms = ctx.device.info().multiprocessors;
   const bool blockPerOutput = p.numRed >= 32 && (innermostReduced || p.numOut < int64_t{8} * sms);
@@ -590,8 +593,8 @@ Results lowerFastReduce(const Operation& op, LowerContext& ctx) {
   if (isFloat(et) && (kind == RedKind::kAnd || kind == RedKind::kOr))
     return invalidArgument(op.describe() + ": and/or reduction of floats");
   WF_ASSIGN_OR_RETURN(std::vector<int64_t> inShape, staticShape(op, op.operand(0)->type()));
-  WF_ASSIGN_OR_RETURN(ReducePlan p, planReduce(op, inShape));
   WF_ASSIGN_OR_RETURN(ReduceGeometry geometry, planReduceGeometry(op, inShape));
+  WF_ASSIGN_OR_RETURN(ReducePlan p, planReduce(op, geometry));
   const int sms = ctx.device.info().multiprocessors;
   // Reduced dims outside the innermost (kept) one: the column kernel.
   const bool columns = !p.innermostReduced && p.numRed >= 8;
