@@ -57,6 +57,26 @@ class _Activations(torch.nn.Module):
                 torch.nn.functional.silu(x), torch.nn.functional.hardswish(x), torch.nn.functional.elu(x))
 
 
+def test_bf16_linear_rounds_once_as_pytorch_does(tmp_path):
+    # A bf16 nn.Linear (addmm) adds the bias to the product's float accumulator and rounds once;
+    # the export keeps the product in f32 until the sum is rounded (a backend fuses it into the
+    # matmul). Rounding the product first, then the sum, differs from PyTorch on about a quarter
+    # of these elements.
+    torch.manual_seed(0)
+    m = torch.nn.Linear(256, 96).to(torch.bfloat16)
+    x = torch.randn(64, 256).to(torch.bfloat16)
+    pkg = tmp_path / "linear"
+    warpforge.export(m, (x,), pkg)
+    mlir = (pkg / "model.mlir").read_text()
+    assert any("dot_general" in line and "xbf16>) -> tensor<64x96xf32>" in line for line in mlir.splitlines())
+    got = run_package(pkg, tmp_path / "work", inputs={"input": x})[0]
+    with torch.no_grad():
+        want = m(x).to(torch.float64)
+        twice = ((x @ m.weight.t()) + m.bias).to(torch.float64)
+    assert (want != twice).double().mean() > 0.1  # the two roundings are distinguishable here
+    assert (got == want).double().mean() >= 0.99, f"{(got != want).sum()} of {got.numel()} differ"
+
+
 def test_bf16_activations_round_once_as_pytorch_does(tmp_path):
     # PyTorch computes these activations of bf16 inputs in float and rounds once; so does the
     # export (each op of an expansion in bf16 would round again: gelu's erf form four times).

@@ -76,8 +76,19 @@ Status dotGeneralRule(VjpContext& c) {
   }
   const Attribute* precision = symmetricPrecision(c.op);
   Value* g = c.cotangent();
+  // A widened result (preferred element type: bf16 operands, an f32 result) whose cotangent is
+  // itself a widened value of the operands' type (the cotangent of a bf16 addmm, whose f32
+  // product and bias sum are rounded once): the cotangent narrowed back is exact, so the
+  // transposes contract the narrow values on tensor cores as PyTorch's backward does, each
+  // rounded once to the operand's type (the same f32 sums as contracting the widened values).
+  const ElementType narrow = c.operandType(0).elementType();
+  if (const Operation* def = g->definingOp();
+      def && def->code() == OpCode::Convert && c.operandType(1).elementType() == narrow &&
+      def->operand(0)->type().elementType() == narrow &&
+      (narrow == ElementType::kBF16 || narrow == ElementType::kF16) && g->type().elementType() == ElementType::kF32)
+    g = def->operand(0);
   ElementType ge = g->type().elementType();
-  // A widened result (preferred element type): contract in the result's type, then narrow.
+  // Otherwise a widened result contracts in the result's type, then narrows.
   Value* x = b.convert(c.operand(0), ge);
   Value* y = b.convert(c.operand(1), ge);
   if (c.active(0)) {

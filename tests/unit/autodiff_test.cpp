@@ -762,6 +762,56 @@ TEST(AutodiffTest, MaxPoolGradientOfNarrowFloatsRoundsOnce) {
   EXPECT_EQ((*out)[1].getDouble(2), 0.0);
 }
 
+TEST(AutodiffTest, NarrowProductPlusBiasContractsNarrowCotangents) {
+  // PyTorch's bf16 addmm as the exporter writes it: the f32 product plus the bias, rounded once.
+  // Its cotangent is a widened bf16 value, so the transposed products contract bf16 operands (on
+  // tensor cores, as PyTorch's backward does) instead of widened f32 ones, with the same sums.
+  auto m = parseAndVerify(R"(func.func @main(%x: tensor<4x8xbf16>, %w: tensor<8x5xbf16>, %b: tensor<5xbf16>) -> tensor<4x5xbf16> {
+  %d = "stablehlo.dot_general"(%x, %w) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>} : (tensor<4x8xbf16>, tensor<8x5xbf16>) -> tensor<4x5xf32>
+  %bf = "stablehlo.convert"(%b) : (tensor<5xbf16>) -> tensor<5xf32>
+  %bb = "stablehlo.broadcast_in_dim"(%bf) {broadcast_dimensions = array<i64: 1>} : (tensor<5xf32>) -> tensor<4x5xf32>
+  %s = "stablehlo.add"(%d, %bb) : (tensor<4x5xf32>, tensor<4x5xf32>) -> tensor<4x5xf32>
+  %y = "stablehlo.convert"(%s) : (tensor<4x5xf32>) -> tensor<4x5xbf16>
+  return %y : tensor<4x5xbf16>
+})");
+  ASSERT_TRUE(m) << m.status().toString();
+  std::vector<int> wrt = {0, 1, 2};
+  auto name = addValueAndGradFunction(*m, "main", wrt);
+  ASSERT_TRUE(name) << name.status().toString();
+  int dots = 0;
+  for (const auto& op : FuncOp(m->lookupFunction(*name)).body().operations()) {
+    if (op->code() != OpCode::DotGeneral) continue;
+    ++dots;
+    for (const Value* v : op->operands()) EXPECT_EQ(v->type().elementType(), ElementType::kBF16) << op->describe();
+  }
+  EXPECT_EQ(dots, 3);  // the forward product and its two transposes
+  // Multiples of 1/64 in [-1, 1]: every f32 sum is exact, so the gradients are known exactly.
+  std::mt19937 rng(7);
+  std::uniform_int_distribution<int> k(-64, 64);
+  Literal x = Literal::zeros(Type::tensor({4, 8}, ElementType::kBF16));
+  Literal w = Literal::zeros(Type::tensor({8, 5}, ElementType::kBF16));
+  Literal b = Literal::zeros(Type::tensor({5}, ElementType::kBF16));
+  for (Literal* l : {&x, &w, &b})
+    for (int64_t i = 0; i < l->numElements(); ++i) l->setDouble(i, k(rng) / 64.0);
+  auto out = run(*m, *name, {x, w, b});
+  ASSERT_TRUE(out) << out.status().toString();
+  ASSERT_EQ(out->size(), 4u);
+  // The objective is the sum of y: dx = 1 . w^T, dw = x^T . 1, db = 4 (rows) per element.
+  for (int64_t i = 0; i < 4; ++i)
+    for (int64_t j = 0; j < 8; ++j) {
+      double want = 0;
+      for (int64_t n = 0; n < 5; ++n) want += w.getDouble(j * 5 + n);
+      EXPECT_EQ((*out)[1].getDouble(i * 8 + j), Literal::scalarDouble(ElementType::kBF16, want).getDouble(0));
+    }
+  for (int64_t j = 0; j < 8; ++j)
+    for (int64_t n = 0; n < 5; ++n) {
+      double want = 0;
+      for (int64_t i = 0; i < 4; ++i) want += x.getDouble(i * 8 + j);
+      EXPECT_EQ((*out)[2].getDouble(j * 5 + n), Literal::scalarDouble(ElementType::kBF16, want).getDouble(0));
+    }
+  for (int64_t n = 0; n < 5; ++n) EXPECT_EQ((*out)[3].getDouble(n), 4.0);
+}
+
 TEST(AutodiffTest, SortGradientFollowsThePermutation) {
   // The cotangent of sorted position k goes to the element that landed there; the iota riding
   // along (PyTorch's and JAX's argsort pattern) is an integer and gets none.

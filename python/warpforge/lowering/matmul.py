@@ -6,8 +6,10 @@ from .context import Context
 from .registry import register
 
 
-def dot_general(ctx: Context, a, c, batch, contract_a, contract_c):
-    """dot_general of `a` and `c`: result dims are batch, a's free dims, c's free dims."""
+def dot_general(ctx: Context, a, c, batch, contract_a, contract_c, result_dtype: str | None = None):
+    """dot_general of `a` and `c`: result dims are batch, a's free dims, c's free dims; the result
+    in `result_dtype` (a wider float than the operands': their f32 accumulator, unrounded) or in
+    the operands' type."""
     da, dc = ctx.dims_of(a), ctx.dims_of(c)
     ba, bc = [x[0] for x in batch], [x[1] for x in batch]
     free_a = [i for i in range(len(da)) if i not in ba and i not in contract_a]
@@ -16,7 +18,7 @@ def dot_general(ctx: Context, a, c, batch, contract_a, contract_c):
     attrs = (f"dot_dimension_numbers = #stablehlo.dot<lhs_batching_dimensions = {list(ba)}, "
              f"rhs_batching_dimensions = {list(bc)}, lhs_contracting_dimensions = {list(contract_a)}, "
              f"rhs_contracting_dimensions = {list(contract_c)}>")
-    return ctx.emit("stablehlo.dot_general", [a, c], ctx.tt(dims, a.type.dtype), attrs, dims=dims)
+    return ctx.emit("stablehlo.dot_general", [a, c], ctx.tt(dims, result_dtype or a.type.dtype), attrs, dims=dims)
 
 
 def _same_dtype(ctx, node, *vs):
@@ -52,17 +54,29 @@ def _scaled_add(ctx, node, bias, prod, beta, alpha):
     return ctx.binary("stablehlo.add", prod, bias)
 
 
+def _product_plus_bias(ctx, node, bias, a, c, batch, contract_a, contract_c, beta, alpha):
+    """beta * bias + alpha * (a . c). In bf16/f16 PyTorch adds the bias to the product's float32
+    accumulator and rounds once (cuBLASLt's bias epilogue on CUDA, the accumulating GEMM on the
+    CPU): the product stays f32 until the sum is rounded to the node's type. Rounding the product
+    first would add a second rounding per layer, which compounds over a training run. The CUDA
+    backend runs the pattern as one matmul with a bias epilogue (src/backends/cuda/README.md)."""
+    a, c = _same_dtype(ctx, node, a, c)
+    out = ctx.meta_dtype(node)
+    if out in ("bf16", "f16") and a.type.dtype == out:
+        prod = dot_general(ctx, a, c, batch, contract_a, contract_c, result_dtype="f32")
+        return ctx.convert(_scaled_add(ctx, node, bias, prod, beta, alpha), out)
+    return _scaled_add(ctx, node, bias, _result(ctx, node, dot_general(ctx, a, c, batch, contract_a, contract_c)),
+                       beta, alpha)
+
+
 @register("aten.addmm.default")
 def _addmm(ctx, node, bias, a, c, beta=1, alpha=1):
-    a, c = _same_dtype(ctx, node, a, c)
-    return _scaled_add(ctx, node, bias, _result(ctx, node, dot_general(ctx, a, c, [], [1], [0])), beta, alpha)
+    return _product_plus_bias(ctx, node, bias, a, c, [], [1], [0], beta, alpha)
 
 
 @register("aten.baddbmm.default")
 def _baddbmm(ctx, node, bias, a, c, beta=1, alpha=1):
-    a, c = _same_dtype(ctx, node, a, c)
-    return _scaled_add(ctx, node, bias, _result(ctx, node, dot_general(ctx, a, c, [(0, 0)], [2], [1])), beta,
-                       alpha)
+    return _product_plus_bias(ctx, node, bias, a, c, [(0, 0)], [2], [1], beta, alpha)
 
 
 @register("aten.dot.default", "aten.vdot.default")
