@@ -241,8 +241,14 @@ Status lowPrecisionReplay(train::Trainer& t, const GoldenRun& golden,
         }
       const bool zerosPass = worst <= zeroGradAllowance;  // NaN fails
       c.cmp.passed = std::isfinite(v.relL2) && v.relL2 <= v.limit && zerosPass;
-      int n = std::snprintf(why, sizeof why, "rel_l2 %.3g vs float64 %s %.3g = %.3g x PyTorch's own (%.3g, its whole %s %.3g)",
-                            v.relL2, v.relL2 <= v.limit ? "<=" : ">", v.limit, kLowPrecisionFactor, torchTensor, what, torchAll);
+      const bool loss = std::string_view(what) == "loss";
+      const char* cmp = v.relL2 <= v.limit ? "<=" : ">";
+      int n = loss ? std::snprintf(why, sizeof why,
+                                   "rel_l2 %.3g vs float64 %s %.3g = %.3g x PyTorch's own (%.3g at this step; the largest "
+                                   "distance its run reached so far, %.3g of this loss)",
+                                   v.relL2, cmp, v.limit, kLowPrecisionFactor, torchTensor, torchAll)
+                   : std::snprintf(why, sizeof why, "rel_l2 %.3g vs float64 %s %.3g = %.3g x PyTorch's own (%.3g, its whole %s %.3g)",
+                                   v.relL2, cmp, v.limit, kLowPrecisionFactor, torchTensor, what, torchAll);
       if (zeros > 0 && n > 0 && static_cast<size_t>(n) < sizeof why)
         std::snprintf(why + n, sizeof why - static_cast<size_t>(n),
                       " without the %lld element(s) whose gradient is exactly 0 (Adam's update there is arbitrary: "
@@ -258,9 +264,6 @@ Status lowPrecisionReplay(train::Trainer& t, const GoldenRun& golden,
     return invalidArgument(where + ": the reference 'loss' must hold one value per golden step");
   if (!te.contains("loss") || !te["loss"].is_array() || static_cast<int64_t>(te["loss"].size()) < golden.steps())
     return invalidArgument(where + ": torch_error.loss must hold one value per golden step");
-  double torchLossMax = 0;
-  for (const json& e : te["loss"])
-    if (e.is_number()) torchLossMax = std::max(torchLossMax, e.get<double>());
   WF_ASSIGN_OR_RETURN(SafetensorsFile initial, readSafetensors(pkg.path(pkg.weightsFile())));
   const Tolerances lossTol = pkg.tolerance("loss"), gradTol = pkg.tolerance("gradients"),
                    weightTol = pkg.tolerance("weights"), stateTol = pkg.tolerance("optimizer_state");
@@ -302,12 +305,22 @@ Status lowPrecisionReplay(train::Trainer& t, const GoldenRun& golden,
       {1, "reference_weights_step1", "reference_optimizer_state_step1", "weights_step1", "optimizer_state_step1"},
       {golden.steps(), "reference_weights_final", "reference_optimizer_state_final", "weights_final", "optimizer_state_final"}};
   double lrSum = 0;  // the largest group lr, summed over the steps so far
+  double torchLossReached = 0;  // PyTorch's largest |loss - float64 loss| over the steps so far
   for (int64_t s = 1; s <= golden.steps() && !failed(); ++s) {
     WF_ASSIGN_OR_RETURN(train::StepResult r, t.step(std::span<const std::vector<Literal>>(batchesOf(s))));
     lrSum += r.lrs.empty() ? 0.0 : *std::max_element(r.lrs.begin(), r.lrs.end());
+    // The loss by the largest distance from float64 that PyTorch's run has reached by this step
+    // (as a fraction of this step's reference loss): after the first steps each low-precision
+    // run drifts from the float64 trajectory by rounding noise that training amplifies, and once
+    // the loss nears 0 its relative error measures only that drift. On BERT-large bf16 (one
+    // H100, 20 steps of one batch) a rerun of PyTorch eager reached 1.7x, torch.compile 4.1x the
+    // golden run's largest relative loss error, all three within 1.5x of its largest distance
+    // (docs/training.md).
+    const double refLoss = refLosses->getDouble(s - 1);
     const double torchLoss = te["loss"][static_cast<size_t>(s - 1)].is_number() ? te["loss"][static_cast<size_t>(s - 1)].get<double>() : 0;
-    judge(s, "loss", "loss", Literal::scalarDouble(ElementType::kF64, r.loss),
-          Literal::scalarDouble(ElementType::kF64, refLosses->getDouble(s - 1)), nullptr, torchLoss, torchLossMax, lossTol);
+    torchLossReached = std::max(torchLossReached, torchLoss * std::abs(refLoss));
+    judge(s, "loss", "loss", Literal::scalarDouble(ElementType::kF64, r.loss), Literal::scalarDouble(ElementType::kF64, refLoss),
+          nullptr, torchLoss, refLoss != 0 ? torchLossReached / std::abs(refLoss) : 0, lossTol);
     for (const Snapshot& snap : snapshots) {
       if (snap.step != s || failed()) continue;
       WF_ASSIGN_OR_RETURN(SafetensorsFile refWeights, readRef(snap.weights));
