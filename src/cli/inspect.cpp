@@ -175,7 +175,6 @@ json fusionPlanJson(const Operation& fn) {
           {"kernels", kernels},
           {"fused_ops", fusedOps},
           {"ops_with_their_own_step", own},
-          {"dot_bias_epilogues", plan.dotEpilogues.size()},
           {"composites", compositeList}};
 }
 
@@ -195,8 +194,6 @@ void printFusionPlan(const json& plan) {
   std::cout << "  ops with a step of their own (constants and reshapes cost none):";
   for (const auto& [name, n] : plan["ops_with_their_own_step"].items()) std::cout << " " << name << " x" << n.get<int64_t>();
   std::cout << "\n";
-  if (const size_t n = plan["dot_bias_epilogues"].get<size_t>(); n > 0)
-    std::cout << "  products plus bias rounded once, in cuBLASLt's bias epilogue: " << n << " of the dot_general steps\n";
   for (const json& c : plan["composites"])
     std::cout << "  composite " << c["name"].get<std::string>() << " x" << c["count"].get<int64_t>() << ": "
               << (c["kernel"].get<bool>() ? "a kernel of its own (one step) where it takes the types and shapes, else"

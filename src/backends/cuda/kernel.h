@@ -80,11 +80,6 @@ struct LowerContext {
   const std::vector<int64_t>* resultStrides = nullptr;
   // The plan's counts, for lowerings that report what they chose (null: not counted).
   ExecutableStats* stats = nullptr;
-  // A dot_general computed with a bias epilogue (FusionPlan::dotEpilogues, codegen/fusion.h): the
-  // rank-1 bias, launched as a third operand, and the narrow type of the rounded sum the kernel
-  // writes instead of the dot's f32 result. Only the dot lowering takes it.
-  const Value* epilogueBias = nullptr;
-  ElementType epilogueResultType = ElementType::kF32;
 };
 
 // True if `op` is a convolution whose input and output the cuDNN lowering can take channels-last

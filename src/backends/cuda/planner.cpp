@@ -204,19 +204,7 @@ class Planner {
     size_t step;  // the index of the step computing it
   };
   std::unordered_map<std::string, FusedValue> fusedValues_;  // source + input buffers -> its value
-  // The bias epilogue of the dot planOp is planning (FusionPlan::dotEpilogues), or null.
-  const DotBiasEpilogue* epilogue_ = nullptr;
-  // planOp for an op of a block planned with `fusion`, with the op's bias epilogue if it has one.
-  Status planOpOf(const Operation& op, const FusionPlan& fusion, LowerContext& lctx, int depth = 0);
 };
-
-Status Planner::planOpOf(const Operation& op, const FusionPlan& fusion, LowerContext& lctx, int depth) {
-  auto it = fusion.dotEpilogues.find(&op);
-  epilogue_ = it == fusion.dotEpilogues.end() ? nullptr : &it->second;
-  Status planned = planOp(op, lctx, depth);
-  epilogue_ = nullptr;
-  return planned;
-}
 
 Status Planner::inlineCall(const Operation& op, const Operation& callee, LowerContext& lctx, int depth) {
   constexpr int kMaxInlineDepth = 64;
@@ -246,7 +234,7 @@ Status Planner::inlineCall(const Operation& op, const Operation& callee, LowerCo
       WF_RETURN_IF_ERROR(planFusedGroup(fusion.groups[static_cast<size_t>(it->second)]));
       continue;
     }
-    WF_RETURN_IF_ERROR(planOpOf(*inner, fusion, lctx, depth + 1));
+    WF_RETURN_IF_ERROR(planOp(*inner, lctx, depth + 1));
   }
   return invalidArgument(op.describe() + ": callee has no return");
 }
@@ -360,13 +348,8 @@ Status Planner::planOp(const Operation& op, LowerContext& lctx, int depth) {
       if (auto it = layouts.find(op.operand(0)); it != layouts.end()) lctx.operandStrides = &it->second;
       if (auto it = layouts.find(op.result(0)); it != layouts.end()) lctx.resultStrides = &it->second;
     }
-    if (epilogue_) {
-      lctx.epilogueBias = epilogue_->bias;
-      lctx.epilogueResultType = epilogue_->result->type().elementType();
-    }
     Expected<std::unique_ptr<OpKernel>> kernel = (*lowering)(op, lctx);
     lctx.operandStrides = lctx.resultStrides = nullptr;
-    lctx.epilogueBias = nullptr;
     if (kernel) {
       step.kernel = std::move(*kernel);
     } else if (kernel.status().code() == StatusCode::kUnimplemented) {
@@ -376,9 +359,6 @@ Status Planner::planOp(const Operation& op, LowerContext& lctx, int depth) {
     }
   }
   for (const Value* v : op.operands()) step.inputs.push_back(v);
-  // The ops of a bias epilogue are planned as absorbed: only the dot's kernel computes them.
-  if (epilogue_ && !step.kernel) return internalError(op.describe() + " with a bias epilogue: " + why);
-  if (epilogue_) step.inputs.push_back(epilogue_->bias);
   if (!step.kernel) {
     if (!options_.allowCpuFallback || !KernelRegistry::instance().find(op.code())) {
       // `why` from a lowering already names the op.
@@ -398,9 +378,8 @@ Status Planner::planOp(const Operation& op, LowerContext& lctx, int depth) {
     step.inputBuffers.push_back(it->second);
   }
   for (size_t i = 0; i < op.numResults(); ++i) {
-    const Value* result = epilogue_ ? epilogue_->result : op.result(i);
-    const int id = newBuffer(tensorBytes(result->type()));
-    plan_.bufferOf[result] = id;
+    const int id = newBuffer(tensorBytes(op.result(i)->type()));
+    plan_.bufferOf[op.result(i)] = id;
     step.outputBuffers.push_back(id);
   }
   if (step.kernel && lctx.workspaceBytes > 0) {
@@ -1068,7 +1047,7 @@ Expected<Plan> Planner::build() {
       continue;
     }
     PhaseTimer phase(op.name());
-    WF_RETURN_IF_ERROR(planOpOf(op, fusion, lctx));
+    WF_RETURN_IF_ERROR(planOp(op, lctx));
   }
   planningOps.reset();
   if (!terminator) return invalidArgument("function @" + std::string(FuncOp(&entry_).symName()) + " has no return");

@@ -300,76 +300,6 @@ bool FusionGroup::hasReduce() const {
 
 bool FusionGroup::reducesRuns() const { return root()->code() == OpCode::Reduce && runsReduceInfo(*root()).has_value(); }
 
-namespace {
-
-// The only live op of `block` reading `v`, where exactly one operand slot of one does.
-const Operation* soleUser(const Block& block, const Value* v, const std::unordered_map<const Value*, UseInfo>& uses,
-                          const FusionPlan& plan) {
-  auto it = uses.find(v);
-  if (it == uses.end() || it->second.uses != 1 || it->second.needsBuffer) return nullptr;
-  for (const auto& op : block.operations())
-    if (!plan.absorbed.count(op.get()))
-      for (const Value* o : op->operands())
-        if (o == v) return op.get();
-  return nullptr;
-}
-
-// The number of free (neither batch nor contracting) dims of a dot's rhs.
-std::optional<size_t> rhsFreeDims(const Operation& dot) {
-  const size_t rank = static_cast<size_t>(dot.operand(1)->type().rank());
-  if (dot.code() == OpCode::Dot) return rank - 1;
-  const Attribute* dn = dot.attr("dot_dimension_numbers");
-  if (!dn) return std::nullopt;
-  auto count = [&](const char* name) -> size_t {
-    const Attribute* f = dn->field(name);
-    auto v = f ? f->asIntList() : std::nullopt;
-    return v ? v->size() : 0;
-  };
-  const size_t bound = count("rhs_batching_dimensions") + count("rhs_contracting_dimensions");
-  return bound <= rank ? std::optional<size_t>(rank - bound) : std::nullopt;
-}
-
-// Finds the DotBiasEpilogue patterns (fusion.h); their add, broadcast and converts are absorbed,
-// and the rounded result and the bias keep buffers (the dot's step writes and reads them).
-void findDotBiasEpilogues(const Block& block, std::unordered_map<const Value*, UseInfo>& uses, FusionPlan& plan) {
-  for (const auto& opPtr : block.operations()) {
-    const Operation& dot = *opPtr;
-    if ((dot.code() != OpCode::DotGeneral && dot.code() != OpCode::Dot) || plan.absorbed.count(&dot) ||
-        dot.numOperands() != 2 || dot.numResults() != 1 || dot.attr("algorithm"))
-      continue;
-    const ElementType narrow = dot.operand(0)->type().elementType();
-    const Type& product = dot.result(0)->type();
-    if ((narrow != ElementType::kBF16 && narrow != ElementType::kF16) ||
-        dot.operand(1)->type().elementType() != narrow || product.elementType() != ElementType::kF32 ||
-        !product.hasStaticShape() || product.rank() < 1 || rhsFreeDims(dot) != std::optional<size_t>(1))
-      continue;
-    const Operation* add = soleUser(block, dot.result(0), uses, plan);
-    if (!add || add->code() != OpCode::Add || add->operand(0) == add->operand(1)) continue;
-    const Value* other = add->operand(0) == dot.result(0) ? add->operand(1) : add->operand(0);
-    const Operation* broadcast = other->definingOp();
-    if (!broadcast || broadcast->code() != OpCode::BroadcastInDim || soleUser(block, other, uses, plan) != add)
-      continue;
-    const Value* widened = broadcast->operand(0);
-    const auto dims = broadcast->attr("broadcast_dimensions") ? broadcast->attr("broadcast_dimensions")->asIntList()
-                                                              : std::nullopt;
-    if (widened->type().rank() != 1 || !dims || *dims != std::vector<int64_t>{product.rank() - 1} ||
-        widened->type().shape()[0] != product.shape().back())
-      continue;
-    const Operation* widen = widened->definingOp();
-    if (!widen || widen->code() != OpCode::Convert || widen->operand(0)->type().elementType() != narrow) continue;
-    const Operation* round = soleUser(block, add->result(0), uses, plan);
-    if (!round || round->code() != OpCode::Convert || round->result(0)->type().elementType() != narrow) continue;
-    plan.dotEpilogues[&dot] = {widen->operand(0), round->result(0)};
-    // The widening of the bias too, where nothing else reads it (the epilogue reads the narrow bias).
-    if (soleUser(block, widened, uses, plan) == broadcast) plan.absorbed.insert(widen);
-    plan.absorbed.insert({add, broadcast, round});
-    uses[widen->operand(0)].needsBuffer = true;
-    uses[round->result(0)].needsBuffer = true;
-  }
-}
-
-}  // namespace
-
 FusionPlan planFusion(const Block& block, const std::unordered_set<const Value*>& materialize,
                       const FusionOptions& options) {
   FusionPlan plan;
@@ -399,7 +329,6 @@ FusionPlan planFusion(const Block& block, const std::unordered_set<const Value*>
     countNestedUses(op, uses, liveValues);
   }
   for (const Value* v : materialize) uses[v].needsBuffer = true;
-  findDotBiasEpilogues(block, uses, plan);
   std::unordered_map<const Value*, int> absorbedUses;
   // Values a planned group reads from memory. A move op (or work recomputed per user) that a
   // group computes for itself reads its operands there; where such an operand's only user is

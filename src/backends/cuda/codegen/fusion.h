@@ -24,8 +24,6 @@
 // that computes its operand; a block per result (and slice of its elements) reads the group's
 // inputs along their contiguous runs, so the operand is never stored.
 //
-// Bias epilogues (DotBiasEpilogue) are found first; their ops join no group.
-//
 // Values in `materialize` (activation taps) and values used by nested regions or by ops that are
 // not fused keep their buffers. Narrow floats round to their type after every op, so a fused
 // group computes bit for bit what the one-op kernels compute (contraction into FMA is off).
@@ -63,22 +61,10 @@ struct FusedKernelSource {
   size_t workspaceBytes = 0;
 };
 
-// A matrix product plus bias rounded once: dot_general of two bf16 (or f16) operands with an f32
-// result, read only by `add(dot, broadcast_in_dim(convert(bias)))` whose only user converts it
-// back to the operands' type, the bias a vector of that type along the result's last dim (the
-// product's own free dim). PyTorch's addmm in bf16 computes exactly this, the bias added to the
-// f32 accumulator before the one rounding; cuBLASLt's bias epilogue does it inside the matmul, so
-// the add, the broadcast and the converts take no step and the f32 product is never stored.
-struct DotBiasEpilogue {
-  const Value* bias;    // rank 1, the operands' element type
-  const Value* result;  // the rounded sum: the value the dot's step writes
-};
-
 struct FusionPlan {
   std::vector<FusionGroup> groups;
   std::unordered_map<const Operation*, int> groupOfRoot;  // root op -> index in groups
   std::unordered_set<const Operation*> absorbed;          // ops that need no step of their own
-  std::unordered_map<const Operation*, DotBiasEpilogue> dotEpilogues;  // by dot_general op
 };
 
 struct FusionOptions {

@@ -281,13 +281,6 @@ class DotKernel final : public OpKernel {
     const void* beta = scale_ == CUDA_R_64F ? static_cast<const void*>(&betaD_)
                        : scale_ == CUDA_R_16F ? static_cast<const void*>(&betaH_)
                                               : static_cast<const void*>(&betaF_);
-    if (biasEpilogue_) {
-      // The bias vector's address is an attribute of the descriptor, read when the matmul is
-      // launched (or captured into a CUDA graph).
-      const void* bias = in[2];
-      WF_CUBLAS_CHECK(
-          cublasLtMatmulDescSetAttribute(desc_.get(), CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof bias));
-    }
     // D = R (rhs, "A") x L (lhs, "B").
     WF_CUBLAS_CHECK(cublasLtMatmul(ctx.device->cublasLt(), desc_.get(), alpha, ptrs[1], a_.get(), ptrs[0], b_.get(),
                                    beta, out[0], d_.get(), out[0], d_.get(), &algo_, ws, cublasBytes_, ctx.stream));
@@ -296,7 +289,6 @@ class DotKernel final : public OpKernel {
 
   size_t outBytes_ = 0;
   bool zeroK_ = false;
-  bool biasEpilogue_ = false;  // D = round(R x L + bias), the bias along D's rows (the result's last dim)
   int elemBytes_ = 0;
   OperandPlan operands_[2];  // lhs, rhs
   size_t cublasOffset_ = 0;
@@ -332,13 +324,8 @@ Expected<std::unique_ptr<OpKernel>> lowerDot(const Operation& op, LowerContext& 
   const ElementType inType = op.operand(0)->type().elementType();
   if (op.operand(1)->type().elementType() != inType)
     return unsupportedOnCuda(op, "no cuBLASLt kernel for mixed operand types");
-  // With a bias epilogue the kernel writes the rounded sum (LowerContext::epilogueBias).
-  const bool biasEpilogue = ctx.epilogueBias != nullptr;
-  const ElementType outType = biasEpilogue ? ctx.epilogueResultType : op.result(0)->type().elementType();
+  const ElementType outType = op.result(0)->type().elementType();
   const std::optional<DotAlgorithm> alg = dotAlgorithm(op);
-  if (biasEpilogue && (alg || takesDirectDot(inType, outType) || outType != inType ||
-                       ctx.epilogueBias->type().elementType() != inType))
-    return internalError(op.describe() + ": the bias epilogue takes bf16 or f16 operands, bias and result");
   if (takesDirectDot(inType, outType)) {
     // The algorithm names floating-point roundings; integer products and sums round nothing (they
     // wrap in the result type, on the CPU too), so on integers it has nothing to change. f32
@@ -365,7 +352,6 @@ Expected<std::unique_ptr<OpKernel>> lowerDot(const Operation& op, LowerContext& 
   for (int64_t d : rf) n *= rs[static_cast<size_t>(d)];
   for (int64_t d : dd.lhsContract) kk *= ls[static_cast<size_t>(d)];
   if (k->outBytes_ == 0) return std::unique_ptr<OpKernel>(std::move(k));
-  if (kk == 0 && biasEpilogue) return unsupportedOnCuda(op, "a bias epilogue of an empty contraction");
   if (kk == 0) {
     k->zeroK_ = true;
     return std::unique_ptr<OpKernel>(std::move(k));
@@ -428,19 +414,6 @@ Expected<std::unique_ptr<OpKernel>> lowerDot(const Operation& op, LowerContext& 
   const cublasOperation_t tb = k->operands_[0].view.transpose ? CUBLAS_OP_T : CUBLAS_OP_N;
   WF_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof ta));
   WF_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof tb));
-  if (biasEpilogue) {
-    // The bias has the result's last dim, which is D's row index (n); the same vector for every
-    // batch (the bias batch stride is 0 by default).
-    if (ctx.epilogueBias->type().numElements() != n)
-      return internalError(op.describe() + ": bias of " + std::to_string(ctx.epilogueBias->type().numElements()) +
-                           " elements for a product of " + std::to_string(n) + " columns");
-    const cublasLtEpilogue_t epilogue = CUBLASLT_EPILOGUE_BIAS;
-    const cudaDataType_t biasType = tc.out;
-    WF_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_EPILOGUE, &epilogue, sizeof epilogue));
-    WF_CUBLAS_CHECK(
-        cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, &biasType, sizeof biasType));
-    k->biasEpilogue_ = true;
-  }
   WF_ASSIGN_OR_RETURN(k->a_, makeLayout(tc.in, k->operands_[1].view, batch, rhsBatchStride));
   WF_ASSIGN_OR_RETURN(k->b_, makeLayout(tc.in, k->operands_[0].view, batch, lhsBatchStride));
   MatrixView dv;
@@ -461,7 +434,6 @@ Expected<std::unique_ptr<OpKernel>> lowerDot(const Operation& op, LowerContext& 
   int found = 0;
   WF_CUBLAS_CHECK(cublasLtMatmulAlgoGetHeuristic(ctx.device.cublasLt(), desc, k->a_.get(), k->b_.get(), k->d_.get(),
                                                  k->d_.get(), pref, 1, &result, &found));
-  if (found == 0 && biasEpilogue) return internalError(op.describe() + ": cuBLASLt has no algorithm for its bias epilogue");
   if (found == 0) return unsupportedOnCuda(op, "cuBLASLt has no algorithm for this layout");
   k->algo_ = result.algo;
   // The program's workspace only needs what the chosen algorithm uses, not the cap it chose
