@@ -158,6 +158,21 @@ std::string batchNormProgram(const std::vector<int64_t>& nchw, const std::string
   return text;
 }
 
+// PyTorch's bf16 linear layer as the exporter writes it (the f32 product plus bias, rounded
+// once), on a batched lhs with shapes off every tile size, then a GELU-like use of the result.
+const char* kDotBias = R"(
+func.func @main(%x: tensor<2x37x53xbf16>, %w: tensor<29x53xbf16>, %b: tensor<29xbf16>) -> (tensor<2x37x29xbf16>, tensor<2x37x29xbf16>) {
+  %d = "stablehlo.dot_general"(%x, %w) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [2], rhs_contracting_dimensions = [1]>} : (tensor<2x37x53xbf16>, tensor<29x53xbf16>) -> tensor<2x37x29xf32>
+  %bf = "stablehlo.convert"(%b) : (tensor<29xbf16>) -> tensor<29xf32>
+  %bb = "stablehlo.broadcast_in_dim"(%bf) {broadcast_dimensions = array<i64: 2>} : (tensor<29xf32>) -> tensor<2x37x29xf32>
+  %s = "stablehlo.add"(%d, %bb) : (tensor<2x37x29xf32>, tensor<2x37x29xf32>) -> tensor<2x37x29xf32>
+  %y = "stablehlo.convert"(%s) : (tensor<2x37x29xf32>) -> tensor<2x37x29xbf16>
+  %t = "stablehlo.tanh"(%y) : (tensor<2x37x29xbf16>) -> tensor<2x37x29xbf16>
+  %g = "stablehlo.multiply"(%y, %t) : (tensor<2x37x29xbf16>, tensor<2x37x29xbf16>) -> tensor<2x37x29xbf16>
+  func.return %y, %g : tensor<2x37x29xbf16>, tensor<2x37x29xbf16>
+}
+)";
+
 const Block& mainBody(const Module& m) { return FuncOp(mainOf(m)).body(); }
 
 TEST(FusionPlan, LayerNormFusesItsElementwiseChains) {
@@ -509,6 +524,41 @@ TEST(FusionRun, GeluWithItsBiasAdd) {
                                 randomLiteral(Type::tensor({64, 128}, ElementType::kF32)),
                                 randomLiteral(Type::tensor({128}, ElementType::kF32))},
                      /*bitwise=*/true, /*hasDot=*/true);
+}
+
+TEST(FusionRun, Bf16ProductPlusBiasRoundsOnce) {
+  WF_REQUIRE_GPU();
+  Module m = parse(kDotBias);
+  ASSERT_TRUE(mainOf(m));
+  std::vector<Literal> args = {randomLiteral(Type::tensor({2, 37, 53}, ElementType::kBF16)),
+                               randomLiteral(Type::tensor({29, 53}, ElementType::kBF16)),
+                               randomLiteral(Type::tensor({29}, ElementType::kBF16))};
+  std::vector<Literal> copies;
+  for (const Literal& a : args) copies.push_back(a.clone());
+  Expected<std::vector<Literal>> want = runCpu(m, std::move(copies));
+  ASSERT_TRUE(want) << want.status().toString();
+  Expected<RunResult> got = runCuda(m, args, CompileOptions{});
+  ASSERT_TRUE(got) << got.status().toString();
+  for (size_t i = 0; i < want->size(); ++i)
+    EXPECT_EQ(compareLiterals(got->outputs[i], (*want)[i], Tolerance{0, 0, 4e-3}), "") << "result #" << i;
+  // Rounded once: y is the bf16 rounding of an f32 sum within a few f32 ulps of the exact one,
+  // so only elements whose sum lies that near a rounding boundary may differ from the exact sum
+  // rounded once. Rounding the product to bf16 before adding the bias (as cuBLASLt's bias
+  // epilogue with a bf16 bias was measured to do, on every element) changes about a quarter.
+  const Literal& y = got->outputs[0];
+  int64_t once = 0, twice = 0;
+  for (int64_t i = 0; i < 2 * 37; ++i)
+    for (int64_t n = 0; n < 29; ++n) {
+      double sum = 0;
+      for (int64_t k = 0; k < 53; ++k) sum += args[0].getDouble(i * 53 + k) * args[1].getDouble(n * 53 + k);
+      const double bias = args[2].getDouble(n);
+      const double roundedOnce = Literal::scalarDouble(ElementType::kBF16, sum + bias).getDouble(0);
+      const double product = Literal::scalarDouble(ElementType::kBF16, sum).getDouble(0);
+      const double roundedTwice = Literal::scalarDouble(ElementType::kBF16, product + bias).getDouble(0);
+      once += y.getDouble(i * 29 + n) == roundedOnce;
+      twice += y.getDouble(i * 29 + n) == roundedTwice;
+    }
+  EXPECT_GT(once, y.numElements() * 19 / 20) << "equal to the sum rounded twice: " << twice;
 }
 
 TEST(FusionRun, LargeTensorUsesEveryBlock) {
