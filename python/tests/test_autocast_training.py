@@ -89,6 +89,30 @@ def test_low_precision_verdict_can_fail(tmp_path):
     assert re.match(r"step 5: weight '[a-z0-9.]+' diverges: rel_l2 .* > .* x PyTorch's own", report["first_divergence"])
 
 
+def test_low_precision_loss_is_held_to_the_distance_pytorch_reached(tmp_path):
+    """A step's loss may be as far from float64 as twice the largest distance PyTorch's own run
+    reached by that step, not further: a reference loss moved by three times that distance at
+    step 3 fails there, and the report gives the distance as a fraction of the loss."""
+    pkg = _export_mlp(tmp_path, "mlp", autocast=torch.bfloat16)
+    torch_rel = json.loads((pkg / "manifest.json").read_text())["training"]["golden"]["low_precision"][
+        "torch_error"]["loss"]
+    golden = tmp_path / "golden"
+    golden.mkdir()
+    for f in (pkg / "golden").iterdir():
+        (golden / f.name).write_bytes(f.read_bytes())
+    ref = load_file(str(golden / "reference_loss.safetensors"))
+    loss = ref["loss"].double()
+    reached = max(torch_rel[s] * abs(loss[s].item()) for s in range(3))
+    loss[2] += 3 * reached + 1e-3 * abs(loss[2].item())
+    save_file({**ref, "loss": loss.to(ref["loss"].dtype)}, str(golden / "reference_loss.safetensors"))
+    rc, report = _validate(pkg, "--golden", str(golden))
+    assert rc == 1 and not report["pass"]
+    assert re.match(r"step 3: loss 'loss' diverges: rel_l2 .* > .* x PyTorch's own \(.* at this step; the largest "
+                    r"distance its run reached so far", report["first_divergence"]), report["first_divergence"]
+    losses = {c["step"]: c for c in report["checks"] if c["kind"] == "loss"}
+    assert losses[1]["pass"] and losses[2]["pass"] and not losses[3]["pass"]
+
+
 def test_autocast_bad_input(tmp_path):
     torch.manual_seed(0)
     model = MLP()
