@@ -162,8 +162,8 @@ def main(argv=None) -> int:
     p.add_argument("--device", default="cpu")
     p.add_argument("--warpforge", default=os.environ.get("WARPFORGE", str(REPO / "build" / "warpforge")))
     p.add_argument("--twins", type=int, default=0,
-                   help="also run PyTorch this many times from initial weights moved by one ulp, and print "
-                        "their metrics: the spread of the training's own noise (see the module docstring)")
+                   help="also run WarpForge and PyTorch this many times each from initial weights moved by one "
+                        "ulp, and print their metrics: the spread of the training's own noise (module docstring)")
     p.add_argument("--json", help="write the figures here")
     args = p.parse_args(argv)
     torch.set_num_threads(2)

@@ -56,10 +56,11 @@ def _scaled_add(ctx, node, bias, prod, beta, alpha):
 
 def _product_plus_bias(ctx, node, bias, a, c, batch, contract_a, contract_c, beta, alpha):
     """beta * bias + alpha * (a . c). In bf16/f16 PyTorch adds the bias to the product's float32
-    accumulator and rounds once (cuBLASLt's bias epilogue on CUDA, the accumulating GEMM on the
-    CPU): the product stays f32 until the sum is rounded to the node's type. Rounding the product
-    first would add a second rounding per layer, which compounds over a training run. The CUDA
-    backend runs the pattern as one matmul with a bias epilogue (src/backends/cuda/README.md)."""
+    accumulator and rounds once (measured on the CPU and on an H100): the product stays f32 until
+    the sum is rounded to the node's type. Rounding the product first would add a second rounding
+    per layer, which compounds over a training run. The CUDA backend writes the f32 product and
+    rounds the sum in the next fused kernel (src/backends/cuda/README.md says why not cuBLASLt's
+    bias epilogue)."""
     a, c = _same_dtype(ctx, node, a, c)
     out = ctx.meta_dtype(node)
     if out in ("bf16", "f16") and a.type.dtype == out:
