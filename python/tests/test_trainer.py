@@ -29,7 +29,8 @@ def ce_loss(model, x, y):
     return F.cross_entropy(model(x), y)
 
 
-def _export_mlp(tmp_path, name="mlp", optimizer="adamw", steps=6, clip=None):
+def _mlp_training(optimizer="adamw"):
+    """The MLP, its optimizer, LR schedule and example batch (seeded: the same on every call)."""
     torch.manual_seed(0)
     model = MLP()
     if optimizer == "adamw":
@@ -42,6 +43,11 @@ def _export_mlp(tmp_path, name="mlp", optimizer="adamw", steps=6, clip=None):
         opt = torch.optim.SGD(model.parameters(), lr=0.05, momentum=0.9, nesterov=True, weight_decay=1e-4)
         sched = torch.optim.lr_scheduler.StepLR(opt, step_size=2, gamma=0.5)
     batch = (torch.randn(8, 6), torch.randint(0, 4, (8,)))
+    return model, opt, sched, batch
+
+
+def _export_mlp(tmp_path, name="mlp", optimizer="adamw", steps=6, clip=None):
+    model, opt, sched, batch = _mlp_training(optimizer)
     out = tmp_path / name
     warpforge.export_training(model, batch, ce_loss, out, opt, lr_schedule=sched, golden_steps=steps, grad_clip=clip,
                               batch_names=["x", "y"], eval_fn=lambda m, x: m(x), eval_batch=(batch[0],),
@@ -140,6 +146,44 @@ def test_train_resume_reproduces_the_loss_curve(tmp_path):
     assert a.keys() == b.keys()
     for k in a:
         assert torch.equal(a[k], b[k]), k
+
+
+def test_train_resumes_from_a_pytorch_state(tmp_path):
+    """warpforge.write_checkpoint: PyTorch trains 5 steps, WarpForge takes its state and trains on
+    from there; steps 6 to 8 give PyTorch's losses and the weights after step 8 are PyTorch's."""
+    pkg = _export_mlp(tmp_path, steps=1)
+    data = _mlp_data(tmp_path)
+    tensors = load_file(str(data))
+    model, opt, sched, _ = _mlp_training()
+    losses = []
+    ckpt = tmp_path / "from-torch" / "checkpoint.safetensors"
+    for step in range(8):  # --no-shuffle: the examples in order, 8 to a batch (one epoch)
+        x, y = tensors["x"][8 * step:8 * step + 8], tensors["y"][8 * step:8 * step + 8]
+        loss = ce_loss(model, x, y)
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        opt.step()
+        sched.step()
+        losses.append(float(loss.detach()))
+        if step + 1 == 5:
+            warpforge.write_checkpoint(pkg, model, opt, 5, ckpt, batch=8, examples=64, seed=7)
+    proc = _train(pkg, data, "--steps", "8", "--checkpoint-dir", str(ckpt.parent), "--seed", "7", "--no-shuffle",
+                  "--resume")
+    assert proc.returncode == 0, proc.stderr
+    assert "resumed MLP from" in proc.stderr and "at step 5" in proc.stderr
+    curve = json.loads((ckpt.parent / "loss_curve.json").read_text())["steps"]
+    assert [p["step"] for p in curve] == [6, 7, 8]
+    assert [p["loss"] for p in curve] == pytest.approx(losses[5:], rel=1e-5)
+    after = load_file(str(ckpt))
+    assert int(after["trainer.step"]) == 8
+    for name, p in model.named_parameters():
+        torch.testing.assert_close(after[f"weight.{name}"], p.detach(), rtol=1e-5, atol=1e-6)
+        torch.testing.assert_close(after[f"state.exp_avg.{name}"], opt.state[p]["exp_avg"], rtol=1e-4, atol=1e-7)
+    # A model that is not the package's: an error naming the missing parameter, nothing written.
+    other = tmp_path / "other" / "checkpoint.safetensors"
+    with pytest.raises(warpforge.TrainingExportError, match=r"fc1\."):
+        warpforge.write_checkpoint(pkg, nn.Sequential(nn.Linear(6, 4)), opt, 5, other, batch=8, examples=64)
+    assert not other.exists()
 
 
 def test_train_bad_input(tmp_path):

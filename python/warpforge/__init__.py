@@ -7,7 +7,7 @@ from .export import export  # noqa: E402
 from .lower import UnsupportedOpsError  # noqa: E402
 from .lowering import LoweringError  # noqa: E402
 from .optimizers import UnsupportedOptimizerError, linear_warmup_decay, lr_at  # noqa: E402
-from .training import TrainingExportError, export_training  # noqa: E402
+from .training import TrainingExportError, export_training, write_checkpoint  # noqa: E402
 
-__all__ = ["export", "UnsupportedOpsError", "LoweringError", "export_training", "TrainingExportError",
+__all__ = ["export", "UnsupportedOpsError", "LoweringError", "export_training", "TrainingExportError", "write_checkpoint",
            "UnsupportedOptimizerError", "linear_warmup_decay", "lr_at", "__version__"]

@@ -5,6 +5,7 @@ initial weights and optimizer state, and a golden run of PyTorch itself."""
 from __future__ import annotations
 
 import copy
+import json
 import os
 import pathlib
 import shutil
@@ -284,6 +285,60 @@ def export_training(model: torch.nn.Module, example_batch, loss_fn, out_dir, opt
         if ddp_section is not None:
             shutil.rmtree(staging, ignore_errors=True)
     return manifest
+
+
+def write_checkpoint(package_dir, model: torch.nn.Module, optimizer, step: int, path, *, batch: int, examples: int,
+                     seed: int = 0, accumulation: int = 1, world_size: int = 1) -> None:
+    """Writes PyTorch's training state after `step` updates as a WarpForge checkpoint of the training
+    package in `package_dir` (docs/training.md, "Checkpoints"), so that `warpforge train PKG
+    --checkpoint-dir DIR --resume` (with `path` = DIR/checkpoint.safetensors) continues the run that
+    PyTorch started: the package's weights from `model`'s parameters and buffers, its optimizer state
+    from `optimizer.state` (zeros for a parameter not yet stepped, as torch creates them), `trainer.step`
+    = `step`, and the data position the trainer checks on resume (`seed`, `batch`, `examples`,
+    `accumulation`, `world_size`). A weight the model does not hold (dropout's RNG state) keeps the
+    package's initial value. Written as the trainer writes its own: a temporary file, fsynced, renamed
+    over `path`."""
+    from safetensors import safe_open
+
+    package_dir = pathlib.Path(package_dir)
+    manifest = json.loads((package_dir / "manifest.json").read_text())
+    training = manifest.get("training")
+    if not training:
+        raise TrainingExportError(f"{package_dir}: not a training package (its manifest has no 'training' section)")
+    held = {**dict(model.named_buffers()), **dict(model.named_parameters())}
+    tensors = {}
+    with safe_open(str(package_dir / training["weights"]), "pt") as f:
+        for name in f.keys():
+            value = held.get(name)
+            if value is None:
+                if not name.startswith("warpforge."):
+                    raise TrainingExportError(f"{package_dir}: the model has no parameter or buffer '{name}'")
+                value = f.get_tensor(name)
+            tensors[f"weight.{name}"] = value
+    params = dict(model.named_parameters())
+    for entry in training["optimizer"]["state"]:
+        p = params.get(entry["param"])
+        if p is None:
+            raise TrainingExportError(f"{package_dir}: the model has no parameter '{entry['param']}'")
+        value = optimizer.state.get(p, {}).get(entry["slot"])
+        tensors[f"state.{entry['name']}"] = value if value is not None else torch.zeros_like(p, dtype=torch.float32)
+    for key, value in {"step": step, "seed": seed, "batch": batch, "examples": examples,
+                       "accumulation": accumulation, "world_size": world_size}.items():
+        tensors[f"trainer.{key}"] = torch.tensor(int(value), dtype=torch.int64)
+    path = pathlib.Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix="." + path.name + ".tmp-", dir=path.parent)
+    os.close(fd)
+    try:
+        save_file(_tensors(tensors), tmp, metadata={"format": "warpforge.checkpoint", "format_version": "1",
+                                                    "package": manifest["name"],
+                                                    "optimizer": training["optimizer"]["kind"]})
+        with open(tmp, "rb") as f:
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        os.unlink(tmp)
+        raise
 
 
 def _golden_data(data, batch_names) -> dict:
