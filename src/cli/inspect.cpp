@@ -232,7 +232,8 @@ int runInspect(const InspectOptions& inspectOptions) {
                 " hoisted steps, " + std::to_string(st.steps) + " steps per run (" + std::to_string(st.fusedGroups) +
                 " fused elementwise loops of " + std::to_string(st.fusedOps) + " ops, " + std::to_string(st.fusedConvs) +
                 " fused convolutions of " + std::to_string(st.fusedConvOps) + " ops, " +
-                std::to_string(st.blockedValues) + " values passed between them in blocked layouts, " +
+                std::to_string(st.winogradConvs) + " of them Winograd, " + std::to_string(st.blockedValues) +
+                " values passed between them in blocked layouts, " +
                 std::to_string(st.fusedMatmuls) + " fused matrix products)\n" +
                 plan->describe();
       if (!options.json) std::cout << cpuPlan;

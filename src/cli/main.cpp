@@ -117,6 +117,8 @@ void addCompileFlags(CLI::App* cmd, wf::CompileOptions& compile) {
   cmd->add_flag("--allow-cpu-fallback", compile.allowCpuFallback,
                 "Run ops the device has no kernel for on the host instead of failing (each is reported)");
   cmd->add_flag("--allow-tf32", compile.allowTf32, "Let fp32 matrix products use TF32 tensor cores (cuda)");
+  cmd->add_flag("--no-winograd{false}", compile.winograd,
+                "Run 3x3 convolutions directly, never by Winograd's algorithm (cpu; it rounds a little differently)");
   cmd->add_flag("--no-fusion{false}", compile.fuse,
                 "Run one kernel per op instead of generated fused kernels (cuda) or fused loops and convolutions (cpu); for debugging");
   cmd->add_flag("--no-cuda-graphs{false}", compile.cudaGraphs,

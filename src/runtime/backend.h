@@ -63,6 +63,10 @@ struct CompileOptions {
   // may then run once, before the first run and again after a later bind, instead of on every
   // run. Running without binding one of them is an error.
   std::vector<size_t> boundArguments;
+  // 3x3 stride-1 f32 convolutions may run Winograd's algorithm (cpu: oneDNN's, where it has one
+  // for the CPU and shape; the plan says which). Fewer multiplications, a slightly different
+  // rounding (within the fp32 validate tolerances); off keeps every convolution direct.
+  bool winograd = true;
   // Fuse chains of elementwise and data-movement ops into generated kernels (backends that can).
   // On by default; off runs one kernel per op, for debugging and for comparing the two.
   bool fuse = true;

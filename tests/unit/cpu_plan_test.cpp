@@ -304,6 +304,58 @@ TEST(CpuPlan, FusedConvolutionsMatchTheInterpreter) {
   }
 }
 
+// A 3x3 stride-1 convolution with a bias, a residual and a ReLU (ResNet's second convolution of
+// a block, in shapes no vector width divides) runs Winograd's algorithm where oneDNN has it for
+// this CPU (AVX-512); CompileOptions::winograd = false (--no-winograd) keeps it direct. Winograd
+// rounds through its input and output transforms: within rtol 1e-4 of the direct convolution's
+// result here, where the direct one is held to 1e-5.
+TEST(CpuPlan, WinogradConvolutionsMatchTheInterpreter) {
+  if (!dotconv::haveOneDnn()) GTEST_SKIP() << "built without oneDNN";
+  const std::string t = "tensor<2x24x14x15xf32>";
+  Module m = parse(
+      "func.func @main(%x: tensor<2x16x14x15xf32>, %w: tensor<24x16x3x3xf32>, %bias: tensor<24xf32>, %res: " + t +
+      ") -> " + t + " {\n"
+      "  %c = stablehlo.convolution(%x, %w) dim_numbers = [b, f, 0, 1]x[o, i, 0, 1]->[b, f, 0, 1], window = {pad = "
+      "[[1, 1], [1, 1]]} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<2x16x14x15xf32>, "
+      "tensor<24x16x3x3xf32>) -> " + t + "\n"
+      "  %b = stablehlo.broadcast_in_dim %bias, dims = [1] : (tensor<24xf32>) -> " + t + "\n"
+      "  %a = stablehlo.add %c, %b : " + t + "\n"
+      "  %r = stablehlo.add %a, %res : " + t + "\n"
+      "  %zero = stablehlo.constant dense<0.0> : " + t + "\n"
+      "  %y = stablehlo.maximum %r, %zero : " + t + "\n"
+      "  return %y : " + t + "\n}\n");
+  const std::vector<size_t> weights{1, 2};
+  CompileOptions direct;
+  direct.winograd = false;
+  direct.boundArguments = weights;
+  auto directPlan = cpu::planCpu(m, *m.lookupFunction("main"), direct, {});
+  ASSERT_TRUE(directPlan) << directPlan.status().message();
+  EXPECT_EQ(directPlan->stats.fusedConvs, 1) << directPlan->describe();
+  EXPECT_EQ(directPlan->stats.winogradConvs, 0) << directPlan->describe();
+  EXPECT_EQ(directPlan->describe().find("winograd"), std::string::npos) << directPlan->describe();
+  const cpu::CpuPlan plan = planOf(m, weights);
+  const bool winograd = plan.stats.winogradConvs == 1;
+  EXPECT_EQ(plan.describe().find("fused_convolution[convolution,add,add(residual),relu] winograd") != std::string::npos,
+            winograd)
+      << plan.describe();
+  for (uint32_t seed : {11u, 12u}) {
+    std::mt19937 rng(seed);
+    std::vector<Literal> args;
+    args.push_back(randomF32({2, 16, 14, 15}, rng));
+    args.push_back(randomF32({24, 16, 3, 3}, rng, -0.5f, 0.5f));
+    args.push_back(randomF32({24}, rng));
+    args.push_back(randomF32({2, 24, 14, 15}, rng));
+    std::vector<Literal> want = interpret(m, args);
+    Compiled exact = runBackend(m, args, weights, direct);
+    ASSERT_EQ(exact.result.outputs.size(), 1u);
+    EXPECT_LE(toleranceRatio(exact.result.outputs[0], want[0], 1e-5, 1e-6), 1.0);
+    Compiled got = runBackend(m, args, weights);
+    ASSERT_EQ(got.result.outputs.size(), 1u);
+    EXPECT_LE(toleranceRatio(got.result.outputs[0], want[0], 1e-4, 1e-5), 1.0);
+  }
+  if (!winograd) GTEST_SKIP() << "oneDNN has no Winograd convolution for this CPU: both runs were direct";
+}
+
 TEST(CpuPlan, ConvolutionsWithPerRunKernelsOrTappedValuesStayUnfusedOrUnblocked) {
   if (!dotconv::haveOneDnn()) GTEST_SKIP() << "built without oneDNN";
   Module m = parse(convBlock());

@@ -96,6 +96,43 @@ namespace {
 dnnl::engine& engine() { return dotconv::oneDnnCpuEngine(); }
 }  // namespace
 
+namespace {
+// The convolution's primitive descriptor for `algorithm`, with the step's post-ops: the residual
+// as the sum post-op, then the ReLU (throws dnnl::error where oneDNN has no implementation).
+dnnl::convolution_forward::primitive_desc convolutionDesc(const Geometry& g, bool residual, bool relu,
+                                                          dnnl::algorithm algorithm) {
+  using namespace dnnl;
+  using dt = memory::data_type;
+  using tag = memory::format_tag;
+  memory::dims src{g.n, g.c, g.h, g.w}, dst{g.n, g.o, g.oh, g.ow}, bias{g.o};
+  memory::dims wei = g.groups > 1 ? memory::dims{g.groups, g.o / g.groups, g.c / g.groups, g.kh, g.kw}
+                                  : memory::dims{g.o, g.c, g.kh, g.kw};
+  post_ops po;
+  if (residual) po.append_sum(1.0f);
+  if (relu) po.append_eltwise(1.0f, algorithm::eltwise_relu, 0.0f, 0.0f);
+  primitive_attr attr;
+  attr.set_post_ops(po);
+  convolution_forward::desc d(prop_kind::forward_inference, algorithm, memory::desc(src, dt::f32, tag::any),
+                              memory::desc(wei, dt::f32, tag::any), memory::desc(bias, dt::f32, tag::x),
+                              memory::desc(dst, dt::f32, tag::any), {g.strides[0], g.strides[1]},
+                              {g.dil[0] - 1, g.dil[1] - 1}, {g.padLo[0], g.padLo[1]}, {g.padHi[0], g.padHi[1]});
+  return convolution_forward::primitive_desc(d, attr, engine());
+}
+}  // namespace
+
+bool FusedConv::offersWinograd() const {
+  std::optional<Geometry> g = geometry(*conv);
+  if (!g || g->kh != 3 || g->kw != 3 || g->groups != 1 || g->strides[0] != 1 || g->strides[1] != 1 || g->dil[0] != 1 ||
+      g->dil[1] != 1)
+    return false;
+  try {
+    convolutionDesc(*g, residual != nullptr, relu, dnnl::algorithm::convolution_winograd);
+    return true;
+  } catch (const dnnl::error&) {
+    return false;  // no Winograd kernel for this CPU (oneDNN has them for AVX-512) or shape
+  }
+}
+
 struct FusedConv::Prepared {
   dnnl::convolution_forward prim;
   dnnl::pooling_forward poolPrim;  // when FusedConv::pool
@@ -156,17 +193,8 @@ Status FusedConv::prepare(const std::function<const Literal*(const Value*)>& hoi
     memory::dims out{result->type().dim(0), result->type().dim(1), result->type().dim(2), result->type().dim(3)};
     memory::dims wei = g.groups > 1 ? memory::dims{g.groups, g.o / g.groups, g.c / g.groups, g.kh, g.kw}
                                     : memory::dims{g.o, g.c, g.kh, g.kw};
-    post_ops po;
-    if (residual) po.append_sum(1.0f);
-    if (relu) po.append_eltwise(1.0f, algorithm::eltwise_relu, 0.0f, 0.0f);
-    primitive_attr attr;
-    attr.set_post_ops(po);
-    convolution_forward::desc d(prop_kind::forward_inference, algorithm::convolution_direct,
-                                memory::desc(src, dt::f32, tag::any), memory::desc(wei, dt::f32, tag::any),
-                                memory::desc(bias, dt::f32, tag::x), memory::desc(dst, dt::f32, tag::any),
-                                {g.strides[0], g.strides[1]}, {g.dil[0] - 1, g.dil[1] - 1}, {g.padLo[0], g.padLo[1]},
-                                {g.padHi[0], g.padHi[1]});
-    convolution_forward::primitive_desc pd(d, attr, engine());
+    convolution_forward::primitive_desc pd = convolutionDesc(
+        g, residual != nullptr, relu, winograd ? algorithm::convolution_winograd : algorithm::convolution_direct);
     p->prim = convolution_forward(pd);
     p->src = pd.src_desc();
     p->convDst = pd.dst_desc();
@@ -261,6 +289,7 @@ Expected<Literal> FusedConv::run(const Literal& in, const Literal* res) const {
 #else
 
 struct FusedConv::Prepared {};
+bool FusedConv::offersWinograd() const { return false; }
 Status FusedConv::prepare(const std::function<const Literal*(const Value*)>&) {
   return unimplemented("fused convolutions need oneDNN");
 }
@@ -287,7 +316,7 @@ std::string FusedConv::describe() const {
   if (residual) s += ",add(residual)";
   if (relu) s += ",relu";
   if (pool) s += ",max_pool";
-  return s + "]";
+  return s + (winograd ? "] winograd" : "]");
 }
 
 namespace {

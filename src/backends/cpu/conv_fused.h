@@ -14,7 +14,8 @@
 // the prologue (w' = w * scale[o], bias = shift[o]), as ONNX Runtime and PyTorch's
 // inference-mode fusions do; the residual is oneDNN's sum post-op and the ReLU its eltwise
 // post-op, and a max pooling after it (ResNet's stem) is oneDNN's pooling primitive run on the
-// convolution's blocked result. The weights are reordered into the primitive's blocked layout once. The result
+// convolution's blocked result. A 3x3 stride-1 convolution may run Winograd's algorithm instead
+// (`winograd`, where oneDNN has it for the CPU). The weights are reordered into the primitive's blocked layout once. The result
 // differs from the op-by-op program only by rounding (the scale multiplies the kernel before
 // the sum instead of the sum after it), well inside the fp32 tolerances (tests compare both).
 #pragma once
@@ -45,6 +46,10 @@ class FusedConv {
   ~FusedConv();
   FusedConv(FusedConv&&) noexcept;
 
+  // Whether oneDNN has a Winograd implementation of this convolution on this CPU (a 3x3 stride-1
+  // ungrouped one, with this step's post-ops): the planner sets `winograd` from it.
+  bool offersWinograd() const;
+
   // Folds the affine chain into the kernel and bias and builds the primitive; `hoisted` gives
   // the Literals of the kernel and the affine vectors. Called after every bind (the prologue).
   Status prepare(const std::function<const Literal*(const Value*)>& hoisted);
@@ -65,6 +70,10 @@ class FusedConv {
   bool pool = false;
   int64_t poolWindow[2] = {1, 1}, poolStride[2] = {1, 1}, poolPadLo[2] = {0, 0}, poolPadHi[2] = {0, 0};
   const Value* result = nullptr;  // the value of the chain's last op
+  // Run Winograd's algorithm (oneDNN's convolution_winograd) instead of the direct convolution:
+  // about 2.25x (F(2x2, 3x3)) to 4x (F(4x4, 3x3)) fewer multiplications, at the cost of rounding
+  // through the input and output transforms (the result stays within the fp32 tolerances).
+  bool winograd = false;
   // Blocked layouts between fused convolutions: when every reader of `result` is another fused
   // convolution (as its input or residual), the result stays in this primitive's own layout
   // (a flat f32 carrier Literal of its padded size), and the readers take it as is. The

@@ -50,6 +50,7 @@ struct CpuPlanStats {
   int fusedConvs = 0;      // fused convolution steps
   int fusedConvOps = 0;    // ops folded into them (the convolution, its affine chain, add, ReLU)
   int blockedValues = 0;   // values passed between fused convolutions in oneDNN's blocked layout
+  int winogradConvs = 0;   // fused convolutions that run Winograd's algorithm (CompileOptions::winograd)
   int fusedMatmuls = 0;    // fused matrix products (weights prepacked, bias fused)
 };
 

@@ -161,6 +161,8 @@ class Planner {
                                                            [&](const Operation* o) { return claimed_.count(o) > 0; });
       if (!match) continue;
       auto conv = std::make_shared<FusedConv>(std::move(match->conv));
+      conv->winograd = options_.winograd && conv->offersWinograd();
+      plan_.stats.winogradConvs += conv->winograd ? 1 : 0;
       int index = static_cast<int>(plan_.fusedConvs.size());
       plan_.fusedConvs.push_back(conv);
       for (const Operation* o : match->ops) {
