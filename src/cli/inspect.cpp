@@ -224,6 +224,8 @@ int runInspect(const InspectOptions& inspectOptions) {
     package = packageSummary(*pkg);
     if (options.cpuPlan) {
       CompileOptions compile;  // as a Session compiles it: the weights are bound
+      compile.winograd = options.winograd;
+      compile.fuse = options.fuse;
       for (const TensorSpec& w : pkg->manifest().weights) compile.boundArguments.push_back(w.index);
       auto plan = cpu::planCpu(pkg->module(), pkg->entry(), compile, {});
       if (!plan) return reportStatus(plan.status());
