@@ -101,13 +101,16 @@ def timed_steps(fwd, opt, batch, steps, autocast=None, loss_fn=qa_loss) -> float
     return statistics.median(times)
 
 
-def torch_steps(model, batch, steps, compiled, autocast=None, images=False):
+def torch_steps(model, batch, steps, compiled, autocast=None, images=False, channels_last=True,
+                cudnn_benchmark=False):
     """PyTorch's median step and peak memory. ResNet-50 runs channels-last (model and images), the
-    layout PyTorch's cuDNN convolutions are fastest in."""
+    layout PyTorch's cuDNN convolutions are fastest in, unless `channels_last` is off;
+    `cudnn_benchmark` times cuDNN's algorithms per shape instead of taking its heuristics' choice."""
     torch.backends.cuda.matmul.allow_tf32 = False
     torch.backends.cudnn.allow_tf32 = False
+    torch.backends.cudnn.benchmark = cudnn_benchmark
     m = model.cuda().train()
-    if images:
+    if images and channels_last:
         m = m.to(memory_format=torch.channels_last)
         batch = (batch[0].to(memory_format=torch.channels_last),) + tuple(batch[1:])
     opt = make_sgd(m) if images else make_optimizer(m)
@@ -136,6 +139,9 @@ def main(argv=None) -> int:
     p.add_argument("--out", default="/tmp/wf-train-gpu")
     p.add_argument("--warpforge", default=os.environ.get("WARPFORGE", str(REPO / "build" / "warpforge")))
     p.add_argument("--skip-torch", action="store_true")
+    p.add_argument("--torch-variants", action="store_true",
+                   help="ResNet-50: also PyTorch eager in NCHW and with cudnn.benchmark, beside its channels-last "
+                        "heuristic run")
     p.add_argument("--skip-validate", action="store_true")
     p.add_argument("--profile", action="store_true",
                    help="also run `warpforge train --profile` (per-op times, memory plan) and print it; "
@@ -168,6 +174,16 @@ def main(argv=None) -> int:
             name = "torch.compile" if compiled else "PyTorch eager"
             figures[name] = {"ms": ms, "peak_bytes": peak}
             print(f"{name}: {ms:.1f} ms/step, peak {peak / 2**30:.2f} GiB", flush=True)
+        if images and args.torch_variants:
+            # Which of layout and algorithm choice sets eager's convolution time (WarpForge's
+            # training step keeps activations NCHW and takes cuDNN's heuristic algorithms).
+            for name, layout, tuned in (("PyTorch eager NCHW", False, False),
+                                        ("PyTorch eager NCHW, cudnn.benchmark", False, True),
+                                        ("PyTorch eager, cudnn.benchmark", True, True)):
+                ms, peak = torch_steps(new_model(), batch, args.steps, False, autocast, images, layout, tuned)
+                figures[name] = {"ms": ms, "peak_bytes": peak}
+                print(f"{name}: {ms:.1f} ms/step, peak {peak / 2**30:.2f} GiB", flush=True)
+            torch.backends.cudnn.benchmark = False
 
     model = new_model()
     opt = make_sgd(model) if images else make_optimizer(model)
@@ -239,7 +255,8 @@ def main(argv=None) -> int:
     print("|---|---|---|---|---|")
     eager = figures.get("PyTorch eager", {}).get("ms")
     comp = figures.get("torch.compile", {}).get("ms")
-    for name in ["PyTorch eager", "torch.compile"] + [k for k in figures if k.startswith("WarpForge")]:
+    variants = [k for k in figures if k.startswith("PyTorch eager") and k != "PyTorch eager"]
+    for name in ["PyTorch eager", "torch.compile"] + variants + [k for k in figures if k.startswith("WarpForge")]:
         f = figures.get(name)
         if not f or "ms" not in f:
             continue
