@@ -297,7 +297,7 @@ def write_checkpoint(package_dir, model: torch.nn.Module, optimizer, step: int, 
     = `step`, and the data position the trainer checks on resume (`seed`, `batch`, `examples`,
     `accumulation`, `world_size`). A weight the model does not hold (dropout's RNG state) keeps the
     package's initial value. Written as the trainer writes its own: a temporary file, fsynced, renamed
-    over `path`."""
+    over `path`, the directory fsynced."""
     from safetensors import safe_open
 
     package_dir = pathlib.Path(package_dir)
@@ -339,6 +339,11 @@ def write_checkpoint(package_dir, model: torch.nn.Module, optimizer, step: int, 
     except BaseException:
         os.unlink(tmp)
         raise
+    dir_fd = os.open(path.parent, os.O_RDONLY)
+    try:
+        os.fsync(dir_fd)
+    finally:
+        os.close(dir_fd)
 
 
 def _golden_data(data, batch_names) -> dict:

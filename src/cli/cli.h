@@ -136,8 +136,7 @@ struct InspectOptions {
   bool json = false;
   bool fusion = false;  // also the CUDA backend's fusion plan of each function with static shapes
   bool cpuPlan = false;  // a model package: also the CPU backend's plan of its entry (backends/cpu/plan.h)
-  bool winograd = true;  // the plan as --no-winograd makes it when false
-  bool fuse = true;      // the plan as --no-fusion makes it when false
+  CompileOptions compile;  // --cpu-plan: the plan of these options (--no-winograd, --no-fusion)
 };
 int runInspect(const InspectOptions& options);
 

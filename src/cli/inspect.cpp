@@ -223,9 +223,7 @@ int runInspect(const InspectOptions& inspectOptions) {
     if (!pkg) return reportStatus(pkg.status());
     package = packageSummary(*pkg);
     if (options.cpuPlan) {
-      CompileOptions compile;  // as a Session compiles it: the weights are bound
-      compile.winograd = options.winograd;
-      compile.fuse = options.fuse;
+      CompileOptions compile = options.compile;  // as a Session compiles it: the weights are bound
       for (const TensorSpec& w : pkg->manifest().weights) compile.boundArguments.push_back(w.index);
       auto plan = cpu::planCpu(pkg->module(), pkg->entry(), compile, {});
       if (!plan) return reportStatus(plan.status());

@@ -238,8 +238,9 @@ int main(int argc, char** argv) {
   inspectCmd->add_flag("--cpu-plan", inspect.cpuPlan,
                        "A model package: also print the CPU backend's plan of its entry function (the hoisted "
                        "prologue, fused elementwise loops, fused convolutions, the ops left to their own kernels)");
-  inspectCmd->add_flag("--no-winograd{false}", inspect.winograd, "With --cpu-plan: the plan that --no-winograd runs");
-  inspectCmd->add_flag("--no-fusion{false}", inspect.fuse, "With --cpu-plan: the plan that --no-fusion runs");
+  inspectCmd->add_flag("--no-winograd{false}", inspect.compile.winograd,
+                       "With --cpu-plan: the plan that --no-winograd runs");
+  inspectCmd->add_flag("--no-fusion{false}", inspect.compile.fuse, "With --cpu-plan: the plan that --no-fusion runs");
 
   PrintCommandOptions print;
   CLI::App* printCmd = app.add_subcommand("print", "Parse, verify and print a module in generic form");

@@ -94,9 +94,7 @@ std::optional<Geometry> geometry(const Operation& conv) {
 namespace {
 // The process's one oneDNN engine (eval/dot_conv_util.h).
 dnnl::engine& engine() { return dotconv::oneDnnCpuEngine(); }
-}  // namespace
 
-namespace {
 // The convolution's primitive descriptor for `algorithm`, with the step's post-ops: the residual
 // as the sum post-op, then the ReLU (throws dnnl::error where oneDNN has no implementation).
 dnnl::convolution_forward::primitive_desc convolutionDesc(const Geometry& g, bool residual, bool relu,
