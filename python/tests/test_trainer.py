@@ -4,6 +4,7 @@ after step 1 and after the last) under DESIGN.md's training tolerances; `warpfor
 checkpoints and resumes; bad input fails cleanly."""
 
 import json
+import re
 import subprocess
 
 import pytest
@@ -110,6 +111,73 @@ def test_batchnorm_train_mode_matches_pytorch(tmp_path):
     assert rc == 0, report.get("first_divergence")
     weights = {c["name"] for c in report["checks"] if c["kind"] == "weight"}
     assert "bn.running_mean" in weights and "bn2.running_var" in weights
+    # each train-mode batch norm is one stablehlo.batch_norm_training (not PyTorch's decomposition
+    # into elementwise ops and reductions), differentiated as one batch_norm_grad
+    loss_mlir = (pkg / "loss.mlir").read_text()
+    assert loss_mlir.count('"stablehlo.batch_norm_training"') == 2
+    assert "feature_index = 1 : i64" in loss_mlir
+    assert '"stablehlo.batch_norm_grad"' in (pkg / "train_step.mlir").read_text()
+
+
+class LinearBN(nn.Module):
+    """BatchNorm1d on [N, C] (after a Linear)."""
+
+    def __init__(self, affine=True):
+        super().__init__()
+        self.fc1 = nn.Linear(6, 16)
+        self.bn = nn.BatchNorm1d(16, affine=affine)
+        self.fc2 = nn.Linear(16, 4)
+
+    def forward(self, x):
+        return self.fc2(F.relu(self.bn(self.fc1(x))))
+
+
+class Conv1dBN(nn.Module):
+    """BatchNorm1d on [N, C, L] without affine parameters, momentum 0.3."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv1d(3, 8, 3)
+        self.bn = nn.BatchNorm1d(8, affine=False, momentum=0.3)
+        self.fc = nn.Linear(8, 4)
+
+    def forward(self, x):
+        return self.fc(F.relu(self.bn(self.conv(x))).mean(dim=2))
+
+
+@pytest.mark.parametrize("case", ["bn1d", "bn1d_ncl_no_affine", "bn2d_bf16_autocast"])
+def test_batchnorm_variants_match_pytorch(tmp_path, case):
+    """stablehlo.batch_norm_training for BatchNorm1d on [N, C] and (affine=False) on [N, C, L],
+    and for BatchNorm2d under bf16 autocast (the bf16 input normalised in float32, the output
+    rounded to bf16): PyTorch's steps, running statistics included."""
+    torch.manual_seed(2)
+    autocast = None
+    if case == "bn1d":
+        model, batch, bns = LinearBN(), (torch.randn(8, 6) * 2 + 1, torch.randint(0, 4, (8,))), ["bn"]
+    elif case == "bn1d_ncl_no_affine":
+        model, batch, bns = Conv1dBN(), (torch.randn(4, 3, 10), torch.randint(0, 4, (4,))), ["bn"]
+    else:
+        model, batch, bns = ConvBN(), (torch.randn(4, 3, 16, 16), torch.randint(0, 5, (4,))), ["bn", "bn2"]
+        # conv2's bias, right before bn2, gets a gradient that is exactly zero but for rounding:
+        # bf16 rounding noise, which the per-tensor low-precision rule cannot judge
+        model.conv2.bias = None
+        autocast = torch.bfloat16
+    opt = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+    pkg = tmp_path / case
+    warpforge.export_training(model, batch, ce_loss, pkg, opt, golden_steps=3, warpforge_binary=WARPFORGE,
+                              autocast=autocast)
+    loss_mlir = (pkg / "loss.mlir").read_text()
+    assert loss_mlir.count('"stablehlo.batch_norm_training"') == len(bns)
+    if autocast is not None:
+        assert re.search(r'"stablehlo.batch_norm_training".*\(tensor<4x8x16x16xf32>', loss_mlir)
+    assert '"stablehlo.batch_norm_grad"' in (pkg / "train_step.mlir").read_text()
+    rc, report = _validate(pkg)
+    assert rc == 0 and report["pass"], report.get("first_divergence")
+    checked = {c["name"] for c in report["checks"] if c["kind"] == "weight"}
+    for bn in bns:
+        assert f"{bn}.running_mean" in checked and f"{bn}.running_var" in checked
+    grads = [c for c in report["checks"] if c["kind"] == "gradient"]
+    assert grads and all(c["pass"] for c in grads)
 
 
 def _train(pkg, data, *extra):

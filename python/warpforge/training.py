@@ -752,12 +752,29 @@ def _check_padding_rows(model: torch.nn.Module):
 def _training_decompositions():
     table = decomposition_table()
     table[torch.ops.aten.embedding.default] = _embedding_for_training
-    # BatchNorm in train mode: statistics of the batch and the running-statistics update
+    # BatchNorm: in train mode kept whole, lowered to stablehlo.batch_norm_training (whose
+    # gradient WarpForge's autodiff writes as one batch_norm_grad; lowering/norm.py); in eval mode
+    # decomposed, as before.
     from torch._decomp import get_decompositions
-    table.update(get_decompositions([torch.ops.aten._native_batch_norm_legit_functional,
-                                     torch.ops.aten._native_batch_norm_legit.default,
-                                     torch.ops.aten.native_batch_norm]))
+    for op, decomposition in get_decompositions([torch.ops.aten._native_batch_norm_legit_functional,
+                                                 torch.ops.aten._native_batch_norm_legit.default,
+                                                 torch.ops.aten.native_batch_norm]).items():
+        table[op] = _eval_mode_only(decomposition)
     return table
+
+
+def _eval_mode_only(decomposition):
+    """A batch-norm decomposition (args: input, weight, bias, running_mean, running_var, training,
+    momentum, eps) applied in eval mode only: in train mode it declines (NotImplemented), and
+    the op stays in the graph for the lowering."""
+
+    def batch_norm(*args, **kwargs):
+        training = args[5] if len(args) > 5 else kwargs.get("training")
+        if training:
+            return NotImplemented
+        return decomposition(*args, **kwargs)
+
+    return batch_norm
 
 
 def _golden_run(model, optimizer, scheduler, loss_fn, batch, batch_names, spec, schedule, steps, weights0,

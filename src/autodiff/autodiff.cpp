@@ -130,6 +130,7 @@ const RuleTable& ruleTable() {
     registerControlFlowRules(t);
     registerSortRules(t);
     registerCompositeRules(t);
+    registerNormRules(t);
     return t;
   }();
   return table;

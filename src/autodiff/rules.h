@@ -1,6 +1,6 @@
 // The VJP rules of the autodiff pass, one table keyed by OpCode, filled by one file per op
 // family (rules_elementwise.cpp, rules_data_movement.cpp, rules_dot_conv.cpp, rules_reduce.cpp,
-// rules_indexing.cpp, rules_control_flow.cpp, rules_sort.cpp); rules_softmax.cpp holds the rule of
+// rules_indexing.cpp, rules_control_flow.cpp, rules_sort.cpp, rules_norm.cpp); rules_softmax.cpp holds the rule of
 // the softmax pattern, which divide's rule tries first.
 //
 // A rule runs once per op on the differentiated path, after every use of the op's results was
@@ -152,6 +152,7 @@ void registerIndexingRules(RuleTable& table);
 void registerControlFlowRules(RuleTable& table);
 void registerSortRules(RuleTable& table);
 void registerCompositeRules(RuleTable& table);  // rules_attention.cpp
+void registerNormRules(RuleTable& table);       // rules_norm.cpp
 
 // A "warpforge.attention" composite (ir/composites.h), which autodiff differentiates as one op.
 bool isAttentionComposite(const Operation& op);

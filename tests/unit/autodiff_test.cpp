@@ -626,6 +626,25 @@ func.func @main(%x: tensor<3xf64>, %y: tensor<3xf64>, %w: tensor<3xf64>) -> tens
   %l = "stablehlo.log"(%s) : (tensor<f64>) -> tensor<f64>
   return %l, %e : tensor<f64>, tensor<3xf64>
 })"});
+  // --- batch norm (rules_norm.cpp): the output's gradient is batch_norm_grad; the batch statistics
+  // reach the loss too here, so their direct paths are checked as well.
+  c.push_back({"batch_norm_training", program("%x: tensor<3x2x4xf64>, %s: tensor<2xf64>, %o: tensor<2xf64>", R"(
+  %bn:3 = "stablehlo.batch_norm_training"(%x, %s, %o) {epsilon = 1.0e-03 : f32, feature_index = 1 : i64} : (tensor<3x2x4xf64>, tensor<2xf64>, tensor<2xf64>) -> (tensor<3x2x4xf64>, tensor<2xf64>, tensor<2xf64>)
+  %m = "stablehlo.broadcast_in_dim"(%bn#1) {broadcast_dimensions = array<i64: 1>} : (tensor<2xf64>) -> tensor<3x2x4xf64>
+  %v = "stablehlo.broadcast_in_dim"(%bn#2) {broadcast_dimensions = array<i64: 1>} : (tensor<2xf64>) -> tensor<3x2x4xf64>
+  %mv = "stablehlo.multiply"(%m, %v) : (tensor<3x2x4xf64>, tensor<3x2x4xf64>) -> tensor<3x2x4xf64>
+  %r = "stablehlo.add"(%bn#0, %mv) : (tensor<3x2x4xf64>, tensor<3x2x4xf64>) -> tensor<3x2x4xf64>)",
+                                                       "tensor<3x2x4xf64>"),
+               0.2, 2.0, true, 1e-6, 1e-6});
+  c.push_back({"batch_norm_training_output_only", program("%x: tensor<4x3xf64>, %s: tensor<3xf64>, %o: tensor<3xf64>", R"(
+  %bn:3 = "stablehlo.batch_norm_training"(%x, %s, %o) {epsilon = 1.0e-05 : f32, feature_index = 1 : i64} : (tensor<4x3xf64>, tensor<3xf64>, tensor<3xf64>) -> (tensor<4x3xf64>, tensor<3xf64>, tensor<3xf64>)
+  %r = "stablehlo.add"(%bn#0, %x) : (tensor<4x3xf64>, tensor<4x3xf64>) -> tensor<4x3xf64>)",
+                                                                   "tensor<4x3xf64>"),
+               0.2, 2.0, true, 1e-6, 1e-6});
+  c.push_back({"batch_norm_inference", program("%x: tensor<2x3x2xf64>, %s: tensor<3xf64>, %o: tensor<3xf64>, %mean: tensor<3xf64>, %var: tensor<3xf64>", R"(
+  %r = "stablehlo.batch_norm_inference"(%x, %s, %o, %mean, %var) {epsilon = 1.0e-03 : f32, feature_index = 1 : i64} : (tensor<2x3x2xf64>, tensor<3xf64>, tensor<3xf64>, tensor<3xf64>, tensor<3xf64>) -> tensor<2x3x2xf64>)",
+                                                        "tensor<2x3x2xf64>"),
+               0.2, 2.0, false});
   return c;
 }
 
