@@ -3,15 +3,19 @@
 #include <iomanip>
 #include <iostream>
 #include <map>
+#include <memory>
+#include <unordered_map>
 
 #include <nlohmann/json.hpp>
 
 #include "backends/cpu/plan.h"
 #include "cli/cli.h"
+#include "ir/builder.h"
 #include "ir/verifier.h"
 #include "runtime/file_io.h"
 #include "runtime/package.h"
 #include "stablehlo/parser.h"
+#include "transforms/expand_batch_norm.h"
 
 #ifdef WF_HAVE_CUDA
 #include "backends/cuda/codegen/fusion.h"
@@ -138,7 +142,18 @@ void printPackageSummary(const json& p) {
 #ifdef WF_HAVE_CUDA
 // The fusion plan of a function's body (backends/cuda/codegen/fusion.h): its kernels and the ops that
 // keep their own (matrix products, convolutions, gathers, ...).
-json fusionPlanJson(const Operation& fn) {
+json fusionPlanJson(const Operation& function) {
+  // The backend writes batch norms out before it plans (transforms/expand_batch_norm.h): so does
+  // the plan shown, on a copy.
+  std::unique_ptr<Operation> expandedCopy;
+  int expandedBatchNorms = 0;
+  if (holdsBatchNorm(FuncOp(&function).body())) {
+    std::unordered_map<const Value*, Value*> mapping;
+    expandedCopy = cloneOperation(function, mapping);
+    if (auto n = expandBatchNorm(*expandedCopy)) expandedBatchNorms = *n;
+    else expandedCopy.reset();
+  }
+  const Operation& fn = expandedCopy ? *expandedCopy : function;
   const Block& body = FuncOp(&fn).body();
   cuda::FusionPlan plan = cuda::planFusion(body, {});
   json kernels = json::array();
@@ -175,12 +190,16 @@ json fusionPlanJson(const Operation& fn) {
           {"kernels", kernels},
           {"fused_ops", fusedOps},
           {"ops_with_their_own_step", own},
+          {"batch_norms_expanded", expandedBatchNorms},
           {"composites", compositeList}};
 }
 
 void printFusionPlan(const json& plan) {
   std::cout << "fusion plan of @" << plan["function"].get<std::string>() << ": " << plan["kernels"].size()
-            << " generated kernels for " << plan["fused_ops"].get<int64_t>() << " ops\n";
+            << " generated kernels for " << plan["fused_ops"].get<int64_t>() << " ops";
+  if (const int64_t n = plan["batch_norms_expanded"].get<int64_t>())
+    std::cout << " (" << n << " batch-norm ops written out first, as the backend does)";
+  std::cout << "\n";
   for (const json& k : plan["kernels"]) {
     std::cout << "  " << k["kind"].get<std::string>() << " " << k["root"].get<std::string>() << " at "
               << k["location"].get<std::string>() << ": " << k["num_ops"].get<size_t>() << " ops (";

@@ -11,6 +11,7 @@
 #include "backends/cuda/kernel.h"
 #include "backends/cuda/kernels/collectives.h"
 #include "dist/job.h"
+#include "transforms/expand_batch_norm.h"
 #include "transforms/refine_shapes.h"
 #include "support/phase_timer.h"
 
@@ -99,7 +100,12 @@ class CudaBackend final : public Backend {
                              holdsOp(entry.region(0).front(), {OpCode::FuncCall, OpCode::Composite}) &&
                              !holdsOp(entry.region(0).front(), {OpCode::InterpreterRunParallel});
     const bool needsRefinement = staticArgs && needsShapeRefinement(module, name);
-    if (staticArgs && (inlineCalls || needsRefinement)) {
+    // Batch norms are written out (transforms/expand_batch_norm.h) in a module of our own, the
+    // refined one, so that fusion plans them with their neighbours.
+    // (Not with taps, which name values of the entry function as written.)
+    const bool batchNorm = options.tapValues.empty() && entry.numRegions() > 0 && !entry.region(0).empty() &&
+                           holdsBatchNorm(entry.region(0).front());
+    if (staticArgs && (inlineCalls || needsRefinement || batchNorm)) {
       RefineShapesOptions refineOptions;
       refineOptions.replaceFoldedOps = false;
       // Composites with a kernel of their own stay whole (the planner picks the kernel or, where
@@ -111,6 +117,11 @@ class CudaBackend final : public Backend {
       } else if (needsRefinement && !options.allowCpuFallback) {
         return r.status().withContext("cuda: function @" + name + " needs static shapes");
       }
+    }
+    if (refined) {
+      for (auto& op : refined->mutableOperations())
+        if (op->code() == OpCode::FuncFunc && FuncOp(op.get()).symName() == name)
+          WF_RETURN_IF_ERROR(expandBatchNorm(*op).status());
     }
     const Module& m = refined ? *refined : module;
     const Operation* fn = refined ? refined->lookupFunction(name) : &entry;
