@@ -125,6 +125,56 @@ def torch_steps(model, batch, steps, compiled, autocast=None, images=False, chan
     return ms, peak
 
 
+KERNEL_KINDS = [  # (kind, substrings of a CUDA kernel's name), first match wins
+    ("convolution filter gradient", ("wgrad", "convolve_bwd_filter", "bwd_filter")),
+    ("convolution data gradient", ("dgrad", "convolve_bwd_data", "bwd_data")),
+    ("convolution forward", ("fprop", "implicit_gemm", "conv2d", "convolve", "winograd", "xmma_fprop", "sm90_xmma")),
+    ("batch norm", ("batch_norm", "bn_fw", "bn_bw", "batchnorm")),
+    ("pooling", ("pool",)),
+    ("matmul", ("gemm", "cutlass", "sm90_")),
+    ("optimizer", ("multi_tensor", "foreach", "sgd", "adam")),
+    ("reduction", ("reduce",)),
+    ("elementwise", ("elementwise", "vectorized", "unrolled")),
+]
+
+
+def torch_kernel_profile(model, batch, autocast, images, steps=5):
+    """PyTorch eager's GPU kernel time per step by kind and its 25 costliest kernels (torch.profiler
+    over `steps` steps after warm-up), to set beside `warpforge train --profile`."""
+    from torch.profiler import ProfilerActivity, profile
+    torch.backends.cuda.matmul.allow_tf32 = False
+    torch.backends.cudnn.allow_tf32 = False
+    m = model.cuda().train()
+    if images:
+        m = m.to(memory_format=torch.channels_last)
+        batch = (batch[0].to(memory_format=torch.channels_last),) + tuple(batch[1:])
+    opt = make_sgd(m) if images else make_optimizer(m)
+    batch = tuple(x.cuda() for x in batch)
+    loss_fn = classify_loss if images else qa_loss
+    timed_steps(m, opt, batch, 2, autocast=autocast, loss_fn=loss_fn)
+    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+        timed_steps(m, opt, batch, steps - 3, autocast=autocast, loss_fn=loss_fn)  # 3 warm-up + (steps - 3)
+    kernels: dict[str, list[float]] = {}
+    for e in prof.events():
+        if e.device_type == torch.autograd.DeviceType.CUDA and e.device_time > 0:
+            kernels.setdefault(e.name, []).append(e.device_time / 1000 / steps)
+    kinds: dict[str, float] = {}
+    for name, times in kernels.items():
+        lower = name.lower()
+        kind = next((k for k, keys in KERNEL_KINDS if any(key in lower for key in keys)), "other")
+        kinds[kind] = kinds.get(kind, 0.0) + sum(times)
+    total = sum(kinds.values())
+    print(f"PyTorch eager kernel time per step: {total:.2f} ms")
+    for kind, ms in sorted(kinds.items(), key=lambda kv: -kv[1]):
+        print(f"  {kind:<32} {ms:8.3f} ms  {ms / total:6.1%}")
+    print("  costliest kernels (ms per step, launches per step):")
+    for name, times in sorted(kernels.items(), key=lambda kv: -sum(kv[1]))[:25]:
+        print(f"    {sum(times):7.3f}  {len(times) / steps:5.0f}  {name[:150]}")
+    m.cpu()
+    del opt
+    torch.cuda.empty_cache()
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--model", choices=["bert-large", "resnet50"], default="bert-large")
@@ -146,6 +196,9 @@ def main(argv=None) -> int:
     p.add_argument("--profile", action="store_true",
                    help="also run `warpforge train --profile` (per-op times, memory plan) and print it; "
                         "every op's time goes to OUT/profile/profile.json")
+    p.add_argument("--torch-profile", action="store_true",
+                   help="also profile PyTorch eager's step (torch.profiler): its GPU kernel time per step by kind "
+                        "(convolution forward, data and filter gradients, batch norm, pooling, elementwise, ...)")
     p.add_argument("--data-parallel", default="",
                    help="comma-separated rank counts (e.g. 1,2): also run `warpforge train` as that many ranks "
                         "under `warpforge launch` (the data-parallel step: bucketed all-reduce over NCCL, one GPU "
@@ -184,6 +237,8 @@ def main(argv=None) -> int:
                 figures[name] = {"ms": ms, "peak_bytes": peak}
                 print(f"{name}: {ms:.1f} ms/step, peak {peak / 2**30:.2f} GiB", flush=True)
             torch.backends.cudnn.benchmark = False
+        if args.torch_profile:
+            torch_kernel_profile(new_model(), batch, autocast, images)
 
     model = new_model()
     opt = make_sgd(model) if images else make_optimizer(model)

@@ -152,8 +152,14 @@ Value* OpBuilder::pad(Value* x, Value* padValue, const std::vector<int64_t>& low
 }
 
 Value* OpBuilder::reverse(Value* x, const std::vector<int64_t>& dims) {
-  if (dims.empty()) return x;
-  return create1("stablehlo.reverse", {x}, {{"dimensions", i64DenseArray(dims)}});
+  // Reversing a dim of one element changes nothing (a 1x1 convolution kernel's window): such
+  // dims are left out, and no op is made when none is left.
+  std::vector<int64_t> moved;
+  const Type& t = x->type();
+  for (int64_t d : dims)
+    if (!(t.isTensor() && d >= 0 && d < t.rank() && t.dim(d) == 1)) moved.push_back(d);
+  if (moved.empty()) return x;
+  return create1("stablehlo.reverse", {x}, {{"dimensions", i64DenseArray(moved)}});
 }
 
 Value* OpBuilder::concatenate(const std::vector<Value*>& xs, int64_t dimension) {

@@ -28,11 +28,12 @@ struct CopyPlan {
   int64_t srcOffset = 0;
 };
 
-template <typename W>
+template <typename W, typename I>
 __global__ void stridedCopyKernel(const W* __restrict__ src, W* __restrict__ dst, CopyPlan p) {
-  WF_GRID_STRIDE_LOOP(i, p.n) {
-    int64_t off[2];
-    p.map.offsets(i, off);
+  const I n = static_cast<I>(p.n);
+  for (I i = static_cast<I>(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += static_cast<I>(blockDim.x) * gridDim.x) {
+    I off[2];
+    p.map.offsets<I>(i, off);
     dst[p.dstOffset + off[0]] = src[p.srcOffset + off[1]];
   }
 }
@@ -45,7 +46,12 @@ __global__ void fillKernel(const W* __restrict__ value, W* __restrict__ dst, int
 
 template <typename W>
 Status launchCopy(cudaStream_t stream, const void* src, void* dst, const CopyPlan& p) {
-  stridedCopyKernel<W><<<gridFor(p.n), kThreads, 0, stream>>>(static_cast<const W*>(src), static_cast<W*>(dst), p);
+  // 32-bit index math where the offsets fit (reversed views have negative strides: the offsets
+  // from the base stay within the reach fits32 bounds).
+  if (p.map.fits32(p.n, std::max(p.dstOffset, p.srcOffset)))
+    stridedCopyKernel<W, int32_t><<<gridFor(p.n), kThreads, 0, stream>>>(static_cast<const W*>(src), static_cast<W*>(dst), p);
+  else
+    stridedCopyKernel<W, int64_t><<<gridFor(p.n), kThreads, 0, stream>>>(static_cast<const W*>(src), static_cast<W*>(dst), p);
   WF_CUDA_CHECK_LAUNCH("stridedCopyKernel");
   return Status::ok();
 }

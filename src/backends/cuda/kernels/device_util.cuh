@@ -103,13 +103,28 @@ struct IndexMap {
   int rank = 0;
   int64_t dims[kMaxRank] = {};
   int64_t strides[N][kMaxRank] = {};
-  __device__ void offsets(int64_t linear, int64_t (&out)[N]) const {
+  // In I: int32_t where the caller knows every offset fits (fits32), which spares the 64-bit
+  // divisions.
+  template <typename I = int64_t>
+  __device__ void offsets(I linear, I (&out)[N]) const {
     for (int k = 0; k < N; ++k) out[k] = 0;
     for (int d = rank - 1; d >= 0; --d) {
-      const int64_t c = linear % dims[d];
-      linear /= dims[d];
-      for (int k = 0; k < N; ++k) out[k] += c * strides[k][d];
+      const I dim = static_cast<I>(dims[d]);
+      const I c = linear % dim;
+      linear /= dim;
+      for (int k = 0; k < N; ++k) out[k] += c * static_cast<I>(strides[k][d]);
     }
+  }
+  // True if `n` elements and every offset the map reaches (from bases below `base`) fit in 31 bits.
+  bool fits32(int64_t n, int64_t base = 0) const {
+    const int64_t limit = int64_t{1} << 30;
+    if (n >= limit || base >= limit || base < 0) return false;
+    for (int k = 0; k < N; ++k) {
+      int64_t reach = base;
+      for (int d = 0; d < rank; ++d) reach += (dims[d] > 0 ? dims[d] - 1 : 0) * (strides[k][d] < 0 ? -strides[k][d] : strides[k][d]);
+      if (reach >= limit) return false;
+    }
+    return true;
   }
 };
 

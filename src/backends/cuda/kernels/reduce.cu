@@ -662,42 +662,61 @@ Results lowerReduce(const Operation& op, LowerContext& ctx) {
 
 // ---- reduce_window ----------------------------------------------------------------------------
 
-template <typename Tr>
+// Index math in I: 32-bit where the operand's and result's offsets fit (64-bit division costs
+// tens of instructions, and a 3x3 pooling window does a few per element). The window is walked
+// by an odometer, so only the result's coordinates are divided out.
+template <typename Tr, typename I>
 __global__ void reduceWindowKernel(RedKind k, const typename Tr::S* in, const typename Tr::S* init,
                                    typename Tr::S* out, WindowPlan p) {
-  WF_GRID_STRIDE_LOOP(j, p.n) {
-    int64_t o[kMaxRank];
-    int64_t rem = j;
+  const I n = static_cast<I>(p.n);
+  for (I j = static_cast<I>(blockIdx.x) * blockDim.x + threadIdx.x; j < n; j += static_cast<I>(blockDim.x) * gridDim.x) {
+    I first[kMaxRank], w[kMaxRank];
+    I rem = j;
     for (int d = p.rank - 1; d >= 0; --d) {
-      o[d] = rem % p.outDims[d];
-      rem /= p.outDims[d];
+      const I outDim = static_cast<I>(p.outDims[d]);
+      // The window's first position in the dilated, padded input.
+      first[d] = rem % outDim * static_cast<I>(p.strides[d]) - static_cast<I>(p.padLo[d]);
+      rem /= outDim;
+      w[d] = 0;
     }
     // Padded positions and base-dilation holes hold the init value (the spec pads and dilates
     // the operand with it), and the reduction starts from it too.
     const auto initValue = loadAcc<Tr>(*init);
     auto acc = initValue;
-    for (int64_t w = 0; w < p.windowSize; ++w) {
-      int64_t wr = w, off = 0;
+    for (;;) {
+      I off = 0;
       bool inside = true;
-      for (int d = p.rank - 1; d >= 0; --d) {
-        const int64_t wd = wr % p.window[d];
-        wr /= p.window[d];
-        // x: the position in the dilated, padded input; xi = x / baseDilation in the input (no
-        // 64-bit division without base dilation, as in pooling).
-        const int64_t x = o[d] * p.strides[d] + wd * p.dilation[d] - p.padLo[d];
-        const int64_t b = p.baseDilation[d];
-        int64_t xi = x;
+      for (int d = 0; d < p.rank; ++d) {
+        // x: the position in the dilated, padded input; xi = x / baseDilation in the input.
+        const I x = first[d] + w[d] * static_cast<I>(p.dilation[d]);
+        const I b = static_cast<I>(p.baseDilation[d]);
+        I xi = x;
         if (b != 1) {
           if (x % b != 0) inside = false;
           xi = x / b;
         }
-        if (x < 0 || xi >= p.inDims[d]) inside = false;
-        off += xi * p.inStrides[d];
+        if (x < 0 || xi >= static_cast<I>(p.inDims[d])) inside = false;
+        off += xi * static_cast<I>(p.inStrides[d]);
       }
       acc = combine<Tr>(k, acc, inside ? loadAcc<Tr>(in[off]) : initValue);
+      int d = p.rank - 1;  // the next window position, row-major
+      while (d >= 0 && w[d] == static_cast<I>(p.window[d]) - 1) w[d--] = 0;
+      if (d < 0) break;
+      ++w[d];
     }
     out[j] = storeAcc<Tr>(acc);
   }
+}
+
+// True if every offset and count of `p` fits in 32 bits (with room for the padded positions).
+bool windowFits32(const WindowPlan& p) {
+  int64_t inElements = 1, reach = 0;
+  for (int d = 0; d < p.rank; ++d) {
+    inElements *= p.inDims[d];
+    reach = std::max(reach, p.outDims[d] * p.strides[d] + p.window[d] * p.dilation[d] + p.padLo[d]);
+  }
+  const int64_t limit = int64_t{1} << 30;
+  return p.n < limit && inElements < limit && reach < limit;
 }
 
 // reduce.cu's own kernel (one operand, one-op body), or Unimplemented when it does not take the op.
@@ -719,9 +738,14 @@ Results lowerFastReduceWindow(const Operation& op, LowerContext&) {
                                                     std::span<void* const> out) {
                           if (p.n == 0) return Status::ok();
                           using S = typename Tr::S;
-                          reduceWindowKernel<Tr><<<gridFor(p.n), kThreads, 0, ctx.stream>>>(
-                              kind, static_cast<const S*>(in[0]), static_cast<const S*>(in[1]),
-                              static_cast<S*>(out[0]), p);
+                          if (windowFits32(p))
+                            reduceWindowKernel<Tr, int32_t><<<gridFor(p.n), kThreads, 0, ctx.stream>>>(
+                                kind, static_cast<const S*>(in[0]), static_cast<const S*>(in[1]),
+                                static_cast<S*>(out[0]), p);
+                          else
+                            reduceWindowKernel<Tr, int64_t><<<gridFor(p.n), kThreads, 0, ctx.stream>>>(
+                                kind, static_cast<const S*>(in[0]), static_cast<const S*>(in[1]),
+                                static_cast<S*>(out[0]), p);
                           WF_CUDA_CHECK_LAUNCH("reduceWindowKernel");
                           return Status::ok();
                         });
