@@ -24,17 +24,19 @@ VjpRule unary(Fn f) {
 Value* k(OpBuilder& b, Value* like, double v) { return b.splat(like->type(), v); }
 
 // max/min: the cotangent goes to the operand that was chosen; on a tie each gets half (JAX's
-// balanced rule), so max(x, x) has derivative 1.
+// balanced rule), so max(x, x) has derivative 1. Which one was chosen is read off the operands
+// (x > y, x == y; NaN chooses neither) rather than off the result: the same choice, and a ReLU's
+// gradient then reads its input and the cotangent only, not the activation too.
 Status chooserRule(VjpContext& c) {
   OpBuilder& b = c.b;
   Value* ct = c.cotangent();
-  Value *x = c.operand(0), *y = c.operand(1), *z = c.result();
-  Value* zero = b.zeros(z->type());
-  Value* xWins = b.compare(x, z, "EQ");
-  Value* yWins = b.compare(y, z, "EQ");
-  Value* half = b.mul(ct, k(b, ct, 0.5));
-  if (c.active(0)) c.accumulate(0, b.select(xWins, b.select(yWins, half, ct), zero));
-  if (c.active(1)) c.accumulate(1, b.select(yWins, b.select(xWins, half, ct), zero));
+  Value *x = c.operand(0), *y = c.operand(1);
+  const bool isMax = c.op.code() == OpCode::Maximum;
+  Value* zero = b.zeros(ct->type());
+  Value* tie = b.compare(x, y, "EQ");
+  Value* half = b.select(tie, b.mul(ct, k(b, ct, 0.5)), zero);
+  if (c.active(0)) c.accumulate(0, b.select(b.compare(x, y, isMax ? "GT" : "LT"), ct, half));
+  if (c.active(1)) c.accumulate(1, b.select(b.compare(y, x, isMax ? "GT" : "LT"), ct, half));
   return Status::ok();
 }
 

@@ -96,11 +96,13 @@ class Expander {
     Value* x = in(0);
     Value* dy = in(4);
     Value* r = rstd(in(3));
-    Value* normalized = b_.mul(b_.sub(x, along(in(2))), along(r));
+    // x's normalized value, written once per reader: each fused group then computes it from x
+    // as it reads x, where one shared value would be stored in a pass of its own and read back.
+    auto normalized = [&] { return b_.mul(b_.sub(x, along(in(2))), along(r)); };
     Value* doffset = sum(dy);
-    Value* dscale = sum(b_.mul(dy, normalized));
+    Value* dscale = sum(b_.mul(dy, normalized()));
     Value* correction = b_.add(along(b_.div(doffset, perFeature(n))),
-                               b_.mul(normalized, along(b_.div(dscale, perFeature(n)))));
+                               b_.mul(normalized(), along(b_.div(dscale, perFeature(n)))));
     Value* dx = b_.mul(along(b_.mul(in(1), r)), b_.sub(dy, correction));
     return {out(dx), out(dscale), out(doffset)};
   }
