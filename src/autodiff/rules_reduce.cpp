@@ -151,8 +151,10 @@ Status reduceWindowSum(VjpContext& c, const Window& w) {
 
 // Max (min) pooling: each window's cotangent goes to the element the window chose, the first
 // of equal ones, as PyTorch's max_pool backward does: select_and_scatter with a GE (LE) select
-// and an add scatter. The padding is applied first with the init value, as reduce_window pads,
-// so padded elements compete exactly as they did in the forward pass. Narrow floats run in f32
+// and an add scatter. The window's padding is select_and_scatter's own, whose padded positions
+// every backend skips (a window chooses among the operand's elements, as PyTorch's max_pool
+// chooses among the input's): no padded copy of the operand and no crop of the result, each a
+// pass over the activation. Narrow floats run in f32
 // (widening is exact, so the same elements are chosen) and round once at the end, as PyTorch
 // accumulates overlapping windows' gradients in float: a bf16 add per window would round each
 // element up to four times.
@@ -166,15 +168,18 @@ Status reduceWindowChooser(VjpContext& c, const Window& w, bool isMax) {
   const Type& operand = c.operandType(0);
   const ElementType e = OpBuilder::accumulationType(operand.elementType());
   size_t n = w.rank();
-  Dims zeros(n, 0);
-  Value* padded = b.pad(b.convert(c.operand(0), e), b.convert(c.operand(1), e), w.padLow, w.padHigh, zeros);
   Location loc = b.location();
-  Dims pads(2 * n, 0);
+  Dims pads;
+  for (size_t i = 0; i < n; ++i) {
+    pads.push_back(w.padLow[i]);
+    pads.push_back(w.padHigh[i]);
+  }
   std::vector<NamedAttribute> attrs = {{"window_dimensions", i64DenseArray(w.size)},
                                        {"window_strides", i64DenseArray(w.strides)},
                                        {"padding", i64Matrix(pads, static_cast<int64_t>(n), 2)}};
   Value* scattered =
-      b.create("stablehlo.select_and_scatter", {padded, b.convert(c.cotangent(), e), b.scalar(e, 0.0)}, std::move(attrs), {}, 1,
+      b.create("stablehlo.select_and_scatter", {b.convert(c.operand(0), e), b.convert(c.cotangent(), e), b.scalar(e, 0.0)},
+               std::move(attrs), {}, 1,
                [&](Operation* op) {
                  Block* select = op->addRegion()->addBlock();
                  Value* a = select->addArgument(Type::scalar(e));
@@ -185,13 +190,7 @@ Status reduceWindowChooser(VjpContext& c, const Window& w, bool isMax) {
                  OpBuilder::addBinaryBody(op, "stablehlo.add", e, loc);
                })
           ->result(0);
-  // Drop the padding again (the transpose of the pad above).
-  Dims negLow(n), negHigh(n);
-  for (size_t i = 0; i < n; ++i) {
-    negLow[i] = -w.padLow[i];
-    negHigh[i] = -w.padHigh[i];
-  }
-  c.accumulate(0, b.convert(b.pad(scattered, b.scalar(e, 0.0), negLow, negHigh, zeros), operand.elementType()));
+  c.accumulate(0, b.convert(scattered, operand.elementType()));
   return Status::ok();
 }
 
