@@ -170,7 +170,9 @@ TEST_P(CudaReduceWindow, PoolingMatchesCpu) {
   const std::vector<WindowCase> cases = {
       // ResNet's max pool: 3x3, stride 2, padding 1, NCHW.
       {{2, 3, 15, 16}, {2, 3, 8, 8}, {1, 1, 3, 3}, {1, 1, 2, 2}, {1, 1, 1, 1}, {0, 0, 0, 0, 1, 1, 1, 1}},
-      // 2x2 average-pool sum, NHWC.
+      // Windows apart over [C, H, W] (stride 3, windows 2 and 3), padding low on H and high on W.
+      {{5, 11, 13}, {5, 4, 4}, {1, 2, 3}, {1, 3, 3}, {1, 1, 1}, {0, 0, 1, 0, 0, 1}},
+      // 2x2 average-pool sum, NHWC (the window not on the last two dims).
       {{2, 10, 9, 4}, {2, 5, 4, 4}, {1, 2, 2, 1}, {1, 2, 2, 1}, {1, 1, 1, 1}, {0, 0, 0, 0, 0, 0, 0, 0}},
       // Dilated 1-d window with asymmetric padding (a causal running sum).
       {{3, 20}, {3, 20}, {1, 3}, {1, 1}, {1, 2}, {0, 0, 4, 0}},

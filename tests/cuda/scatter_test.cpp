@@ -222,7 +222,10 @@ TEST_P(CudaSelectAndScatter, MaxPoolGradientMatchesCpu) {
       {{2, 3, 8, 10}, {2, 3, 4, 5}, {1, 1, 2, 2}, {1, 1, 2, 2}, {0, 0, 0, 0, 0, 0, 0, 0}},
       // 3x3 stride 2 pad 1 (ResNet's stem pool): overlapping windows collide.
       {{1, 2, 9, 7}, {1, 2, 5, 4}, {1, 1, 3, 3}, {1, 1, 2, 2}, {0, 0, 0, 0, 1, 1, 1, 1}},
-      // 3x3 stride 1, asymmetric padding, NHWC.
+      // Windows apart (stride 3 over windows of 2 and 3): some elements in no window, padding
+      // low on H and high on W, sizes no tile divides.
+      {{2, 3, 11, 13}, {2, 3, 4, 4}, {1, 1, 2, 3}, {1, 1, 3, 3}, {0, 0, 0, 0, 1, 0, 0, 1}},
+      // 3x3 stride 1, asymmetric padding, NHWC (the window not on the last two dims).
       {{2, 6, 5, 3}, {2, 5, 5, 3}, {1, 3, 3, 1}, {1, 1, 1, 1}, {0, 0, 0, 1, 1, 1, 0, 0}},
       // 1-d, odd length.
       {{37}, {12}, {4}, {3}, {1, 0}},

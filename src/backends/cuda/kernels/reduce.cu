@@ -708,6 +708,56 @@ __global__ void reduceWindowKernel(RedKind k, const typename Tr::S* in, const ty
   }
 }
 
+// Pooling over the last two dims (every other dim's window 1, stride 1, no padding, no
+// dilations): planes of H x W with the coordinates in scalars, which stay in registers where the
+// general kernel's per-dim arrays, indexed at run time, live in local memory.
+struct PoolWindow {
+  int32_t h = 0, w = 0, oh = 0, ow = 0, kh = 1, kw = 1, sh = 1, sw = 1, ph = 0, pw = 0;
+  int32_t n = 0;
+};
+
+bool poolWindowForm(const WindowPlan& p, PoolWindow* q) {
+  if (p.rank < 2 || p.n > INT32_MAX) return false;
+  int64_t inElements = 1;
+  for (int d = 0; d < p.rank; ++d) {
+    inElements *= p.inDims[d];
+    if (p.dilation[d] != 1 || p.baseDilation[d] != 1) return false;
+    if (d + 2 < p.rank && (p.window[d] != 1 || p.strides[d] != 1 || p.padLo[d] != 0 || p.outDims[d] != p.inDims[d]))
+      return false;
+  }
+  if (inElements > INT32_MAX) return false;
+  const int a = p.rank - 2, b = p.rank - 1;
+  *q = PoolWindow{static_cast<int32_t>(p.inDims[a]),  static_cast<int32_t>(p.inDims[b]),
+                  static_cast<int32_t>(p.outDims[a]), static_cast<int32_t>(p.outDims[b]),
+                  static_cast<int32_t>(p.window[a]),  static_cast<int32_t>(p.window[b]),
+                  static_cast<int32_t>(p.strides[a]), static_cast<int32_t>(p.strides[b]),
+                  static_cast<int32_t>(p.padLo[a]),   static_cast<int32_t>(p.padLo[b]),
+                  static_cast<int32_t>(p.n)};
+  return true;
+}
+
+template <typename Tr>
+__global__ void reducePoolWindowKernel(RedKind k, const typename Tr::S* __restrict__ in, const typename Tr::S* init,
+                                       typename Tr::S* __restrict__ out, PoolWindow p) {
+  const auto initValue = loadAcc<Tr>(*init);
+  for (int32_t j = static_cast<int32_t>(blockIdx.x) * blockDim.x + threadIdx.x; j < p.n; j += blockDim.x * gridDim.x) {
+    const int32_t ox = j % p.ow, t = j / p.ow, oy = t % p.oh, plane = t / p.oh;
+    const int32_t y0 = oy * p.sh - p.ph, x0 = ox * p.sw - p.pw;
+    const typename Tr::S* base = in + static_cast<int64_t>(plane) * p.h * p.w;
+    // Padded positions hold the init value, and the reduction starts from it, in window order.
+    auto acc = initValue;
+    for (int32_t ky = 0; ky < p.kh; ++ky) {
+      const int32_t y = y0 + ky;
+      const bool rowInside = y >= 0 && y < p.h;
+      for (int32_t kx = 0; kx < p.kw; ++kx) {
+        const int32_t x = x0 + kx;
+        acc = combine<Tr>(k, acc, rowInside && x >= 0 && x < p.w ? loadAcc<Tr>(base[y * p.w + x]) : initValue);
+      }
+    }
+    out[j] = storeAcc<Tr>(acc);
+  }
+}
+
 // True if every offset and count of `p` fits in 32 bits (with room for the padded positions).
 bool windowFits32(const WindowPlan& p) {
   int64_t inElements = 1, reach = 0;
@@ -738,7 +788,12 @@ Results lowerFastReduceWindow(const Operation& op, LowerContext&) {
                                                     std::span<void* const> out) {
                           if (p.n == 0) return Status::ok();
                           using S = typename Tr::S;
-                          if (windowFits32(p))
+                          PoolWindow pool;
+                          if (poolWindowForm(p, &pool))
+                            reducePoolWindowKernel<Tr><<<gridFor(p.n), kThreads, 0, ctx.stream>>>(
+                                kind, static_cast<const S*>(in[0]), static_cast<const S*>(in[1]),
+                                static_cast<S*>(out[0]), pool);
+                          else if (windowFits32(p))
                             reduceWindowKernel<Tr, int32_t><<<gridFor(p.n), kThreads, 0, ctx.stream>>>(
                                 kind, static_cast<const S*>(in[0]), static_cast<const S*>(in[1]),
                                 static_cast<S*>(out[0]), p);

@@ -559,6 +559,86 @@ __global__ void selectInWindowsKernel(const typename Tr::S* __restrict__ operand
   }
 }
 
+// Pooling over the last two dims (every other dim's window 1, stride 1, no padding: a max-pool
+// gradient): the same two kernels over planes of H x W with the coordinates in scalars. The
+// generic kernels keep per-dim coordinates in arrays indexed at run time, which live in local
+// memory; these keep them in registers.
+struct PoolScatterParams {
+  int32_t h = 0, w = 0, oh = 0, ow = 0;  // the operand's and the source's last two dims
+  int32_t kh = 1, kw = 1, sh = 1, sw = 1, ph = 0, pw = 0;
+  int64_t nSource = 0, nOut = 0;
+};
+
+// The pooling form of `p`, or false.
+bool poolForm(const WindowScatterParams& p, PoolScatterParams* q) {
+  if (p.rank < 2 || p.nOut > INT32_MAX || p.nSource > INT32_MAX) return false;
+  for (int d = 0; d + 2 < p.rank; ++d)
+    if (p.window[d] != 1 || p.strides[d] != 1 || p.padLo[d] != 0 || p.srcDims[d] != p.inDims[d]) return false;
+  const int a = p.rank - 2, b = p.rank - 1;
+  q->h = static_cast<int32_t>(p.inDims[a]);
+  q->w = static_cast<int32_t>(p.inDims[b]);
+  q->oh = static_cast<int32_t>(p.srcDims[a]);
+  q->ow = static_cast<int32_t>(p.srcDims[b]);
+  q->kh = static_cast<int32_t>(p.window[a]);
+  q->kw = static_cast<int32_t>(p.window[b]);
+  q->sh = static_cast<int32_t>(p.strides[a]);
+  q->sw = static_cast<int32_t>(p.strides[b]);
+  q->ph = static_cast<int32_t>(p.padLo[a]);
+  q->pw = static_cast<int32_t>(p.padLo[b]);
+  q->nSource = p.nSource;
+  q->nOut = p.nOut;
+  return true;
+}
+
+template <typename Tr>
+__global__ void selectInPoolWindowsKernel(const typename Tr::S* __restrict__ operand, int32_t* __restrict__ chosenOut,
+                                          PoolScatterParams p, SelDir dir) {
+  const int32_t n = static_cast<int32_t>(p.nSource);
+  for (int32_t s = static_cast<int32_t>(blockIdx.x) * blockDim.x + threadIdx.x; s < n; s += blockDim.x * gridDim.x) {
+    const int32_t ox = s % p.ow, t = s / p.ow, oy = t % p.oh, plane = t / p.oh;
+    const int32_t y0 = oy * p.sh - p.ph, x0 = ox * p.sw - p.pw, base = plane * p.h * p.w;
+    int32_t chosen = -1;
+    typename Tr::C best{};
+    for (int32_t ky = 0; ky < p.kh; ++ky) {
+      const int32_t y = y0 + ky;
+      if (y < 0 || y >= p.h) continue;
+      for (int32_t kx = 0; kx < p.kw; ++kx) {
+        const int32_t x = x0 + kx;
+        if (x < 0 || x >= p.w) continue;
+        const int32_t off = base + y * p.w + x;
+        const auto v = Tr::load(operand[off]);
+        if (chosen < 0 || !keepSelected<Tr>(dir, best, v)) {
+          chosen = off;
+          best = v;
+        }
+      }
+    }
+    chosenOut[s] = chosen;
+  }
+}
+
+template <typename Tr>
+__global__ void gatherPoolSelectedKernel(const int32_t* __restrict__ chosen, const typename Tr::S* __restrict__ source,
+                                         const typename Tr::S* __restrict__ init, typename Tr::S* __restrict__ out,
+                                         PoolScatterParams p, Comb comb) {
+  const int32_t n = static_cast<int32_t>(p.nOut);
+  for (int32_t i = static_cast<int32_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += blockDim.x * gridDim.x) {
+    const int32_t x = i % p.w + p.pw, t = i / p.w, y = t % p.h + p.ph, plane = t / p.h;
+    // The windows holding the element: o with o * stride <= position < o * stride + window.
+    const int32_t yLo = y - p.kh + 1 <= 0 ? 0 : (y - p.kh + 1 + p.sh - 1) / p.sh;
+    const int32_t yHi = y < 0 ? -1 : min(y / p.sh, p.oh - 1);
+    const int32_t xLo = x - p.kw + 1 <= 0 ? 0 : (x - p.kw + 1 + p.sw - 1) / p.sw;
+    const int32_t xHi = x < 0 ? -1 : min(x / p.sw, p.ow - 1);
+    typename Tr::S acc = *init;
+    for (int32_t oy = yLo; oy <= yHi; ++oy)
+      for (int32_t ox = xLo; ox <= xHi; ++ox) {
+        const int32_t s = (plane * p.oh + oy) * p.ow + ox;
+        if (chosen[s] == i) acc = combineStored<Tr>(comb, acc, source[s]);
+      }
+    out[i] = acc;
+  }
+}
+
 // Result element i: the init value combined with the sources of the windows containing i that
 // chose it, in increasing source order.
 template <typename Tr, typename I>
@@ -698,6 +778,20 @@ Results lowerSelectAndScatter(const Operation& op, LowerContext& ctx) {
                           using S = typename Tr::S;
                           if (chosenBytes > 0 && (!lc.workspace || lc.workspaceBytes < chosenBytes))
                             return internalError("select_and_scatter: workspace too small for the chosen offsets");
+                          PoolScatterParams pool;
+                          if (poolForm(p, &pool)) {
+                            int32_t* chosen = static_cast<int32_t*>(lc.workspace);
+                            if (p.nSource > 0) {
+                              selectInPoolWindowsKernel<Tr><<<gridFor(p.nSource), kThreads, 0, lc.stream>>>(
+                                  static_cast<const S*>(in[0]), chosen, pool, dir);
+                              WF_CUDA_CHECK_LAUNCH("selectInPoolWindowsKernel");
+                            }
+                            gatherPoolSelectedKernel<Tr><<<gridFor(p.nOut), kThreads, 0, lc.stream>>>(
+                                chosen, static_cast<const S*>(in[1]), static_cast<const S*>(in[2]), static_cast<S*>(out[0]),
+                                pool, comb);
+                            WF_CUDA_CHECK_LAUNCH("gatherPoolSelectedKernel");
+                            return Status::ok();
+                          }
                           auto run = [&](auto index) {
                             using I = decltype(index);
                             I* chosen = static_cast<I*>(lc.workspace);
