@@ -25,14 +25,15 @@ Expected<Layout> layoutOf(const Operation& op) {
   const Type& x = op.operand(0)->type();
   const Attribute* fi = op.attr("feature_index");
   const Attribute* eps = op.attr("epsilon");
-  std::optional<int64_t> feature = fi ? fi->asInt() : std::nullopt;
+  int64_t feature = -1;
+  if (fi)
+    if (auto v = fi->asInt()) feature = *v;
   if (!x.isTensor() || !x.hasStaticShape() || !isFloat(x.elementType()))
     return invalidArgument(op.describe() + ": batch-norm expansion needs a float operand of static shape");
-  if (!feature || *feature < 0 || *feature >= x.rank())
-    return invalidArgument(op.describe() + ": bad feature_index");
+  if (feature < 0 || feature >= x.rank()) return invalidArgument(op.describe() + ": bad feature_index");
   if (!eps || eps->kind() != Attribute::Kind::kFloat) return invalidArgument(op.describe() + ": no float epsilon");
   Layout l;
-  l.feature = *feature;
+  l.feature = feature;
   l.epsilon = eps->floatValue();
   for (int64_t d = 0; d < x.rank(); ++d) {
     if (d == l.feature) continue;
