@@ -6,31 +6,10 @@
 // batch_norm_inference is elementwise in its operand: y = (x - mean) * scale / sqrt(var + eps)
 // + offset with every feature vector constant.
 #include "autodiff/rules.h"
-#include "ir/attr_reader.h"
+#include "ir/batch_norm.h"
 
 namespace wf::autodiff {
 namespace {
-
-struct NormLayout {
-  int64_t feature = 0;
-  int64_t perFeature = 1;  // elements of the operand per feature
-  std::vector<int64_t> others;  // the operand's dims but the feature dim
-};
-
-Expected<NormLayout> normLayout(const VjpContext& c) {
-  WF_ASSIGN_OR_RETURN(int64_t feature, AttrReader(c.op).integer("feature_index"));
-  const Type& x = c.operandType(0);
-  if (!x.hasStaticShape() || feature < 0 || feature >= x.rank())
-    return c.unsupported("batch norm with a dynamic shape or a bad feature_index");
-  NormLayout l;
-  l.feature = feature;
-  for (int64_t d = 0; d < x.rank(); ++d) {
-    if (d == feature) continue;
-    l.others.push_back(d);
-    l.perFeature *= x.dim(d);
-  }
-  return l;
-}
 
 // A feature vector broadcast over the operand's shape.
 Value* alongFeature(OpBuilder& b, Value* v, const Type& like, int64_t feature) {
@@ -44,7 +23,7 @@ Value* alongFeature(OpBuilder& b, Value* v, const Type& like, int64_t feature) {
 //   dx += dmean / n + dvar * 2 (x - mean) / n.
 Status batchNormTrainingRule(VjpContext& c) {
   OpBuilder& b = c.b;
-  WF_ASSIGN_OR_RETURN(NormLayout l, normLayout(c));
+  WF_ASSIGN_OR_RETURN(BatchNormLayout l, readBatchNorm(c.op));
   const Type& xType = c.operandType(0);
   Value* dy = c.cotangent(0);
   if (dy) {
@@ -77,10 +56,8 @@ Status batchNormTrainingRule(VjpContext& c) {
 // other dims.
 Status batchNormInferenceRule(VjpContext& c) {
   OpBuilder& b = c.b;
-  WF_ASSIGN_OR_RETURN(NormLayout l, normLayout(c));
-  const Attribute* epsilon = c.op.attr("epsilon");
-  if (!epsilon || epsilon->kind() != Attribute::Kind::kFloat) return c.unsupported("batch norm without a float epsilon");
-  const double eps = epsilon->floatValue();
+  WF_ASSIGN_OR_RETURN(BatchNormLayout l, readBatchNorm(c.op));
+  const double eps = l.epsilon;
   const Type& xType = c.operandType(0);
   Value* dy = c.cotangent(0);
   Value* x = c.operand(0);

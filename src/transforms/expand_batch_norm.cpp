@@ -5,6 +5,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "ir/batch_norm.h"
 #include "ir/builder.h"
 
 namespace wf {
@@ -14,38 +15,9 @@ bool isBatchNorm(OpCode c) {
   return c == OpCode::BatchNormTraining || c == OpCode::BatchNormGrad || c == OpCode::BatchNormInference;
 }
 
-struct Layout {
-  int64_t feature = 0;
-  int64_t perFeature = 1;
-  std::vector<int64_t> others;  // the operand's dims but the feature dim
-  double epsilon = 0;
-};
-
-Expected<Layout> layoutOf(const Operation& op) {
-  const Type& x = op.operand(0)->type();
-  const Attribute* fi = op.attr("feature_index");
-  const Attribute* eps = op.attr("epsilon");
-  int64_t feature = -1;
-  if (fi)
-    if (auto v = fi->asInt()) feature = *v;
-  if (!x.isTensor() || !x.hasStaticShape() || !isFloat(x.elementType()))
-    return invalidArgument(op.describe() + ": batch-norm expansion needs a float operand of static shape");
-  if (feature < 0 || feature >= x.rank()) return invalidArgument(op.describe() + ": bad feature_index");
-  if (!eps || eps->kind() != Attribute::Kind::kFloat) return invalidArgument(op.describe() + ": no float epsilon");
-  Layout l;
-  l.feature = feature;
-  l.epsilon = eps->floatValue();
-  for (int64_t d = 0; d < x.rank(); ++d) {
-    if (d == l.feature) continue;
-    l.others.push_back(d);
-    l.perFeature *= x.dim(d);
-  }
-  return l;
-}
-
 Status checkBlock(const Block& block) {
   for (const auto& op : block.operations()) {
-    if (isBatchNorm(op->code())) WF_RETURN_IF_ERROR(layoutOf(*op).status());
+    if (isBatchNorm(op->code())) WF_RETURN_IF_ERROR(readBatchNorm(*op).status());
     for (const auto& region : op->regions())
       for (const auto& b : region->blocks()) WF_RETURN_IF_ERROR(checkBlock(*b));
   }
@@ -55,7 +27,7 @@ Status checkBlock(const Block& block) {
 // Writes one batch-norm op out at the end of the builder's block; returns its results' values.
 class Expander {
  public:
-  Expander(OpBuilder& b, const Operation& op, const Layout& l) : b_(b), op_(op), l_(l) {
+  Expander(OpBuilder& b, const Operation& op, const BatchNormLayout& l) : b_(b), op_(op), l_(l) {
     element_ = op.operand(0)->type().elementType();
     compute_ = OpBuilder::accumulationType(element_);
     wide_ = Type::tensor(op.operand(0)->type().shape(), compute_);
@@ -116,7 +88,7 @@ class Expander {
 
   OpBuilder& b_;
   const Operation& op_;
-  const Layout& l_;
+  const BatchNormLayout& l_;
   ElementType element_, compute_;
   Type wide_;
 };
@@ -138,7 +110,7 @@ Status expandBlock(Block& block, Mapping& mapping, std::vector<std::unique_ptr<O
       block.append(std::move(op));
       continue;
     }
-    WF_ASSIGN_OR_RETURN(Layout l, layoutOf(*op));
+    WF_ASSIGN_OR_RETURN(BatchNormLayout l, readBatchNorm(*op));
     OpBuilder b(&block, op->location());
     std::vector<Value*> results = Expander(b, *op, l).expand();
     if (!b.ok()) return b.status().withContext("batch-norm expansion");
