@@ -15,11 +15,11 @@
 #include "runtime/file_io.h"
 #include "runtime/package.h"
 #include "stablehlo/parser.h"
-#include "transforms/expand_batch_norm.h"
 
 #ifdef WF_HAVE_CUDA
 #include "backends/cuda/codegen/fusion.h"
 #include "backends/cuda/kernel.h"
+#include "backends/cuda/plan_rewrites.h"
 #endif
 
 namespace wf::cli {
@@ -143,17 +143,21 @@ void printPackageSummary(const json& p) {
 // The fusion plan of a function's body (backends/cuda/codegen/fusion.h): its kernels and the ops that
 // keep their own (matrix products, convolutions, gathers, ...).
 json fusionPlanJson(const Operation& function) {
-  // The backend writes batch norms out before it plans (transforms/expand_batch_norm.h): so does
-  // the plan shown, on a copy.
-  std::unique_ptr<Operation> expandedCopy;
-  int expandedBatchNorms = 0;
-  if (holdsBatchNorm(FuncOp(&function).body())) {
+  // The backend rewrites the entry before it plans (backends/cuda/plan_rewrites.h: batch norms
+  // written out, repeated ops merged, bf16/f16 attention outlined): so does the plan shown, on a
+  // copy of the function in a module of its own.
+  Module scratch;
+  cuda::PlanRewrites rewrites;
+  const Operation* rewritten = nullptr;
+  if (cuda::wantsPlanRewrites(function, /*fuse=*/true)) {
     std::unordered_map<const Value*, Value*> mapping;
-    expandedCopy = cloneOperation(function, mapping);
-    if (auto n = expandBatchNorm(*expandedCopy)) expandedBatchNorms = *n;
-    else expandedCopy.reset();
+    Operation* copy = scratch.append(cloneOperation(function, mapping));
+    if (auto r = cuda::rewriteForPlanning(scratch, FuncOp(copy).symName(), /*fuse=*/true)) {
+      rewrites = *r;
+      rewritten = copy;
+    }
   }
-  const Operation& fn = expandedCopy ? *expandedCopy : function;
+  const Operation& fn = rewritten ? *rewritten : function;
   const Block& body = FuncOp(&fn).body();
   cuda::FusionPlan plan = cuda::planFusion(body, {});
   json kernels = json::array();
@@ -190,7 +194,9 @@ json fusionPlanJson(const Operation& function) {
           {"kernels", kernels},
           {"fused_ops", fusedOps},
           {"ops_with_their_own_step", own},
-          {"batch_norms_expanded", expandedBatchNorms},
+          {"batch_norms_expanded", rewrites.batchNorms},
+          {"attention_outlined", rewrites.attention},
+          {"repeated_ops_merged", rewrites.merged},
           {"composites", compositeList}};
 }
 
@@ -199,6 +205,9 @@ void printFusionPlan(const json& plan) {
             << " generated kernels for " << plan["fused_ops"].get<int64_t>() << " ops";
   if (const int64_t n = plan["batch_norms_expanded"].get<int64_t>())
     std::cout << " (" << n << " batch-norm ops written out first, as the backend does)";
+  if (const int64_t n = plan["repeated_ops_merged"].get<int64_t>()) std::cout << " (" << n << " repeated ops merged)";
+  if (const int64_t n = plan["attention_outlined"].get<int64_t>())
+    std::cout << " (" << n << " attention patterns outlined into fused attention)";
   std::cout << "\n";
   for (const json& k : plan["kernels"]) {
     std::cout << "  " << k["kind"].get<std::string>() << " " << k["root"].get<std::string>() << " at "

@@ -22,8 +22,17 @@ Operation* definedBy(const Value* v, OpCode code) {
   return op && op->code() == code ? op : nullptr;
 }
 
-// The scalar every element of a constant holds, if it is a splat (or has one element).
+// A scalar constant broadcast to a shape (as JAX writes a splat): the broadcast, else nullptr.
+Operation* broadcastScalarConstant(const Value* v) {
+  Operation* b = definedBy(v, OpCode::BroadcastInDim);
+  const Operation* c = b ? definedBy(b->operand(0), OpCode::Constant) : nullptr;
+  return c && c->result(0)->type().isTensor() && c->result(0)->type().numElements() == 1 ? b : nullptr;
+}
+
+// The scalar every element of a constant holds, if it is a splat (or has one element), also
+// through a broadcast of a one-element constant.
 std::optional<double> splatConstant(const Value* v) {
+  if (const Operation* b = broadcastScalarConstant(v)) v = b->operand(0);
   const Operation* c = definedBy(v, OpCode::Constant);
   const Attribute* value = c ? c->attr("value") : nullptr;
   if (!value) return std::nullopt;
@@ -210,6 +219,11 @@ class Matcher {
     return true;
   }
   bool constant(Match& m, Value* v) {
+    if (Operation* b = broadcastScalarConstant(v)) {
+      m.shared.push_back(definedBy(b->operand(0), OpCode::Constant));
+      m.shared.push_back(b);
+      return true;
+    }
     Operation* c = definedBy(v, OpCode::Constant);
     if (!c) return false;
     m.shared.push_back(c);
@@ -302,7 +316,7 @@ Expected<std::unique_ptr<Operation>> decomposition(const Block& body, const Matc
 
 }  // namespace
 
-Expected<int> outlineAttention(Module& module, std::string_view function) {
+Expected<int> outlineAttention(Module& module, std::string_view function, const OutlineAttentionOptions& options) {
   const Operation* fnOp = module.lookupFunction(function);
   if (!fnOp) return notFound("attention outlining: no function @" + std::string(function) + " in the module");
   Block& body = FuncOp(fnOp).body();
@@ -311,7 +325,11 @@ Expected<int> outlineAttention(Module& module, std::string_view function) {
   Matcher matcher(users);
   std::vector<Match> matches;
   for (const auto& op : body.operations())
-    if (std::optional<Match> m = matcher.match(*op)) matches.push_back(std::move(*m));
+    if (std::optional<Match> m = matcher.match(*op)) {
+      const ElementType et = m->q->type().elementType();
+      if (options.narrowOnly && et != ElementType::kBF16 && et != ElementType::kF16) continue;
+      matches.push_back(std::move(*m));
+    }
   if (matches.empty()) return 0;
 
   // Build every decomposition first: nothing changes on error.
@@ -356,18 +374,21 @@ Expected<int> outlineAttention(Module& module, std::string_view function) {
   auto& ops = body.mutableOperations();
   ops.erase(std::remove_if(ops.begin(), ops.end(), [&](const auto& op) { return removed.count(op.get()) != 0; }),
             ops.end());
-  users.clear();
-  collectUsers(body, users);
   std::unordered_set<const Operation*> candidates;
   for (const Match& m : matches) candidates.insert(m.shared.begin(), m.shared.end());
-  ops.erase(std::remove_if(ops.begin(), ops.end(),
-                           [&](const auto& op) {
-                             if (!candidates.count(op.get())) return false;
-                             for (const auto& r : op->results())
-                               if (users.count(r.get())) return false;
-                             return true;
-                           }),
-            ops.end());
+  // Twice: a scalar constant's only user may be a broadcast removed in the first pass.
+  for (int pass = 0; pass < 2; ++pass) {
+    users.clear();
+    collectUsers(body, users);
+    ops.erase(std::remove_if(ops.begin(), ops.end(),
+                             [&](const auto& op) {
+                               if (!candidates.count(op.get())) return false;
+                               for (const auto& r : op->results())
+                                 if (users.count(r.get())) return false;
+                               return true;
+                             }),
+              ops.end());
+  }
   for (auto& fn : functions) module.append(std::move(fn));
   return static_cast<int>(matches.size());
 }

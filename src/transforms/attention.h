@@ -34,8 +34,15 @@
 
 namespace wf {
 
+struct OutlineAttentionOptions {
+  // Outline only attention whose q, k and v are bf16 or f16: what a fused kernel (cuDNN's) runs.
+  // A backend compiling an inference program sets it, so that f32 attention keeps the plan it had
+  // (the decomposition would add the log-sum-exp, which nothing reads there).
+  bool narrowOnly = false;
+};
+
 // Outlines every attention pattern in the body of @function (not inside nested regions). Returns
 // how many it outlined; the module is unchanged when it returns 0 or an error.
-Expected<int> outlineAttention(Module& module, std::string_view function);
+Expected<int> outlineAttention(Module& module, std::string_view function, const OutlineAttentionOptions& options = {});
 
 }  // namespace wf

@@ -209,6 +209,26 @@ std::string forwardModule(const AttentionCase& c) {
          ") -> (" + b.o + ", " + b.lse + ")\n  func.return %r#0, %r#1 : " + b.o + ", " + b.lse + "\n}\n";
 }
 
+// @main(q, k, v[, mask]) -> o: attention written out op by op (scale and -inf as broadcast
+// scalars, as JAX writes them), as an exported inference program holds it, with no composite.
+std::string writtenOutModule(const AttentionCase& c) {
+  Body b(c);
+  b.scores(scaleText(c.scale));
+  b.rowReduce("max", "s", true);
+  b.rowBroadcast("maxb", "max");
+  b.binary("subtract", "sub", "s", "maxb", b.sF);
+  b.unary("exponential", "e", "sub", b.sF, b.sF);
+  b.rowReduce("sum", "e", false);
+  b.rowBroadcast("sumb", "sum");
+  b.binary("divide", "p", "e", "sumb", b.sF);
+  b.unary("convert", "pt", "p", b.sF, b.sT);
+  b.dot("o", "pt", "v", b.sT, b.v, 3, 2, b.o);
+  b.line("func.return %o : " + b.o);
+  const std::string mask = c.hasMask() ? ", %m: " + b.m : "";
+  return "func.func @main(%q: " + b.q + ", %k: " + b.k + ", %v: " + b.v + mask + ") -> " + b.o + " {\n" + b.str() +
+         "}\n";
+}
+
 // @main(q, k, v[, mask], do) -> (o, lse, dq, dk, dv): the forward composite, then the gradient
 // composite reading its o and lse (as a training step does).
 std::string trainingModule(const AttentionCase& c) {
@@ -355,6 +375,21 @@ TEST_P(FusedAttention, GradientMatchesDecomposition) {
   }
 }
 
+// Attention written out op by op in an inference program: the backend outlines it
+// (backends/cuda/plan_rewrites.h) and runs it as the fused kernel, matching the CPU running it
+// as written.
+TEST_P(FusedAttention, WrittenOutAttentionRunsFused) {
+  WF_REQUIRE_GPU();
+  for (const AttentionCase& c : gpuCases(GetParam())) {
+    SCOPED_TRACE(c.name());
+    const ExecutableStats stats = expectGpuMatchesCpu(writtenOutModule(c), inputs(c, false), toleranceFor(c.t), {"o"});
+    if (cuda::fusedAttentionBuilt() && !c.mayDecline) {
+      EXPECT_EQ(stats.fusedComposites, 1) << "not outlined, or cuDNN declined";
+    }
+    EXPECT_EQ(stats.hostSteps, 0);
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Types, FusedAttention, ::testing::Values(ElementType::kBF16, ElementType::kF16),
                          [](const ::testing::TestParamInfo<ElementType>& info) { return typeName(info.param); });
 
@@ -391,6 +426,19 @@ TEST(FusedAttentionDecomposed, F32RunsTheDecomposition) {
       expectGpuMatchesCpu(trainingModule(c), inputs(c, true), toleranceFor(c.t), {"o", "lse", "dq", "dk", "dv"});
   EXPECT_EQ(stats.fusedComposites, 0);
   EXPECT_EQ(stats.decomposedComposites, 2);
+  EXPECT_EQ(stats.hostSteps, 0);
+}
+
+// f32 attention written out in an inference program stays as written (no fused kernel takes
+// it, and the outlined form would add the log-sum-exp nothing reads).
+TEST(FusedAttentionDecomposed, WrittenOutF32StaysWrittenOut) {
+  WF_REQUIRE_GPU();
+  AttentionCase c;
+  c.t = ElementType::kF32;
+  c.sq = 50;
+  const ExecutableStats stats = expectGpuMatchesCpu(writtenOutModule(c), inputs(c, false), toleranceFor(c.t), {"o"});
+  EXPECT_EQ(stats.fusedComposites, 0);
+  EXPECT_EQ(stats.decomposedComposites, 0);
   EXPECT_EQ(stats.hostSteps, 0);
 }
 

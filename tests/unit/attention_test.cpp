@@ -149,6 +149,57 @@ TEST(AttentionOutline, LseIsTheLogSumExpOfTheMaskedScaledScores) {
       }
 }
 
+// JAX writes the scale and the -inf fill as scalar constants broadcast to the scores' shape: the
+// same pattern, and the broadcasts go with it.
+TEST(AttentionOutline, BroadcastScalarConstantsMatchToo) {
+  std::string text = bf16Attention();
+  auto replace = [&](const std::string& from, const std::string& to) {
+    const size_t at = text.find(from);
+    ASSERT_NE(at, std::string::npos) << from;
+    text.replace(at, from.size(), to);
+  };
+  replace("  %c = stablehlo.constant dense<0.5> : tensor<2x3x5x6xf32>\n",
+          "  %c0 = stablehlo.constant dense<0.5> : tensor<f32>\n"
+          "  %c = stablehlo.broadcast_in_dim %c0, dims = [] : (tensor<f32>) -> tensor<2x3x5x6xf32>\n");
+  replace("  %ninf = stablehlo.constant dense<0xFF800000> : tensor<2x3x5x6xf32>\n",
+          "  %ninf0 = stablehlo.constant dense<0xFF800000> : tensor<f32>\n"
+          "  %ninf = stablehlo.broadcast_in_dim %ninf0, dims = [] : (tensor<f32>) -> tensor<2x3x5x6xf32>\n");
+  auto original = parseAndVerify(text);
+  auto outlined = parseAndVerify(text);
+  ASSERT_TRUE(original && outlined) << text;
+  ASSERT_EQ(*outlineAttention(*outlined, "main"), 1);
+  ASSERT_TRUE(verifyModule(*outlined).isOk()) << printModule(*outlined);
+  for (const auto& op : FuncOp(outlined->lookupFunction("main")).body().operations()) {
+    EXPECT_NE(op->code(), OpCode::Exponential) << op->describe();
+    if (op->code() == OpCode::Composite) {
+      EXPECT_FLOAT_EQ(static_cast<float>(op->attr("composite_attributes")->field("scale")->floatValue()), 0.5f);
+    }
+  }
+  auto reparsed = parseAndVerify(printModule(*outlined));
+  ASSERT_TRUE(reparsed) << reparsed.status().toString();
+  std::vector<Literal> args = randomArgs(*original->lookupFunction("main"), 12);
+  auto want = run(*original, "main", args);
+  auto got = run(*reparsed, "main", args);
+  ASSERT_TRUE(want && got) << (want ? got.status() : want.status()).toString();
+  EXPECT_TRUE((*got)[0].bitwiseEqual((*want)[0]));
+}
+
+// narrowOnly (what the CUDA backend asks for inference programs) outlines bf16 attention and
+// leaves f32 attention written out.
+TEST(AttentionOutline, NarrowOnlyLeavesF32WrittenOut) {
+  std::string f32 = bf16Attention();
+  for (size_t at = f32.find("bf16"); at != std::string::npos; at = f32.find("bf16", at)) f32.replace(at, 4, "f32");
+  // The widening and narrowing converts become f32 -> f32 converts, which the pattern allows.
+  OutlineAttentionOptions narrowOnly;
+  narrowOnly.narrowOnly = true;
+  auto bf16 = parseAndVerify(bf16Attention());
+  auto wide = parseAndVerify(f32);
+  ASSERT_TRUE(bf16 && wide) << f32;
+  EXPECT_EQ(*outlineAttention(*bf16, "main", narrowOnly), 1);
+  EXPECT_EQ(*outlineAttention(*wide, "main", narrowOnly), 0);
+  EXPECT_EQ(*outlineAttention(*wide, "main"), 1);
+}
+
 TEST(AttentionOutline, ProbabilitiesReadElsewhereStayWrittenOut) {
   // Returned (output_attentions), or dropped out before the product: the pattern stays.
   for (const std::string& text :

@@ -10,8 +10,8 @@
 #include "backends/cuda/executor.h"
 #include "backends/cuda/kernel.h"
 #include "backends/cuda/kernels/collectives.h"
+#include "backends/cuda/plan_rewrites.h"
 #include "dist/job.h"
-#include "transforms/expand_batch_norm.h"
 #include "transforms/refine_shapes.h"
 #include "support/phase_timer.h"
 
@@ -100,12 +100,11 @@ class CudaBackend final : public Backend {
                              holdsOp(entry.region(0).front(), {OpCode::FuncCall, OpCode::Composite}) &&
                              !holdsOp(entry.region(0).front(), {OpCode::InterpreterRunParallel});
     const bool needsRefinement = staticArgs && needsShapeRefinement(module, name);
-    // Batch norms are written out (transforms/expand_batch_norm.h) in a module of our own, the
-    // refined one, so that fusion plans them with their neighbours.
-    // (Not with taps, which name values of the entry function as written.)
-    const bool batchNorm = options.tapValues.empty() && entry.numRegions() > 0 && !entry.region(0).empty() &&
-                           holdsBatchNorm(entry.region(0).front());
-    if (staticArgs && (inlineCalls || needsRefinement || batchNorm)) {
+    // The rewrites before planning (plan_rewrites.h: batch norms written out, repeated ops merged,
+    // bf16/f16 attention outlined) happen in a module of our own, the refined one. (Not with taps,
+    // which name values of the entry function as written.)
+    const bool rewrite = options.tapValues.empty() && wantsPlanRewrites(entry, options.fuse);
+    if (staticArgs && (inlineCalls || needsRefinement || rewrite)) {
       RefineShapesOptions refineOptions;
       refineOptions.replaceFoldedOps = false;
       // Composites with a kernel of their own stay whole (the planner picks the kernel or, where
@@ -118,11 +117,7 @@ class CudaBackend final : public Backend {
         return r.status().withContext("cuda: function @" + name + " needs static shapes");
       }
     }
-    if (refined) {
-      for (auto& op : refined->mutableOperations())
-        if (op->code() == OpCode::FuncFunc && FuncOp(op.get()).symName() == name)
-          WF_RETURN_IF_ERROR(expandBatchNorm(*op).status());
-    }
+    if (refined && options.tapValues.empty()) WF_RETURN_IF_ERROR(rewriteForPlanning(*refined, name, options.fuse).status());
     const Module& m = refined ? *refined : module;
     const Operation* fn = refined ? refined->lookupFunction(name) : &entry;
     if (!fn) return internalError("cuda: shape refinement lost function @" + name);

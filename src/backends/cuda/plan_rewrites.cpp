@@ -1,0 +1,56 @@
+// The CUDA backend's rewrites before planning (plan_rewrites.h).
+#include "backends/cuda/plan_rewrites.h"
+
+#include <algorithm>
+#include <initializer_list>
+#include <string>
+
+#include "transforms/attention.h"
+#include "transforms/cse.h"
+#include "transforms/expand_batch_norm.h"
+
+namespace wf::cuda {
+namespace {
+
+Operation* findFunction(Module& module, std::string_view name) {
+  for (auto& op : module.mutableOperations())
+    if (op->code() == OpCode::FuncFunc && FuncOp(op.get()).symName() == name) return op.get();
+  return nullptr;
+}
+
+bool holdsOp(const Block& block, std::initializer_list<OpCode> codes) {
+  for (const auto& op : block.operations()) {
+    if (std::find(codes.begin(), codes.end(), op->code()) != codes.end()) return true;
+    for (size_t r = 0; r < op->numRegions(); ++r)
+      for (const auto& inner : op->region(r).blocks())
+        if (holdsOp(*inner, codes)) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+bool wantsPlanRewrites(const Operation& function, bool fuse) {
+  if (function.numRegions() == 0 || function.region(0).empty()) return false;
+  const Block& body = function.region(0).front();
+  return holdsBatchNorm(body) || (fuse && !body.operations().empty());
+}
+
+Expected<PlanRewrites> rewriteForPlanning(Module& module, std::string_view function, bool fuse) {
+  Operation* fn = findFunction(module, function);
+  if (!fn) return notFound("cuda: no function @" + std::string(function) + " to plan");
+  PlanRewrites done;
+  WF_ASSIGN_OR_RETURN(done.batchNorms, expandBatchNorm(*fn));
+  if (!fuse) return done;
+  // Merging first: the three projections of one layer-norm output then read one value, and
+  // attention's operands are the same values whichever copy the exporter wrote.
+  done.merged = eliminateCommonSubexpressions(*fn);
+  if (holdsOp(FuncOp(fn).body(), {OpCode::Exponential}) && holdsOp(FuncOp(fn).body(), {OpCode::DotGeneral})) {
+    OutlineAttentionOptions outline;
+    outline.narrowOnly = true;
+    WF_ASSIGN_OR_RETURN(done.attention, outlineAttention(module, function, outline));
+  }
+  return done;
+}
+
+}  // namespace wf::cuda

@@ -1,0 +1,32 @@
+// The rewrites the CUDA backend makes to an entry function before it plans it, in a module of its
+// own (the shape-refined copy), and that `warpforge inspect --fusion` shows:
+//   - batch norms written out (transforms/expand_batch_norm.h), so that fusion plans their
+//     statistics and normalisation with their neighbours;
+//   - bf16/f16 attention written out op by op outlined into the fused-attention composite
+//     (transforms/attention.h), which runs as one cuDNN kernel;
+//   - repeated pure ops merged (transforms/cse.h), so that a value several products read is
+//     computed once.
+// The last two only with fusion on (`--no-fusion` runs every op as written).
+#pragma once
+
+#include <string_view>
+
+#include "ir/ir.h"
+#include "support/status.h"
+
+namespace wf::cuda {
+
+struct PlanRewrites {
+  int batchNorms = 0;  // batch-norm ops written out
+  int attention = 0;   // attention patterns outlined
+  int merged = 0;      // repeated ops removed
+};
+
+// Whether rewriteForPlanning has anything to do in `function`'s body.
+bool wantsPlanRewrites(const Operation& function, bool fuse);
+
+// Rewrites @function of `module` in place (outlining adds decomposition functions to `module`).
+// On error the module may be partly rewritten: callers rewrite a copy.
+Expected<PlanRewrites> rewriteForPlanning(Module& module, std::string_view function, bool fuse);
+
+}  // namespace wf::cuda
