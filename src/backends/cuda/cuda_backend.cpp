@@ -102,8 +102,9 @@ class CudaBackend final : public Backend {
     const bool needsRefinement = staticArgs && needsShapeRefinement(module, name);
     // The rewrites before planning (plan_rewrites.h: batch norms written out, repeated ops merged,
     // bf16/f16 attention outlined) happen in a module of our own, the refined one. (Not with taps,
-    // which name values of the entry function as written.)
-    const bool rewrite = options.tapValues.empty() && wantsPlanRewrites(entry, options.fuse);
+    // which name values of the entry function as written, nor with run_parallel grids.)
+    const bool rewrite = options.tapValues.empty() && wantsPlanRewrites(entry, options.fuse) &&
+                         !holdsOp(entry.region(0).front(), {OpCode::InterpreterRunParallel});
     if (staticArgs && (inlineCalls || needsRefinement || rewrite)) {
       RefineShapesOptions refineOptions;
       refineOptions.replaceFoldedOps = false;

@@ -504,8 +504,14 @@ FusionPlan planFusion(const Block& block, const std::unordered_set<const Value*>
       continue;
     }
     // Reshapes stay aliases of their operand's buffer and splat constants stay uploaded once;
-    // neither is worth a kernel of its own.
-    if (op.code() == OpCode::Reshape || op.code() == OpCode::Constant) continue;
+    // neither is worth a kernel of its own. A reshape kept so is read from memory by whatever
+    // reads it: its operand must be stored, even where a group that computes the reshape for
+    // itself counted its own read of that operand as absorbed.
+    if (op.code() == OpCode::Reshape) {
+      readFromMemory.insert(op.operand(0));
+      continue;
+    }
+    if (op.code() == OpCode::Constant) continue;
     std::vector<const Operation*> members;
     std::vector<const Value*> edges;
     FusionGroup group;

@@ -24,6 +24,7 @@
 #include "backends/cuda/kernels/cudnn_descriptors.h"
 #include "backends/cuda/kernel.h"
 #include "backends/cuda/kernels/convolution_backward.h"
+#include "backends/cuda/tuning.h"
 #include "ir/window.h"
 
 // The descriptor API is deprecated in cuDNN 9 (it warns on every use); it is the supported way to
@@ -82,6 +83,57 @@ class ConvKernel final : public OpKernel {
   ConvDesc conv_;
   cudnnConvolutionFwdAlgo_t algo_{};
 };
+
+struct ConvolutionAlgorithm {
+  cudnnConvolutionFwdAlgo_t algo{};
+  size_t workspaceBytes = 0;
+};
+
+// Of `candidates` (cuDNN's heuristics' ranking, each usable as it is), the fastest for this
+// convolution, timed once per problem and kept (tuning.h): the heuristics' first choice is often
+// not the fastest for bf16 channels-last convolutions. `problem` names the convolution whole.
+Expected<ConvolutionAlgorithm> tuneConvolution(LowerContext& ctx, cudnnHandle_t handle, cudnnTensorDescriptor_t x,
+                                               size_t xBytes, cudnnFilterDescriptor_t w, size_t wBytes,
+                                               cudnnConvolutionDescriptor_t conv, cudnnTensorDescriptor_t y,
+                                               size_t yBytes, bool useDouble, const std::string& problem,
+                                               const std::vector<ConvolutionAlgorithm>& candidates) {
+  if (candidates.size() == 1) return candidates.front();
+  const std::string what = "cudnnConvolutionForward " + std::to_string(cudnnGetVersion()) + " " + problem;
+  WF_ASSIGN_OR_RETURN(std::optional<std::string> known, loadTuningDecision(ctx.device, ctx.options, what));
+  if (known)
+    for (const ConvolutionAlgorithm& c : candidates)
+      if (std::to_string(static_cast<int>(c.algo)) == *known) return c;
+  TuningBuffer xb, wb, yb, wsb;
+  const size_t timed = std::min<size_t>(candidates.size(), kTunedCandidates);
+  size_t workspace = 0;
+  for (size_t i = 0; i < timed; ++i) workspace = std::max(workspace, candidates[i].workspaceBytes);
+  WF_RETURN_IF_ERROR(xb.allocate(xBytes));
+  WF_RETURN_IF_ERROR(wb.allocate(wBytes));
+  WF_RETURN_IF_ERROR(yb.allocate(yBytes));
+  WF_RETURN_IF_ERROR(wsb.allocate(workspace));
+  const float alphaF = 1, betaF = 0;
+  const double alphaD = 1, betaD = 0;
+  const void* alpha = useDouble ? static_cast<const void*>(&alphaD) : static_cast<const void*>(&alphaF);
+  const void* beta = useDouble ? static_cast<const void*>(&betaD) : static_cast<const void*>(&betaF);
+  ConvolutionAlgorithm best = candidates.front();
+  float bestMs = 0;
+  std::lock_guard<std::mutex> lock(ctx.device.cudnnLaunchMutex());
+  for (size_t i = 0; i < timed; ++i) {
+    const ConvolutionAlgorithm& c = candidates[i];
+    WF_ASSIGN_OR_RETURN(float ms, fastestLaunchMillis([&](cudaStream_t stream) -> Status {
+      WF_CUDNN_CHECK(cudnnSetStream(handle, stream));
+      WF_CUDNN_CHECK(cudnnConvolutionForward(handle, alpha, x, xb.data(), w, wb.data(), conv, c.algo, wsb.data(),
+                                             c.workspaceBytes, beta, y, yb.data()));
+      return Status::ok();
+    }));
+    if (i == 0 || ms < bestMs * kTuningMargin) {
+      best = c;
+      bestMs = ms;
+    }
+  }
+  WF_RETURN_IF_ERROR(storeTuningDecision(ctx.device, ctx.options, what, std::to_string(static_cast<int>(best.algo))));
+  return best;
+}
 
 Expected<int64_t> field(const Operation& op, const Attribute& dn, const char* name) {
   const Attribute* f = dn.field(name);
@@ -305,18 +357,41 @@ Expected<std::unique_ptr<OpKernel>> lowerConvolution(const Operation& op, LowerC
   int found = 0;
   WF_CUDNN_CHECK(cudnnGetConvolutionForwardAlgorithm_v7(k->handle_, k->x_.get(), fd, cd, k->y_.get(),
                                                         CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &found, perf));
-  bool chosen = false;
-  for (int i = 0; i < found && !chosen; ++i) {
+  std::vector<ConvolutionAlgorithm> candidates;
+  for (int i = 0; i < found; ++i) {
     if (perf[i].status != CUDNN_STATUS_SUCCESS || perf[i].memory > kMaxWorkspace) continue;
     // A TF32 algorithm is a different precision: take only algorithms of the math type set.
     if (et == ElementType::kF32 && !ctx.options.allowTf32 &&
         (perf[i].mathType == CUDNN_TENSOR_OP_MATH || perf[i].mathType == CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION))
       continue;
-    k->algo_ = perf[i].algo;
-    k->cudnnBytes_ = perf[i].memory;
-    chosen = true;
+    candidates.push_back({perf[i].algo, perf[i].memory});
   }
-  if (!chosen) return unsupportedOnCuda(op, "cuDNN has no algorithm for this convolution");
+  if (candidates.empty()) return unsupportedOnCuda(op, "cuDNN has no algorithm for this convolution");
+  // Timed once per problem (convolution_tuning.h); the problem is everything the descriptors say.
+  std::string problem = "type " + std::to_string(static_cast<int>(dt)) + " math " + std::to_string(static_cast<int>(math)) +
+                        " groups " + std::to_string(groups) + (channelsLast ? " nhwc-filter" : " nchw-filter");
+  auto describe = [&](const char* name, const std::vector<int>& v) {
+    problem += std::string(" ") + name;
+    for (int e : v) problem += " " + std::to_string(e);
+  };
+  describe("x", xd);
+  describe("xs", xstr);
+  describe("w", wd);
+  describe("y", yd);
+  describe("ys", ystr);
+  describe("pad", padA);
+  describe("stride", strideA);
+  describe("dil", dilA);
+  const auto bytesOf = [&](const std::vector<int>& d) {
+    size_t n = static_cast<size_t>(k->elemBytes_);
+    for (int e : d) n *= static_cast<size_t>(e);
+    return n;
+  };
+  WF_ASSIGN_OR_RETURN(ConvolutionAlgorithm chosen,
+                      tuneConvolution(ctx, k->handle_, k->x_.get(), bytesOf(xd), fd, bytesOf(wd), cd, k->y_.get(),
+                                      bytesOf(yd), et == ElementType::kF64, problem, candidates));
+  k->algo_ = chosen.algo;
+  k->cudnnBytes_ = chosen.workspaceBytes;
   k->cudnnOffset_ = wsOffset;
   k->useDouble_ = et == ElementType::kF64;
   ctx.workspaceBytes = std::max(ctx.workspaceBytes, wsEnd + k->cudnnBytes_ + 256);

@@ -17,10 +17,12 @@
 #include <algorithm>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "eval/shape_util.h"
 #include "backends/cuda/cuda_check.h"
 #include "backends/cuda/kernel.h"
+#include "backends/cuda/tuning.h"
 
 namespace wf::cuda {
 namespace {
@@ -317,6 +319,60 @@ Expected<MatrixLayout> makeLayout(cudaDataType_t t, const MatrixView& v, int64_t
   return layout;
 }
 
+// The hex digits of an algorithm's opaque bytes (what a tuning decision stores).
+std::string algoText(const cublasLtMatmulAlgo_t& algo) {
+  static const char* digits = "0123456789abcdef";
+  std::string text;
+  const auto* bytes = reinterpret_cast<const unsigned char*>(&algo);
+  for (size_t i = 0; i < sizeof algo; ++i) {
+    text += digits[bytes[i] >> 4];
+    text += digits[bytes[i] & 15];
+  }
+  return text;
+}
+
+// Of `candidates` (cuBLASLt's heuristics' ranking), the fastest for this product, timed once per
+// problem and kept (tuning.h). `problem` names the product whole.
+Expected<cublasLtMatmulHeuristicResult_t> tuneMatmul(LowerContext& ctx, const DotKernel& k,
+                                                     const std::vector<cublasLtMatmulHeuristicResult_t>& candidates,
+                                                     const std::string& problem, size_t lhsBytes, size_t rhsBytes) {
+  if (candidates.size() == 1) return candidates.front();
+  WF_ASSIGN_OR_RETURN(std::optional<std::string> known, loadTuningDecision(ctx.device, ctx.options, problem));
+  if (known)
+    for (const cublasLtMatmulHeuristicResult_t& c : candidates)
+      if (algoText(c.algo) == *known) return c;
+  TuningBuffer lhs, rhs, out, ws;
+  WF_RETURN_IF_ERROR(lhs.allocate(lhsBytes));
+  WF_RETURN_IF_ERROR(rhs.allocate(rhsBytes));
+  WF_RETURN_IF_ERROR(out.allocate(k.outBytes_));
+  size_t workspace = 0;
+  for (const cublasLtMatmulHeuristicResult_t& c : candidates) workspace = std::max(workspace, c.workspaceSize);
+  WF_RETURN_IF_ERROR(ws.allocate(workspace));
+  const void* alpha = k.scale_ == CUDA_R_64F ? static_cast<const void*>(&k.alphaD_)
+                      : k.scale_ == CUDA_R_16F ? static_cast<const void*>(&k.alphaH_)
+                                               : static_cast<const void*>(&k.alphaF_);
+  const void* beta = k.scale_ == CUDA_R_64F ? static_cast<const void*>(&k.betaD_)
+                     : k.scale_ == CUDA_R_16F ? static_cast<const void*>(&k.betaH_)
+                                              : static_cast<const void*>(&k.betaF_);
+  cublasLtMatmulHeuristicResult_t best = candidates.front();
+  float bestMs = 0;
+  for (size_t i = 0; i < candidates.size(); ++i) {
+    const cublasLtMatmulHeuristicResult_t& c = candidates[i];
+    WF_ASSIGN_OR_RETURN(float ms, fastestLaunchMillis([&](cudaStream_t stream) -> Status {
+      WF_CUBLAS_CHECK(cublasLtMatmul(ctx.device.cublasLt(), k.desc_.get(), alpha, rhs.data(), k.a_.get(), lhs.data(),
+                                     k.b_.get(), beta, out.data(), k.d_.get(), out.data(), k.d_.get(), &c.algo,
+                                     ws.data(), c.workspaceSize, stream));
+      return Status::ok();
+    }));
+    if (i == 0 || ms < bestMs * kTuningMargin) {
+      best = c;
+      bestMs = ms;
+    }
+  }
+  WF_RETURN_IF_ERROR(storeTuningDecision(ctx.device, ctx.options, problem, algoText(best.algo)));
+  return best;
+}
+
 Expected<std::unique_ptr<OpKernel>> lowerDot(const Operation& op, LowerContext& ctx) {
   WF_ASSIGN_OR_RETURN(std::vector<int64_t> ls, staticShape(op, op.operand(0)->type()));
   WF_ASSIGN_OR_RETURN(std::vector<int64_t> rs, staticShape(op, op.operand(1)->type()));
@@ -430,11 +486,26 @@ Expected<std::unique_ptr<OpKernel>> lowerDot(const Operation& op, LowerContext& 
   const uint64_t wsBytes = k->cublasBytes_;
   WF_CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &wsBytes,
                                                        sizeof wsBytes));
-  cublasLtMatmulHeuristicResult_t result{};
+  std::vector<cublasLtMatmulHeuristicResult_t> results(kTunedCandidates);
   int found = 0;
   WF_CUBLAS_CHECK(cublasLtMatmulAlgoGetHeuristic(ctx.device.cublasLt(), desc, k->a_.get(), k->b_.get(), k->d_.get(),
-                                                 k->d_.get(), pref, 1, &result, &found));
-  if (found == 0) return unsupportedOnCuda(op, "cuBLASLt has no algorithm for this layout");
+                                                 k->d_.get(), pref, kTunedCandidates, results.data(), &found));
+  results.resize(static_cast<size_t>(std::max(found, 0)));
+  std::erase_if(results, [](const cublasLtMatmulHeuristicResult_t& r) { return r.state != CUBLAS_STATUS_SUCCESS; });
+  if (results.empty()) return unsupportedOnCuda(op, "cuBLASLt has no algorithm for this layout");
+  // Timed once per problem (tuning.h); the problem is everything the descriptors say.
+  std::string problem = "cublasLtMatmul " + std::to_string(cublasLtGetVersion()) + " compute " +
+                        std::to_string(static_cast<int>(tc.compute)) + " scale " +
+                        std::to_string(static_cast<int>(tc.scale)) + " in " + std::to_string(static_cast<int>(tc.in)) +
+                        " out " + std::to_string(static_cast<int>(tc.out)) + " batch " + std::to_string(batch) +
+                        " m " + std::to_string(m) + " n " + std::to_string(n) + " k " + std::to_string(kk);
+  for (const OperandPlan& p : k->operands_)
+    problem += " view " + std::to_string(p.view.transpose) + " " + std::to_string(p.view.rows) + " " +
+               std::to_string(p.view.cols) + " " + std::to_string(p.view.ld) + " copied " + std::to_string(p.copy != nullptr);
+  problem += " strides " + std::to_string(lhsBatchStride) + " " + std::to_string(rhsBatchStride);
+  const size_t lhsBytes = static_cast<size_t>(numElementsOf(ls)) * static_cast<size_t>(k->elemBytes_);
+  const size_t rhsBytes = static_cast<size_t>(numElementsOf(rs)) * static_cast<size_t>(k->elemBytes_);
+  WF_ASSIGN_OR_RETURN(cublasLtMatmulHeuristicResult_t result, tuneMatmul(ctx, *k, results, problem, lhsBytes, rhsBytes));
   k->algo_ = result.algo;
   // The program's workspace only needs what the chosen algorithm uses, not the cap it chose
   // under (the workspace counts toward the device memory a model takes).

@@ -1,0 +1,57 @@
+// Tuning decisions: which algorithm a library call (a cuDNN convolution, a cuBLASLt matrix
+// product) uses for one problem, chosen by timing the library's candidates once, as XLA's
+// autotuner and PyTorch's cudnn.benchmark do. A decision is kept in the process and on disk in the
+// kernel cache's folder (codegen/kernel_cache.h; `--kernel-cache DIR`, `--no-kernel-cache`,
+// WARPFORGE_KERNEL_CACHE=0), keyed by everything it depends on (the problem's description, the
+// library's version, the GPU and its driver), so that a process compiling a model again times
+// nothing. With the cache on, every process on a machine runs the same algorithm for a problem,
+// so results stay the same bits from run to run; without it each process times afresh.
+#pragma once
+
+#include <functional>
+#include <optional>
+#include <string>
+
+#include <cuda_runtime.h>
+
+#include "backends/cuda/device.h"
+#include "runtime/backend.h"
+#include "support/status.h"
+
+namespace wf::cuda {
+
+// How many of a library's ranked candidates are timed, and the margin by which a later one must
+// beat an earlier one (timing noise must not flip a choice from one process to the next).
+inline constexpr int kTunedCandidates = 4;
+inline constexpr double kTuningMargin = 0.97;
+
+// The decision stored for `problem` (a description naming the library, its version and the call's
+// every parameter), or nullopt when none is (in this process or on disk).
+Expected<std::optional<std::string>> loadTuningDecision(Device& device, const CompileOptions& options,
+                                                        const std::string& problem);
+
+// Keeps `decision` for `problem` in this process and, where the cache is on, on disk (a folder
+// that cannot be written gives a warning and the run goes on).
+Status storeTuningDecision(Device& device, const CompileOptions& options, const std::string& problem,
+                           const std::string& decision);
+
+// The fastest of `runs` timed launches (after one untimed), in milliseconds, on a stream of its
+// own that is synchronised before it returns.
+Expected<float> fastestLaunchMillis(const std::function<Status(cudaStream_t)>& launch, int runs = 3);
+
+// Device memory for timing only, freed when it goes (not the caching allocator's, which would
+// keep it), filled with small finite values.
+class TuningBuffer {
+ public:
+  TuningBuffer() = default;
+  TuningBuffer(const TuningBuffer&) = delete;
+  TuningBuffer& operator=(const TuningBuffer&) = delete;
+  ~TuningBuffer();
+  Status allocate(size_t bytes);
+  void* data() const { return ptr_; }
+
+ private:
+  void* ptr_ = nullptr;
+};
+
+}  // namespace wf::cuda
