@@ -88,6 +88,11 @@ std::string formatCompileTime(double millis, const GeneratedKernelStats& before,
     out += " (generated kernels: " + std::to_string(misses) + " program(s) compiled by NVRTC in " +
            msText(now.compileMillis - before.compileMillis) + ", " + std::to_string(hits) +
            " from the kernel cache; loading " + msText(now.loadMillis - before.loadMillis) + ")";
+  const int tuned = now.tunedProblems - before.tunedProblems, tuningHits = now.tuningHits - before.tuningHits;
+  if (tuned + tuningHits > 0)
+    out += " (library algorithms: " + std::to_string(tuned) + " problem(s) timed in " +
+           msText(now.tuningMillis - before.tuningMillis) + ", " + std::to_string(tuningHits) +
+           " from the kernel cache)";
   if (!phasesNow.empty() && millis >= 1000) {  // a fast start needs no breakdown
     const std::string phases = formatTopPhases(phasesBefore, phasesNow, millis);
     if (!phases.empty()) out += "; by phase: " + phases;

@@ -76,6 +76,9 @@ void recordGeneratedKernels(const GeneratedKernelStats& more) {
   c.stats.cacheMisses += more.cacheMisses;
   c.stats.compileMillis += more.compileMillis;
   c.stats.loadMillis += more.loadMillis;
+  c.stats.tunedProblems += more.tunedProblems;
+  c.stats.tuningMillis += more.tuningMillis;
+  c.stats.tuningHits += more.tuningHits;
 }
 
 void registerBackend(std::string kind, BackendFactory factory) {

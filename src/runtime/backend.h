@@ -184,6 +184,11 @@ struct GeneratedKernelStats {
   int cacheMisses = 0;       // programs compiled: not in the cache, or the cache off
   double compileMillis = 0;  // spent in the compiler (NVRTC), over the misses
   double loadMillis = 0;     // spent loading machine code onto the device, hits and misses
+  // Library algorithms (cuDNN convolutions, cuBLASLt products) chosen by timing candidates
+  // (backends/cuda/tuning.h): problems timed, the time that took, and decisions found kept.
+  int tunedProblems = 0;
+  double tuningMillis = 0;
+  int tuningHits = 0;
 };
 GeneratedKernelStats generatedKernelStats();  // so far; safe from any thread
 void recordGeneratedKernels(const GeneratedKernelStats& more);

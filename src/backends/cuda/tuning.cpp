@@ -60,13 +60,20 @@ Expected<std::optional<std::string>> loadTuningDecision(Device& device, const Co
   if (!disk.cache) return std::optional<std::string>();
   KernelCache::Lookup found = disk.cache->load(disk.key);
   if (found.outcome != KernelCache::Lookup::Outcome::kHit) return std::optional<std::string>();
+  GeneratedKernelStats hit;
+  hit.tuningHits = 1;
+  recordGeneratedKernels(hit);
   std::lock_guard<std::mutex> lock(decisionsMutex());
   decisions()[processKey(device, problem)] = found.cubin;
   return {std::move(found.cubin)};
 }
 
 Status storeTuningDecision(Device& device, const CompileOptions& options, const std::string& problem,
-                           const std::string& decision) {
+                           const std::string& decision, double tuningMillis) {
+  GeneratedKernelStats timed;
+  timed.tunedProblems = 1;
+  timed.tuningMillis = tuningMillis;
+  recordGeneratedKernels(timed);
   {
     std::lock_guard<std::mutex> lock(decisionsMutex());
     decisions()[processKey(device, problem)] = decision;

@@ -31,9 +31,10 @@ Expected<std::optional<std::string>> loadTuningDecision(Device& device, const Co
                                                         const std::string& problem);
 
 // Keeps `decision` for `problem` in this process and, where the cache is on, on disk (a folder
-// that cannot be written gives a warning and the run goes on).
+// that cannot be written gives a warning and the run goes on); counts the problem as timed, in
+// `tuningMillis` (GeneratedKernelStats).
 Status storeTuningDecision(Device& device, const CompileOptions& options, const std::string& problem,
-                           const std::string& decision);
+                           const std::string& decision, double tuningMillis);
 
 // The fastest of `runs` timed launches (after one untimed), in milliseconds, on a stream of its
 // own that is synchronised before it returns.

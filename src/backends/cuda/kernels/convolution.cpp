@@ -17,6 +17,7 @@
 #ifdef WF_HAVE_CUDNN
 
 #include <algorithm>
+#include <chrono>
 #include <mutex>
 #include <string>
 
@@ -103,6 +104,7 @@ Expected<ConvolutionAlgorithm> tuneConvolution(LowerContext& ctx, cudnnHandle_t 
   if (known)
     for (const ConvolutionAlgorithm& c : candidates)
       if (std::to_string(static_cast<int>(c.algo)) == *known) return c;
+  const auto tuningStart = std::chrono::steady_clock::now();
   TuningBuffer xb, wb, yb, wsb;
   const size_t timed = std::min<size_t>(candidates.size(), kTunedCandidates);
   size_t workspace = 0;
@@ -117,21 +119,29 @@ Expected<ConvolutionAlgorithm> tuneConvolution(LowerContext& ctx, cudnnHandle_t 
   const void* beta = useDouble ? static_cast<const void*>(&betaD) : static_cast<const void*>(&betaF);
   ConvolutionAlgorithm best = candidates.front();
   float bestMs = 0;
+  bool timedAny = false;
   std::lock_guard<std::mutex> lock(ctx.device.cudnnLaunchMutex());
   for (size_t i = 0; i < timed; ++i) {
     const ConvolutionAlgorithm& c = candidates[i];
-    WF_ASSIGN_OR_RETURN(float ms, fastestLaunchMillis([&](cudaStream_t stream) -> Status {
+    // A candidate the library ranks but then refuses (cuDNN lists algorithms its NHWC
+    // kernels reject with BAD_PARAM) is passed over.
+    Expected<float> ms = fastestLaunchMillis([&](cudaStream_t stream) -> Status {
       WF_CUDNN_CHECK(cudnnSetStream(handle, stream));
       WF_CUDNN_CHECK(cudnnConvolutionForward(handle, alpha, x, xb.data(), w, wb.data(), conv, c.algo, wsb.data(),
                                              c.workspaceBytes, beta, y, yb.data()));
       return Status::ok();
-    }));
-    if (i == 0 || ms < bestMs * kTuningMargin) {
+    });
+    if (!ms) continue;
+    if (!timedAny || *ms < bestMs * kTuningMargin) {
       best = c;
-      bestMs = ms;
+      bestMs = *ms;
+      timedAny = true;
     }
   }
-  WF_RETURN_IF_ERROR(storeTuningDecision(ctx.device, ctx.options, what, std::to_string(static_cast<int>(best.algo))));
+  const double millis =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - tuningStart).count();
+  WF_RETURN_IF_ERROR(
+      storeTuningDecision(ctx.device, ctx.options, what, std::to_string(static_cast<int>(best.algo)), millis));
   return best;
 }
 

@@ -15,6 +15,7 @@
 // attribute overrides that (and allowTf32) with the precision it names, or fails as unsupported;
 // see algorithmConfig.
 #include <algorithm>
+#include <chrono>
 #include <optional>
 #include <string>
 #include <vector>
@@ -341,6 +342,7 @@ Expected<cublasLtMatmulHeuristicResult_t> tuneMatmul(LowerContext& ctx, const Do
   if (known)
     for (const cublasLtMatmulHeuristicResult_t& c : candidates)
       if (algoText(c.algo) == *known) return c;
+  const auto tuningStart = std::chrono::steady_clock::now();
   TuningBuffer lhs, rhs, out, ws;
   WF_RETURN_IF_ERROR(lhs.allocate(lhsBytes));
   WF_RETURN_IF_ERROR(rhs.allocate(rhsBytes));
@@ -356,20 +358,27 @@ Expected<cublasLtMatmulHeuristicResult_t> tuneMatmul(LowerContext& ctx, const Do
                                               : static_cast<const void*>(&k.betaF_);
   cublasLtMatmulHeuristicResult_t best = candidates.front();
   float bestMs = 0;
+  bool timedAny = false;
   for (size_t i = 0; i < candidates.size(); ++i) {
     const cublasLtMatmulHeuristicResult_t& c = candidates[i];
-    WF_ASSIGN_OR_RETURN(float ms, fastestLaunchMillis([&](cudaStream_t stream) -> Status {
+    // A candidate the library ranks but then refuses (cuDNN lists algorithms its NHWC
+    // kernels reject with BAD_PARAM) is passed over.
+    Expected<float> ms = fastestLaunchMillis([&](cudaStream_t stream) -> Status {
       WF_CUBLAS_CHECK(cublasLtMatmul(ctx.device.cublasLt(), k.desc_.get(), alpha, rhs.data(), k.a_.get(), lhs.data(),
                                      k.b_.get(), beta, out.data(), k.d_.get(), out.data(), k.d_.get(), &c.algo,
                                      ws.data(), c.workspaceSize, stream));
       return Status::ok();
-    }));
-    if (i == 0 || ms < bestMs * kTuningMargin) {
+    });
+    if (!ms) continue;
+    if (!timedAny || *ms < bestMs * kTuningMargin) {
       best = c;
-      bestMs = ms;
+      bestMs = *ms;
+      timedAny = true;
     }
   }
-  WF_RETURN_IF_ERROR(storeTuningDecision(ctx.device, ctx.options, problem, algoText(best.algo)));
+  const double millis =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - tuningStart).count();
+  WF_RETURN_IF_ERROR(storeTuningDecision(ctx.device, ctx.options, problem, algoText(best.algo), millis));
   return best;
 }
 
