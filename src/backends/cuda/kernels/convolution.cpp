@@ -106,9 +106,16 @@ Expected<ConvolutionAlgorithm> tuneConvolution(LowerContext& ctx, cudnnHandle_t 
       if (std::to_string(static_cast<int>(c.algo)) == *known) return c;
   const auto tuningStart = std::chrono::steady_clock::now();
   TuningBuffer xb, wb, yb, wsb;
-  const size_t timed = std::min<size_t>(candidates.size(), kTunedCandidates);
+  // Candidates that need more workspace than the heuristics' first choice or 32 MiB, whichever is
+  // more, are not timed: the workspace is device memory the whole model holds.
+  const size_t workspaceCap = std::max(candidates.front().workspaceBytes, size_t{32} << 20);
+  std::vector<ConvolutionAlgorithm> timedCandidates;
+  for (const ConvolutionAlgorithm& c : candidates)
+    if (c.workspaceBytes <= workspaceCap && timedCandidates.size() < static_cast<size_t>(kTunedCandidates))
+      timedCandidates.push_back(c);
+  const size_t timed = timedCandidates.size();
   size_t workspace = 0;
-  for (size_t i = 0; i < timed; ++i) workspace = std::max(workspace, candidates[i].workspaceBytes);
+  for (const ConvolutionAlgorithm& c : timedCandidates) workspace = std::max(workspace, c.workspaceBytes);
   WF_RETURN_IF_ERROR(xb.allocate(xBytes));
   WF_RETURN_IF_ERROR(wb.allocate(wBytes));
   WF_RETURN_IF_ERROR(yb.allocate(yBytes));
@@ -122,7 +129,7 @@ Expected<ConvolutionAlgorithm> tuneConvolution(LowerContext& ctx, cudnnHandle_t 
   bool timedAny = false;
   std::lock_guard<std::mutex> lock(ctx.device.cudnnLaunchMutex());
   for (size_t i = 0; i < timed; ++i) {
-    const ConvolutionAlgorithm& c = candidates[i];
+    const ConvolutionAlgorithm& c = timedCandidates[i];
     // A candidate the library ranks but then refuses (cuDNN lists algorithms its NHWC
     // kernels reject with BAD_PARAM) is passed over.
     Expected<float> ms = fastestLaunchMillis([&](cudaStream_t stream) -> Status {

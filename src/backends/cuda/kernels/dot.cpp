@@ -502,6 +502,17 @@ Expected<std::unique_ptr<OpKernel>> lowerDot(const Operation& op, LowerContext& 
   results.resize(static_cast<size_t>(std::max(found, 0)));
   std::erase_if(results, [](const cublasLtMatmulHeuristicResult_t& r) { return r.state != CUBLAS_STATUS_SUCCESS; });
   if (results.empty()) return unsupportedOnCuda(op, "cuBLASLt has no algorithm for this layout");
+  // Split-K candidates beyond the heuristics' first are not timed: their partial sums meet in the
+  // workspace (or in place, sequenced by counters there), which this backend shares between steps,
+  // and a run must give the bits the previous one gave.
+  for (size_t i = results.size(); i-- > 1;) {
+    int32_t splitK = 1;
+    size_t written = 0;
+    if (cublasLtMatmulAlgoConfigGetAttribute(&results[i].algo, CUBLASLT_ALGO_CONFIG_SPLITK_NUM, &splitK, sizeof splitK,
+                                             &written) != CUBLAS_STATUS_SUCCESS ||
+        splitK != 1)
+      results.erase(results.begin() + static_cast<std::ptrdiff_t>(i));
+  }
   // Timed once per problem (tuning.h); the problem is everything the descriptors say.
   std::string problem = "cublasLtMatmul " + std::to_string(cublasLtGetVersion()) + " compute " +
                         std::to_string(static_cast<int>(tc.compute)) + " scale " +
