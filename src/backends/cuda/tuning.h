@@ -24,6 +24,10 @@ namespace wf::cuda {
 // beat an earlier one (timing noise must not flip a choice from one process to the next).
 inline constexpr int kTunedCandidates = 4;
 inline constexpr double kTuningMargin = 0.97;
+// Problems of fewer multiply-adds keep the heuristics' first choice untimed: their time is the
+// launch's, and plans that read one operand in different layouts (a transpose fused or not) keep
+// summing in the same order.
+inline constexpr double kTunedMinMultiplyAdds = double(int64_t{1} << 26);
 
 // The decision stored for `problem` (a description naming the library, its version and the call's
 // every parameter), or nullopt when none is (in this process or on disk).

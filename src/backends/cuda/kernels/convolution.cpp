@@ -384,6 +384,11 @@ Expected<std::unique_ptr<OpKernel>> lowerConvolution(const Operation& op, LowerC
     candidates.push_back({perf[i].algo, perf[i].memory});
   }
   if (candidates.empty()) return unsupportedOnCuda(op, "cuDNN has no algorithm for this convolution");
+  // Multiply-adds: every output element sums (input channels / groups) x window elements.
+  double multiplyAdds = 1;
+  for (int d : yd) multiplyAdds *= d;
+  for (size_t d = 1; d < wd.size(); ++d) multiplyAdds *= wd[d];
+  if (multiplyAdds < kTunedMinMultiplyAdds) candidates.resize(1);
   // Timed once per problem (convolution_tuning.h); the problem is everything the descriptors say.
   std::string problem = "type " + std::to_string(static_cast<int>(dt)) + " math " + std::to_string(static_cast<int>(math)) +
                         " groups " + std::to_string(groups) + (channelsLast ? " nhwc-filter" : " nchw-filter");

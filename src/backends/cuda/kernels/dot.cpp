@@ -525,6 +525,7 @@ Expected<std::unique_ptr<OpKernel>> lowerDot(const Operation& op, LowerContext& 
   problem += " strides " + std::to_string(lhsBatchStride) + " " + std::to_string(rhsBatchStride);
   const size_t lhsBytes = static_cast<size_t>(numElementsOf(ls)) * static_cast<size_t>(k->elemBytes_);
   const size_t rhsBytes = static_cast<size_t>(numElementsOf(rs)) * static_cast<size_t>(k->elemBytes_);
+  if (double(batch) * double(m) * double(n) * double(kk) < kTunedMinMultiplyAdds) results.resize(1);
   WF_ASSIGN_OR_RETURN(cublasLtMatmulHeuristicResult_t result, tuneMatmul(ctx, *k, results, problem, lhsBytes, rhsBytes));
   k->algo_ = result.algo;
   // The program's workspace only needs what the chosen algorithm uses, not the cap it chose
