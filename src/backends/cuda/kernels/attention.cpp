@@ -30,6 +30,8 @@
 // Graphs are built, checked and planned at lowering time (heuristics A, then the fallback list);
 // launch() binds the stream to the device's cuDNN handle under its lock and executes.
 #include <algorithm>
+#include <cstdint>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -216,6 +218,17 @@ void output(const std::shared_ptr<fe::graph::Tensor_attributes>& t, Uid uid, con
   t->set_output(true).set_uid(uid).set_dim(dims).set_stride(rowMajorStridesOf(dims)).set_data_type(type);
 }
 
+// Built graphs by problem (lowerAttention), for the life of the process; guarded by the device's
+// cuDNN launch lock (the problem names the handle, which is the device's).
+struct BuiltGraph {
+  std::shared_ptr<fe::graph::Graph> graph;
+  int64_t workspace = 0;
+};
+std::unordered_map<std::string, BuiltGraph>& builtGraphs() {
+  static std::unordered_map<std::string, BuiltGraph> graphs;
+  return graphs;
+}
+
 Expected<std::unique_ptr<OpKernel>> lowerAttention(const Operation& op, LowerContext& ctx) {
   WF_ASSIGN_OR_RETURN(Signature s, readSignature(op));
   WF_RETURN_IF_ERROR(ctx.device.activate());
@@ -250,6 +263,16 @@ Expected<std::unique_ptr<OpKernel>> lowerAttention(const Operation& op, LowerCon
                              vDims = {s.b, s.h, s.skv, s.dv}, oDims = {s.b, s.h, s.sq, s.dv},
                              statsDims = {s.b, s.h, s.sq, 1};
   const fe::DataType_t io = feType(s.t);
+  // One graph per problem and cuDNN handle, shared by the kernels that run it (a BERT-large has
+  // 24 attention layers of one shape; building and planning a graph takes tens of milliseconds).
+  // Its executions are serialised by the launch lock like every use of the handle.
+  std::string problem = std::to_string(reinterpret_cast<uintptr_t>(k->handle_)) + (s.grad ? " grad " : " fwd ") +
+                        std::to_string(static_cast<int>(s.t)) + " " + std::to_string(static_cast<int>(biasType));
+  for (int64_t v : {s.b, s.h, s.sq, s.skv, s.d, s.dv, static_cast<int64_t>(hasMask)}) problem += " " + std::to_string(v);
+  for (int64_t v : biasDims) problem += " " + std::to_string(v);
+  uint32_t scaleBits = 0;
+  std::memcpy(&scaleBits, &s.scale, sizeof scaleBits);
+  problem += " scale " + std::to_string(scaleBits);
   auto graph = std::make_shared<fe::graph::Graph>();
   graph->set_io_data_type(io)
       .set_intermediate_data_type(fe::DataType_t::FLOAT)
@@ -259,7 +282,10 @@ Expected<std::unique_ptr<OpKernel>> lowerAttention(const Operation& op, LowerCon
     // Building uses the handle (the graph keeps it for planning), which other executables'
     // launches bind streams to.
     std::lock_guard<std::mutex> lock(ctx.device.cudnnLaunchMutex());
-    try {
+    if (auto it = builtGraphs().find(problem); it != builtGraphs().end()) {
+      graph = it->second.graph;
+      cudnnWorkspace = it->second.workspace;
+    } else try {
       auto q = input(*graph, "q", kQ, qDims, io);
       auto key = input(*graph, "k", kK, kDims, io);
       auto v = input(*graph, "v", kV, vDims, io);
@@ -292,6 +318,7 @@ Expected<std::unique_ptr<OpKernel>> lowerAttention(const Operation& op, LowerCon
       WF_FE_DECLINE(op, graph->check_support());
       WF_FE_DECLINE(op, graph->build_plans(fe::BuildPlanPolicy_t::HEURISTICS_CHOICE));
       WF_FE_DECLINE(op, graph->get_workspace_size(cudnnWorkspace));
+      builtGraphs()[problem] = {graph, cudnnWorkspace};
     } catch (const std::exception& e) {
       return unsupportedOnCuda(op, "cuDNN attention: " + std::string(e.what()));
     }
