@@ -18,6 +18,7 @@
 #include "backends/cuda/codegen/fusion.h"
 #include "backends/cuda/codegen/kernel_cache.h"
 #include "backends/cuda/codegen/nvrtc.h"
+#include "backends/cuda/tuning.h"
 #include "cuda_test_util.h"
 
 namespace wf::cudatest {
@@ -515,6 +516,61 @@ TEST(KernelCacheRun, ASecondCompileInAFreshCacheIsAHit) {
   GeneratedKernelStats repaired = compileAndRun("repaired");
   EXPECT_EQ(repaired.cacheHits, cold.cacheMisses);
   EXPECT_EQ(repaired.cacheMisses, 0);
+}
+
+// Library algorithms chosen by timing (tuning.h), for products big enough to be timed: compiled
+// in a fresh cache, each problem is timed once and its decision written; compiled again (the
+// process's decisions forgotten), the decisions come from the cache and nothing is timed; both
+// give the same bits, and the CPU's results.
+TEST(KernelCacheRun, TuningDecisionsAreTimedOnceAndKept) {
+  WF_REQUIRE_GPU();
+  for (const char* type : {"f32", "bf16"}) {
+    SCOPED_TRACE(type);
+    TempDir tmp;
+    const std::string t = std::string("tensor<640x520x") + type + ">";
+    const std::string w = std::string("tensor<520x300x") + type + ">";
+    const std::string r = std::string("tensor<640x300x") + type + ">";
+    Module m = parse("func.func @main(%x: " + t + ", %w: " + w + ") -> " + r + " {\n  %y = \"stablehlo.dot_general\"(%x, %w) "
+                     "{dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], "
+                     "rhs_contracting_dimensions = [0]>} : (" + t + ", " + w + ") -> " + r +
+                     "\n  func.return %y : " + r + "\n}\n");
+    ASSERT_NE(mainOf(m), nullptr);
+    const ElementType et = std::string(type) == "f32" ? ElementType::kF32 : ElementType::kBF16;
+    std::vector<Literal> args = {randomLiteral(Type::tensor({640, 520}, et), -1, 1),
+                                 randomLiteral(Type::tensor({520, 300}, et), -1, 1)};
+    Expected<std::vector<Literal>> want = runCpu(m, cloneAll(args));
+    ASSERT_TRUE(want) << want.status().toString();
+    CompileOptions options;
+    options.kernelCacheDir = tmp.path().string();
+    auto compileAndRun = [&](const char* what, GeneratedKernelStats& delta) -> Literal {
+      cuda::forgetTuningDecisions();
+      const GeneratedKernelStats before = generatedKernelStats();
+      Expected<std::unique_ptr<Executable>> exe = cudaBackend().compile(m, *mainOf(m), options);
+      EXPECT_TRUE(exe) << what << ": " << exe.status().toString();
+      if (!exe) return Literal();
+      const GeneratedKernelStats after = generatedKernelStats();
+      delta.tunedProblems = after.tunedProblems - before.tunedProblems;
+      delta.tuningHits = after.tuningHits - before.tuningHits;
+      Expected<RunResult> got = (*exe)->run(args);
+      EXPECT_TRUE(got) << what << ": " << got.status().toString();
+      if (!got) return Literal();
+      Tolerance tol;
+      tol.relL2 = et == ElementType::kF32 ? 1e-5 : 1e-2;
+      EXPECT_EQ(compareLiterals(got->outputs.at(0), want->at(0), tol), "") << what;
+      return got->outputs.at(0).clone();
+    };
+    GeneratedKernelStats cold, warm;
+    Literal first = compileAndRun("cold", cold);
+    Literal second = compileAndRun("warm", warm);
+    // cuBLASLt may offer a single candidate (then nothing is timed or stored).
+    EXPECT_EQ(cold.tuningHits, 0);
+    EXPECT_EQ(warm.tunedProblems, 0);
+    EXPECT_EQ(warm.tuningHits, cold.tunedProblems);
+    EXPECT_TRUE(second.bitwiseEqual(first));
+    if (cold.tunedProblems > 0) {
+      EXPECT_FALSE(filesUnder(tmp.path()).empty());
+    }
+  }
 }
 
 }  // namespace

@@ -83,6 +83,11 @@ Status storeTuningDecision(Device& device, const CompileOptions& options, const 
   return Status::ok();
 }
 
+void forgetTuningDecisions() {
+  std::lock_guard<std::mutex> lock(decisionsMutex());
+  decisions().clear();
+}
+
 Expected<float> fastestLaunchMillis(const std::function<Status(cudaStream_t)>& launch, int runs) {
   struct Resources {
     cudaStream_t stream = nullptr;

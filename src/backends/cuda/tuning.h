@@ -40,6 +40,9 @@ Expected<std::optional<std::string>> loadTuningDecision(Device& device, const Co
 Status storeTuningDecision(Device& device, const CompileOptions& options, const std::string& problem,
                            const std::string& decision, double tuningMillis);
 
+// Forgets the decisions this process holds (tests: the next compile reads them from disk).
+void forgetTuningDecisions();
+
 // The fastest of `runs` timed launches (after one untimed), in milliseconds, on a stream of its
 // own that is synchronised before it returns.
 Expected<float> fastestLaunchMillis(const std::function<Status(cudaStream_t)>& launch, int runs = 3);
