@@ -53,6 +53,71 @@ LOW_REL_L2 = 1e-2  # bf16 rows, against the fp32 model (DESIGN.md)
 LOW_EAGER_FACTOR = 1.25  # ... or within this factor of PyTorch's own bf16 error where that exceeds it
 BERT_BASE_FLOOR_MS = 2.0
 
+# ---- the roofline -------------------------------------------------------------------------------------
+# Ceilings of one H100 80GB HBM3 (SXM). Measured on the device machine (see the device notes):
+# cuBLAS bf16 8192^3 ran at 769-798 TFLOP/s on random data, a device-to-device copy moved about
+# 3.0 TB/s counting bytes read and written. The fp32 and TF32 ceilings are NVIDIA's nominal dense
+# figures (not measured here). A row's floor is the larger of its matrix work at the compute
+# ceiling and its weights read once at the bandwidth ceiling.
+CEILINGS = {
+    "bf16": dict(tflops=798.0, nominal_tflops=989.0, what="bf16 tensor cores, measured (989 nominal)"),
+    "fp32": dict(tflops=67.0, nominal_tflops=67.0, what="fp32 CUDA cores, nominal"),
+    "tf32": dict(tflops=494.0, nominal_tflops=494.0, what="TF32 tensor cores, nominal"),
+}
+HBM_TBPS = 3.0  # measured (3.35 nominal)
+_SIGNATURE = re.compile(r"\} : \((tensor<[^>]*>), (tensor<[^>]*>)\) -> (tensor<[^>]*>)")
+_CONTRACT = re.compile(r"lhs_contracting_dimensions = \[([0-9, ]*)\]")
+_KERNEL_SPEC = re.compile(r"x\[([a-z0-9, ]+)\]->")
+
+
+def _dims(tensor_type: str) -> list[int]:
+    body = tensor_type[len("tensor<"):-1]
+    return [int(d) for d in body.split("x")[:-1]]
+
+
+def model_work(pkg: Path) -> dict:
+    """The floating-point work of a package's matrix products and convolutions (2 x multiply-adds,
+    from model.mlir's shapes) and the bytes of its weights: what the roofline divides by."""
+    flops = 0
+    for line in (pkg / "model.mlir").read_text().splitlines():
+        is_dot, is_conv = '"stablehlo.dot_general"' in line, '"stablehlo.convolution"' in line
+        if not (is_dot or is_conv):
+            continue
+        sig = _SIGNATURE.search(line)
+        if not sig:
+            continue
+        lhs, rhs, out = (_dims(t) for t in sig.groups())
+        out_elems = math.prod(out)
+        if is_dot:
+            contract = _CONTRACT.search(line)
+            dims = [int(d) for d in contract.group(1).split(",") if d.strip()] if contract else []
+            flops += 2 * out_elems * math.prod(lhs[d] for d in dims)
+        else:
+            spec = _KERNEL_SPEC.search(line)
+            names = [n.strip() for n in spec.group(1).split(",")] if spec else []
+            o = names.index("o") if "o" in names else 0
+            flops += 2 * out_elems * (math.prod(rhs) // max(rhs[o], 1))
+    weights = pkg / "weights.safetensors"
+    return {"flops": flops, "weight_bytes": weights.stat().st_size if weights.exists() else 0}
+
+
+def roofline(row: dict, meta: dict) -> dict | None:
+    """Floor, achieved TFLOP/s and fractions for a row's WarpForge cell (None without the work or a time)."""
+    work = row.get("work")
+    t = timing(row.get("columns", {}).get("warpforge", {}), True)
+    if not work or not t:
+        return None
+    precision = row["spec"]["dtype"] if row["spec"]["dtype"] == "bf16" else ("tf32" if meta.get("allow_tf32") else "fp32")
+    ceiling = CEILINGS[precision]
+    compute_ms = work["flops"] / (ceiling["tflops"] * 1e12) * 1e3
+    memory_ms = work["weight_bytes"] / (HBM_TBPS * 1e12) * 1e3
+    floor_ms = max(compute_ms, memory_ms)
+    achieved = work["flops"] / (t * 1e-3) / 1e12
+    return {"precision": precision, "ceiling": ceiling, "compute_ms": compute_ms, "memory_ms": memory_ms,
+            "floor_ms": floor_ms, "achieved_tflops": achieved, "of_ceiling": achieved / ceiling["tflops"],
+            "of_nominal": achieved / ceiling["nominal_tflops"], "floor_ratio": t / floor_ms}
+
+
 # ---- rows ---------------------------------------------------------------------------------------
 BERT_LARGE = dict(hidden_size=1024, num_hidden_layers=24, num_attention_heads=16, intermediate_size=4096)
 LLAMA_1B = dict(hidden_size=2048, num_hidden_layers=16, num_attention_heads=32, num_key_value_heads=8,
@@ -612,6 +677,7 @@ def run_row(name: str, args, wf: WarpForge | None) -> dict:
         pkg = export_row(name, spec, model, inputs, Path(args.workdir), args.reexport)
         manifest = json.loads((pkg / "manifest.json").read_text())
         row["package"] = str(pkg)
+        row["work"] = model_work(pkg)
         row["export_s"] = time.perf_counter() - t0
         log(f"exported to {pkg} ({row['export_s']:.1f} s)")
     except Exception as e:  # noqa: BLE001 - the row reports it
@@ -755,6 +821,26 @@ def table(results: list[dict], meta: dict) -> str:
         verdict, why = floors(r, cuda)
         lines.append(f"| {r['row']} | " + " | ".join(fmt_cell(cols.get(c, {"skipped": True}), cuda) for c in COLUMNS) +
                      f" | {ratio} | {verdict}{': ' + '; '.join(why) if why else ''} |")
+    roof = [(r, roofline(r, meta)) for r in results] if cuda else []
+    if any(x for _, x in roof):
+        lines += [
+            "",
+            f"Roofline (WarpForge column): work = 2 x multiply-adds of the matrix products and convolutions "
+            f"(model.mlir's shapes); floor = max(work at the compute ceiling, weights read once at "
+            f"{HBM_TBPS:g} TB/s measured); ceilings: " +
+            "; ".join(f"{k} {c['tflops']:g} TFLOP/s ({c['what']})" for k, c in CEILINGS.items()) + ".",
+            "",
+            "| row | work TFLOP | weights GB | floor ms | WarpForge ms | achieved TFLOP/s | of ceiling | of nominal | WF / floor |",
+            "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
+        ]
+        for r, x in roof:
+            if not x:
+                continue
+            t = timing(r["columns"]["warpforge"], True)
+            lines.append(f"| {r['row']} | {r['work']['flops'] / 1e12:.3f} | {r['work']['weight_bytes'] / 1e9:.2f} | "
+                         f"{x['floor_ms']:.3f} ({x['precision']}{', weights' if x['memory_ms'] > x['compute_ms'] else ''}) | "
+                         f"{t:.3f} | {x['achieved_tflops']:.0f} | {x['of_ceiling']:.0%} | {x['of_nominal']:.0%} | "
+                         f"{x['floor_ratio']:.2f}x |")
     return "\n".join(lines)
 
 

@@ -141,9 +141,9 @@ std::string compositeAttributes(const AttentionCase& c) {
   return "composite_attributes = {scale = " + scaleText(c.scale) + " : f32, mask = \"" + c.mask + "\"}";
 }
 
-// @attention_fwd(q, k, v[, mask]) -> (o, lse): softmax in f32 between two matrix products in T.
-std::string forwardDecomposition(const AttentionCase& c) {
-  Body b(c);
+// %o: softmax in f32 between two matrix products in T (and %max, %sum: the softmax's row max and
+// row sum). Reads %q, %k, %v, %m.
+void writeAttention(Body& b, const AttentionCase& c) {
   b.scores(scaleText(c.scale));
   b.rowReduce("max", "s", true);
   b.rowBroadcast("maxb", "max");
@@ -154,6 +154,12 @@ std::string forwardDecomposition(const AttentionCase& c) {
   b.binary("divide", "p", "e", "sumb", b.sF);
   b.unary("convert", "pt", "p", b.sF, b.sT);
   b.dot("o", "pt", "v", b.sT, b.v, 3, 2, b.o);
+}
+
+// @attention_fwd(q, k, v[, mask]) -> (o, lse).
+std::string forwardDecomposition(const AttentionCase& c) {
+  Body b(c);
+  writeAttention(b, c);
   b.unary("log", "logsum", "sum", b.rowF, b.rowF);
   b.binary("add", "lse", "max", "logsum", b.rowF);
   b.line("func.return %o, %lse : " + b.o + ", " + b.lse);
@@ -213,16 +219,7 @@ std::string forwardModule(const AttentionCase& c) {
 // scalars, as JAX writes them), as an exported inference program holds it, with no composite.
 std::string writtenOutModule(const AttentionCase& c) {
   Body b(c);
-  b.scores(scaleText(c.scale));
-  b.rowReduce("max", "s", true);
-  b.rowBroadcast("maxb", "max");
-  b.binary("subtract", "sub", "s", "maxb", b.sF);
-  b.unary("exponential", "e", "sub", b.sF, b.sF);
-  b.rowReduce("sum", "e", false);
-  b.rowBroadcast("sumb", "sum");
-  b.binary("divide", "p", "e", "sumb", b.sF);
-  b.unary("convert", "pt", "p", b.sF, b.sT);
-  b.dot("o", "pt", "v", b.sT, b.v, 3, 2, b.o);
+  writeAttention(b, c);
   b.line("func.return %o : " + b.o);
   const std::string mask = c.hasMask() ? ", %m: " + b.m : "";
   return "func.func @main(%q: " + b.q + ", %k: " + b.k + ", %v: " + b.v + mask + ") -> " + b.o + " {\n" + b.str() +

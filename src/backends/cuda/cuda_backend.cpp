@@ -41,17 +41,6 @@ class CudaExecutable final : public Executable {
   std::unique_ptr<Executor> executor_;     // destroyed first: it refers to the module
 };
 
-// Whether `block` (or a region nested in it) holds an op of one of `codes`.
-bool holdsOp(const Block& block, std::initializer_list<OpCode> codes) {
-  for (const auto& op : block.operations()) {
-    if (std::find(codes.begin(), codes.end(), op->code()) != codes.end()) return true;
-    for (size_t r = 0; r < op->numRegions(); ++r)
-      for (const auto& inner : op->region(r).blocks())
-        if (holdsOp(*inner, codes)) return true;
-  }
-  return false;
-}
-
 // One rank of a distributed job: process (rank, 0) of a grid of WORLD_SIZE replicas, whose
 // collectives go over the job's NCCL communicator on this device (collectives.h).
 Expected<ProcessContext> jobProcess(const CompileOptions& options, const Device& device) {

@@ -18,6 +18,8 @@ Operation* findFunction(Module& module, std::string_view name) {
   return nullptr;
 }
 
+}  // namespace
+
 bool holdsOp(const Block& block, std::initializer_list<OpCode> codes) {
   for (const auto& op : block.operations()) {
     if (std::find(codes.begin(), codes.end(), op->code()) != codes.end()) return true;
@@ -27,8 +29,6 @@ bool holdsOp(const Block& block, std::initializer_list<OpCode> codes) {
   }
   return false;
 }
-
-}  // namespace
 
 bool wantsPlanRewrites(const Operation& function, bool fuse) {
   if (function.numRegions() == 0 || function.region(0).empty()) return false;

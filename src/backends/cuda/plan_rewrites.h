@@ -9,6 +9,7 @@
 // The last two only with fusion on (`--no-fusion` runs every op as written).
 #pragma once
 
+#include <initializer_list>
 #include <string_view>
 
 #include "ir/ir.h"
@@ -21,6 +22,9 @@ struct PlanRewrites {
   int attention = 0;   // attention patterns outlined
   int merged = 0;      // repeated ops removed
 };
+
+// Whether `block` (or a region nested in it) holds an op of one of `codes`.
+bool holdsOp(const Block& block, std::initializer_list<OpCode> codes);
 
 // Whether rewriteForPlanning has anything to do in `function`'s body.
 bool wantsPlanRewrites(const Operation& function, bool fuse);

@@ -83,6 +83,22 @@ Status storeTuningDecision(Device& device, const CompileOptions& options, const 
   return Status::ok();
 }
 
+size_t fastestCandidate(size_t count, const std::function<Status(size_t, cudaStream_t)>& launch) {
+  size_t best = 0;
+  float bestMs = 0;
+  bool timedAny = false;
+  for (size_t i = 0; i < count; ++i) {
+    Expected<float> ms = fastestLaunchMillis([&](cudaStream_t stream) { return launch(i, stream); });
+    if (!ms) continue;
+    if (!timedAny || *ms < bestMs * kTuningMargin) {
+      best = i;
+      bestMs = *ms;
+      timedAny = true;
+    }
+  }
+  return best;
+}
+
 void forgetTuningDecisions() {
   std::lock_guard<std::mutex> lock(decisionsMutex());
   decisions().clear();

@@ -40,6 +40,12 @@ Expected<std::optional<std::string>> loadTuningDecision(Device& device, const Co
 Status storeTuningDecision(Device& device, const CompileOptions& options, const std::string& problem,
                            const std::string& decision, double tuningMillis);
 
+// Times `launch(i, stream)` for each candidate i < count (fastestLaunchMillis) and returns the
+// index of the fastest: an earlier candidate is kept unless a later one is faster by the margin,
+// and a candidate whose launch fails (one the library ranks but then refuses) is passed over.
+// 0 when none ran.
+size_t fastestCandidate(size_t count, const std::function<Status(size_t, cudaStream_t)>& launch);
+
 // Forgets the decisions this process holds (tests: the next compile reads them from disk).
 void forgetTuningDecisions();
 

@@ -124,27 +124,17 @@ Expected<ConvolutionAlgorithm> tuneConvolution(LowerContext& ctx, cudnnHandle_t 
   const double alphaD = 1, betaD = 0;
   const void* alpha = useDouble ? static_cast<const void*>(&alphaD) : static_cast<const void*>(&alphaF);
   const void* beta = useDouble ? static_cast<const void*>(&betaD) : static_cast<const void*>(&betaF);
-  ConvolutionAlgorithm best = candidates.front();
-  float bestMs = 0;
-  bool timedAny = false;
+  // cuDNN ranks NHWC algorithms that it then rejects with BAD_PARAM: fastestCandidate passes
+  // over them.
   std::lock_guard<std::mutex> lock(ctx.device.cudnnLaunchMutex());
-  for (size_t i = 0; i < timed; ++i) {
+  const size_t fastest = fastestCandidate(timed, [&](size_t i, cudaStream_t stream) -> Status {
     const ConvolutionAlgorithm& c = timedCandidates[i];
-    // A candidate the library ranks but then refuses (cuDNN lists algorithms its NHWC
-    // kernels reject with BAD_PARAM) is passed over.
-    Expected<float> ms = fastestLaunchMillis([&](cudaStream_t stream) -> Status {
-      WF_CUDNN_CHECK(cudnnSetStream(handle, stream));
-      WF_CUDNN_CHECK(cudnnConvolutionForward(handle, alpha, x, xb.data(), w, wb.data(), conv, c.algo, wsb.data(),
-                                             c.workspaceBytes, beta, y, yb.data()));
-      return Status::ok();
-    });
-    if (!ms) continue;
-    if (!timedAny || *ms < bestMs * kTuningMargin) {
-      best = c;
-      bestMs = *ms;
-      timedAny = true;
-    }
-  }
+    WF_CUDNN_CHECK(cudnnSetStream(handle, stream));
+    WF_CUDNN_CHECK(cudnnConvolutionForward(handle, alpha, x, xb.data(), w, wb.data(), conv, c.algo, wsb.data(),
+                                           c.workspaceBytes, beta, y, yb.data()));
+    return Status::ok();
+  });
+  const ConvolutionAlgorithm best = timedCandidates[fastest];
   const double millis =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - tuningStart).count();
   WF_RETURN_IF_ERROR(

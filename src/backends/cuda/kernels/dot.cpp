@@ -356,26 +356,14 @@ Expected<cublasLtMatmulHeuristicResult_t> tuneMatmul(LowerContext& ctx, const Do
   const void* beta = k.scale_ == CUDA_R_64F ? static_cast<const void*>(&k.betaD_)
                      : k.scale_ == CUDA_R_16F ? static_cast<const void*>(&k.betaH_)
                                               : static_cast<const void*>(&k.betaF_);
-  cublasLtMatmulHeuristicResult_t best = candidates.front();
-  float bestMs = 0;
-  bool timedAny = false;
-  for (size_t i = 0; i < candidates.size(); ++i) {
-    const cublasLtMatmulHeuristicResult_t& c = candidates[i];
-    // A candidate the library ranks but then refuses (cuDNN lists algorithms its NHWC
-    // kernels reject with BAD_PARAM) is passed over.
-    Expected<float> ms = fastestLaunchMillis([&](cudaStream_t stream) -> Status {
-      WF_CUBLAS_CHECK(cublasLtMatmul(ctx.device.cublasLt(), k.desc_.get(), alpha, rhs.data(), k.a_.get(), lhs.data(),
-                                     k.b_.get(), beta, out.data(), k.d_.get(), out.data(), k.d_.get(), &c.algo,
-                                     ws.data(), c.workspaceSize, stream));
-      return Status::ok();
-    });
-    if (!ms) continue;
-    if (!timedAny || *ms < bestMs * kTuningMargin) {
-      best = c;
-      bestMs = *ms;
-      timedAny = true;
-    }
-  }
+  const cublasLtMatmulHeuristicResult_t best =
+      candidates[fastestCandidate(candidates.size(), [&](size_t i, cudaStream_t stream) -> Status {
+        const cublasLtMatmulHeuristicResult_t& c = candidates[i];
+        WF_CUBLAS_CHECK(cublasLtMatmul(ctx.device.cublasLt(), k.desc_.get(), alpha, rhs.data(), k.a_.get(),
+                                       lhs.data(), k.b_.get(), beta, out.data(), k.d_.get(), out.data(), k.d_.get(),
+                                       &c.algo, ws.data(), c.workspaceSize, stream));
+        return Status::ok();
+      })];
   const double millis =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - tuningStart).count();
   WF_RETURN_IF_ERROR(storeTuningDecision(ctx.device, ctx.options, problem, algoText(best.algo), millis));
