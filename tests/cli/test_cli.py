@@ -457,7 +457,8 @@ class PackageCommands(unittest.TestCase):
         self.assertAlmostEqual(j["throughput_samples_per_s"], 3 * 1000.0 / lat["median"], places=6)
         self.assertGreater(j["compile_ms"], 0)
         self.assertGreater(j["first_run_ms"], 0)
-        self.assertEqual(j["generated_kernels"], {"compiled": 0, "from_kernel_cache": 0, "nvrtc_ms": 0, "load_ms": 0})
+        self.assertEqual(j["generated_kernels"], {"compiled": 0, "from_kernel_cache": 0, "nvrtc_ms": 0, "load_ms": 0,
+                                                  "tuned_problems": 0, "tuning_ms": 0, "tuning_from_kernel_cache": 0})
 
         # The kernel cache flags (cuda; the cpu backend has nothing to cache): a directory, or
         # none, not both.
