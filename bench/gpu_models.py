@@ -60,7 +60,7 @@ BERT_BASE_FLOOR_MS = 2.0
 # figures (not measured here). A row's floor is the larger of its matrix work at the compute
 # ceiling and its weights read once at the bandwidth ceiling.
 CEILINGS = {
-    "bf16": dict(tflops=798.0, nominal_tflops=989.0, what="bf16 tensor cores, measured (989 nominal)"),
+    "bf16": dict(tflops=798.0, nominal_tflops=989.0, what="bf16 tensor cores, measured; 989 nominal"),
     "fp32": dict(tflops=67.0, nominal_tflops=67.0, what="fp32 CUDA cores, nominal"),
     "tf32": dict(tflops=494.0, nominal_tflops=494.0, what="TF32 tensor cores, nominal"),
 }
@@ -827,7 +827,7 @@ def table(results: list[dict], meta: dict) -> str:
             "",
             f"Roofline (WarpForge column): work = 2 x multiply-adds of the matrix products and convolutions "
             f"(model.mlir's shapes); floor = max(work at the compute ceiling, weights read once at "
-            f"{HBM_TBPS:g} TB/s measured); ceilings: " +
+            f"{HBM_TBPS:g} TB/s, measured; 3.35 nominal); ceilings: " +
             "; ".join(f"{k} {c['tflops']:g} TFLOP/s ({c['what']})" for k, c in CEILINGS.items()) + ".",
             "",
             "| row | work TFLOP | weights GB | floor ms | WarpForge ms | achieved TFLOP/s | of ceiling | of nominal | WF / floor |",
