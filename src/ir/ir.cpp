@@ -106,4 +106,8 @@ const Operation* Module::lookupFunction(std::string_view symName) const {
   return nullptr;
 }
 
+Operation* Module::lookupFunction(std::string_view symName) {
+  return const_cast<Operation*>(static_cast<const Module&>(*this).lookupFunction(symName));
+}
+
 }  // namespace wf

@@ -197,6 +197,7 @@ class Module {
   // func.func ops in order, and lookup by symbol name.
   std::vector<FuncOp> functions() const;
   const Operation* lookupFunction(std::string_view symName) const;
+  Operation* lookupFunction(std::string_view symName);
 
   // dense_resource blobs by key (also resolved into the attributes that name them).
   std::map<std::string, ResourceBlob> resources;

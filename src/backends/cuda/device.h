@@ -89,6 +89,8 @@ struct DeviceInfo {
   int multiprocessors = 0;
   size_t totalMemory = 0;
   size_t sharedMemoryPerBlockOptin = 0;
+  // The architecture's name for compilers and caches: "sm_90".
+  std::string arch() const { return "sm_" + std::to_string(major) + std::to_string(minor); }
 };
 
 // One per GPU per process, shared by every Executable on it (they keep it alive).

@@ -10,16 +10,6 @@
 #include "transforms/expand_batch_norm.h"
 
 namespace wf::cuda {
-namespace {
-
-Operation* findFunction(Module& module, std::string_view name) {
-  for (auto& op : module.mutableOperations())
-    if (op->code() == OpCode::FuncFunc && FuncOp(op.get()).symName() == name) return op.get();
-  return nullptr;
-}
-
-}  // namespace
-
 bool holdsOp(const Block& block, std::initializer_list<OpCode> codes) {
   for (const auto& op : block.operations()) {
     if (std::find(codes.begin(), codes.end(), op->code()) != codes.end()) return true;
@@ -37,7 +27,7 @@ bool wantsPlanRewrites(const Operation& function, bool fuse) {
 }
 
 Expected<PlanRewrites> rewriteForPlanning(Module& module, std::string_view function, bool fuse) {
-  Operation* fn = findFunction(module, function);
+  Operation* fn = module.lookupFunction(function);
   if (!fn) return notFound("cuda: no function @" + std::string(function) + " to plan");
   PlanRewrites done;
   WF_ASSIGN_OR_RETURN(done.batchNorms, expandBatchNorm(*fn));

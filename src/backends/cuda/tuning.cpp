@@ -21,13 +21,9 @@ std::map<std::string, std::string>& decisions() {
   return d;
 }
 
-std::string archOf(const Device& device) {
-  return "sm_" + std::to_string(device.info().major) + std::to_string(device.info().minor);
-}
-
 // The process-wide key: the problem on this GPU model.
 std::string processKey(const Device& device, const std::string& problem) {
-  return archOf(device) + "\n" + device.info().name + "\n" + problem;
+  return device.info().arch() + "\n" + device.info().name + "\n" + problem;
 }
 
 struct DiskEntry {
@@ -39,7 +35,7 @@ Expected<DiskEntry> diskEntry(const Device& device, const CompileOptions& option
   DiskEntry e;
   int driverVersion = 0;
   WF_CUDA_CHECK(cudaDriverGetVersion(&driverVersion));
-  const std::string arch = archOf(device);
+  const std::string arch = device.info().arch();
   WF_ASSIGN_OR_RETURN(e.cache, kernelCacheFor(options, arch, driverVersion));
   if (e.cache) {
     WF_ASSIGN_OR_RETURN(e.key, kernelCacheKeyOf("tuning decision\n" + device.info().name + "\n" + problem, arch,

@@ -125,7 +125,7 @@ Expected<std::vector<cudaKernel_t>> compileRuntimeKernels(const Device& device, 
                                                           const std::vector<RuntimeKernelSource>& kernels,
                                                           const CompileOptions& options) {
   if (kernels.empty()) return std::vector<cudaKernel_t>{};
-  const std::string arch = "sm_" + std::to_string(device.info().major) + std::to_string(device.info().minor);
+  const std::string arch = device.info().arch();
   std::string source = prelude;
   for (const RuntimeKernelSource& k : kernels) source += "\n" + k.code;
   const std::string key = arch + "\n" + source;

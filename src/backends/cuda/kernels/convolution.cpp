@@ -57,13 +57,15 @@ class ConvKernel final : public OpKernel {
     // The device's cuDNN handle is shared by its executables: bind the stream and launch as one.
     std::lock_guard<std::mutex> lock(ctx.device->cudnnLaunchMutex());
     WF_CUDNN_CHECK(cudnnSetStream(handle_, ctx.stream));
-    const void* alpha = useDouble_ ? static_cast<const void*>(&alphaD_) : static_cast<const void*>(&alphaF_);
-    const void* beta = useDouble_ ? static_cast<const void*>(&betaD_) : static_cast<const void*>(&betaF_);
-    WF_CUDNN_CHECK(cudnnConvolutionForward(handle_, alpha, x_.get(), x, w_.get(), w, conv_.get(), algo_,
-                                           static_cast<char*>(ctx.workspace) + cudnnOffset_, cudnnBytes_, beta,
+    WF_CUDNN_CHECK(cudnnConvolutionForward(handle_, alpha(), x_.get(), x, w_.get(), w, conv_.get(), algo_,
+                                           static_cast<char*>(ctx.workspace) + cudnnOffset_, cudnnBytes_, beta(),
                                            y_.get(), out[0]));
     return Status::ok();
   }
+
+  // 1 and 0 in the scaling type cuDNN reads for the convolution's data type.
+  const void* alpha() const { return useDouble_ ? static_cast<const void*>(&alphaD_) : static_cast<const void*>(&alphaF_); }
+  const void* beta() const { return useDouble_ ? static_cast<const void*>(&betaD_) : static_cast<const void*>(&betaF_); }
 
   bool empty_ = false;
   cudnnHandle_t handle_ = nullptr;
@@ -90,13 +92,12 @@ struct ConvolutionAlgorithm {
   size_t workspaceBytes = 0;
 };
 
-// Of `candidates` (cuDNN's heuristics' ranking, each usable as it is), the fastest for this
-// convolution, timed once per problem and kept (tuning.h): the heuristics' first choice is often
-// not the fastest for bf16 channels-last convolutions. `problem` names the convolution whole.
-Expected<ConvolutionAlgorithm> tuneConvolution(LowerContext& ctx, cudnnHandle_t handle, cudnnTensorDescriptor_t x,
-                                               size_t xBytes, cudnnFilterDescriptor_t w, size_t wBytes,
-                                               cudnnConvolutionDescriptor_t conv, cudnnTensorDescriptor_t y,
-                                               size_t yBytes, bool useDouble, const std::string& problem,
+// Of `candidates` (cuDNN's heuristics' ranking, each usable as it is), the fastest for the
+// convolution `k` describes, timed once per problem and kept (tuning.h): the heuristics' first
+// choice is often not the fastest for bf16 channels-last convolutions. `problem` names the
+// convolution whole; x, w and y take xBytes, wBytes and yBytes.
+Expected<ConvolutionAlgorithm> tuneConvolution(LowerContext& ctx, const ConvKernel& k, size_t xBytes, size_t wBytes,
+                                               size_t yBytes, const std::string& problem,
                                                const std::vector<ConvolutionAlgorithm>& candidates) {
   if (candidates.size() == 1) return candidates.front();
   const std::string what = "cudnnConvolutionForward " + std::to_string(cudnnGetVersion()) + " " + problem;
@@ -120,18 +121,15 @@ Expected<ConvolutionAlgorithm> tuneConvolution(LowerContext& ctx, cudnnHandle_t 
   WF_RETURN_IF_ERROR(wb.allocate(wBytes));
   WF_RETURN_IF_ERROR(yb.allocate(yBytes));
   WF_RETURN_IF_ERROR(wsb.allocate(workspace));
-  const float alphaF = 1, betaF = 0;
-  const double alphaD = 1, betaD = 0;
-  const void* alpha = useDouble ? static_cast<const void*>(&alphaD) : static_cast<const void*>(&alphaF);
-  const void* beta = useDouble ? static_cast<const void*>(&betaD) : static_cast<const void*>(&betaF);
   // cuDNN ranks NHWC algorithms that it then rejects with BAD_PARAM: fastestCandidate passes
   // over them.
   std::lock_guard<std::mutex> lock(ctx.device.cudnnLaunchMutex());
   const size_t fastest = fastestCandidate(timed, [&](size_t i, cudaStream_t stream) -> Status {
     const ConvolutionAlgorithm& c = timedCandidates[i];
-    WF_CUDNN_CHECK(cudnnSetStream(handle, stream));
-    WF_CUDNN_CHECK(cudnnConvolutionForward(handle, alpha, x, xb.data(), w, wb.data(), conv, c.algo, wsb.data(),
-                                           c.workspaceBytes, beta, y, yb.data()));
+    WF_CUDNN_CHECK(cudnnSetStream(k.handle_, stream));
+    WF_CUDNN_CHECK(cudnnConvolutionForward(k.handle_, k.alpha(), k.x_.get(), xb.data(), k.w_.get(), wb.data(),
+                                           k.conv_.get(), c.algo, wsb.data(), c.workspaceBytes, k.beta(), k.y_.get(),
+                                           yb.data()));
     return Status::ok();
   });
   const ConvolutionAlgorithm best = timedCandidates[fastest];
@@ -379,33 +377,35 @@ Expected<std::unique_ptr<OpKernel>> lowerConvolution(const Operation& op, LowerC
   for (int d : yd) multiplyAdds *= d;
   for (size_t d = 1; d < wd.size(); ++d) multiplyAdds *= wd[d];
   if (multiplyAdds < kTunedMinMultiplyAdds) candidates.resize(1);
-  // Timed once per problem (convolution_tuning.h); the problem is everything the descriptors say.
-  std::string problem = "type " + std::to_string(static_cast<int>(dt)) + " math " + std::to_string(static_cast<int>(math)) +
-                        " groups " + std::to_string(groups) + (channelsLast ? " nhwc-filter" : " nchw-filter");
-  auto describe = [&](const char* name, const std::vector<int>& v) {
-    problem += std::string(" ") + name;
-    for (int e : v) problem += " " + std::to_string(e);
-  };
-  describe("x", xd);
-  describe("xs", xstr);
-  describe("w", wd);
-  describe("y", yd);
-  describe("ys", ystr);
-  describe("pad", padA);
-  describe("stride", strideA);
-  describe("dil", dilA);
+  k->useDouble_ = et == ElementType::kF64;
+  // Timed once per problem (tuning.h); the problem is everything the descriptors say.
+  std::string problem;
+  if (candidates.size() > 1) {
+    problem = "type " + std::to_string(static_cast<int>(dt)) + " math " + std::to_string(static_cast<int>(math)) +
+              " groups " + std::to_string(groups) + (channelsLast ? " nhwc-filter" : " nchw-filter");
+    auto describe = [&](const char* name, const std::vector<int>& v) {
+      problem += std::string(" ") + name;
+      for (int e : v) problem += " " + std::to_string(e);
+    };
+    describe("x", xd);
+    describe("xs", xstr);
+    describe("w", wd);
+    describe("y", yd);
+    describe("ys", ystr);
+    describe("pad", padA);
+    describe("stride", strideA);
+    describe("dil", dilA);
+  }
   const auto bytesOf = [&](const std::vector<int>& d) {
     size_t n = static_cast<size_t>(k->elemBytes_);
     for (int e : d) n *= static_cast<size_t>(e);
     return n;
   };
   WF_ASSIGN_OR_RETURN(ConvolutionAlgorithm chosen,
-                      tuneConvolution(ctx, k->handle_, k->x_.get(), bytesOf(xd), fd, bytesOf(wd), cd, k->y_.get(),
-                                      bytesOf(yd), et == ElementType::kF64, problem, candidates));
+                      tuneConvolution(ctx, *k, bytesOf(xd), bytesOf(wd), bytesOf(yd), problem, candidates));
   k->algo_ = chosen.algo;
   k->cudnnBytes_ = chosen.workspaceBytes;
   k->cudnnOffset_ = wsOffset;
-  k->useDouble_ = et == ElementType::kF64;
   ctx.workspaceBytes = std::max(ctx.workspaceBytes, wsEnd + k->cudnnBytes_ + 256);
   return std::unique_ptr<OpKernel>(std::move(k));
 }

@@ -277,17 +277,23 @@ class DotKernel final : public OpKernel {
     }
     if (ctx.workspaceBytes < cublasOffset_ + cublasBytes_) return internalError("dot workspace too small");
     void* ws = static_cast<char*>(ctx.workspace) + cublasOffset_;
-    // alpha and beta in the scale type.
-    const void* alpha = scale_ == CUDA_R_64F ? static_cast<const void*>(&alphaD_)
-                        : scale_ == CUDA_R_16F ? static_cast<const void*>(&alphaH_)
-                                               : static_cast<const void*>(&alphaF_);
-    const void* beta = scale_ == CUDA_R_64F ? static_cast<const void*>(&betaD_)
-                       : scale_ == CUDA_R_16F ? static_cast<const void*>(&betaH_)
-                                              : static_cast<const void*>(&betaF_);
     // D = R (rhs, "A") x L (lhs, "B").
-    WF_CUBLAS_CHECK(cublasLtMatmul(ctx.device->cublasLt(), desc_.get(), alpha, ptrs[1], a_.get(), ptrs[0], b_.get(),
-                                   beta, out[0], d_.get(), out[0], d_.get(), &algo_, ws, cublasBytes_, ctx.stream));
+    WF_CUBLAS_CHECK(cublasLtMatmul(ctx.device->cublasLt(), desc_.get(), alpha(), ptrs[1], a_.get(), ptrs[0],
+                                   b_.get(), beta(), out[0], d_.get(), out[0], d_.get(), &algo_, ws, cublasBytes_,
+                                   ctx.stream));
     return Status::ok();
+  }
+
+  // 1 and 0 in the scale type.
+  const void* alpha() const {
+    return scale_ == CUDA_R_64F   ? static_cast<const void*>(&alphaD_)
+           : scale_ == CUDA_R_16F ? static_cast<const void*>(&alphaH_)
+                                  : static_cast<const void*>(&alphaF_);
+  }
+  const void* beta() const {
+    return scale_ == CUDA_R_64F   ? static_cast<const void*>(&betaD_)
+           : scale_ == CUDA_R_16F ? static_cast<const void*>(&betaH_)
+                                  : static_cast<const void*>(&betaF_);
   }
 
   size_t outBytes_ = 0;
@@ -350,17 +356,11 @@ Expected<cublasLtMatmulHeuristicResult_t> tuneMatmul(LowerContext& ctx, const Do
   size_t workspace = 0;
   for (const cublasLtMatmulHeuristicResult_t& c : candidates) workspace = std::max(workspace, c.workspaceSize);
   WF_RETURN_IF_ERROR(ws.allocate(workspace));
-  const void* alpha = k.scale_ == CUDA_R_64F ? static_cast<const void*>(&k.alphaD_)
-                      : k.scale_ == CUDA_R_16F ? static_cast<const void*>(&k.alphaH_)
-                                               : static_cast<const void*>(&k.alphaF_);
-  const void* beta = k.scale_ == CUDA_R_64F ? static_cast<const void*>(&k.betaD_)
-                     : k.scale_ == CUDA_R_16F ? static_cast<const void*>(&k.betaH_)
-                                              : static_cast<const void*>(&k.betaF_);
   const cublasLtMatmulHeuristicResult_t best =
       candidates[fastestCandidate(candidates.size(), [&](size_t i, cudaStream_t stream) -> Status {
         const cublasLtMatmulHeuristicResult_t& c = candidates[i];
-        WF_CUBLAS_CHECK(cublasLtMatmul(ctx.device.cublasLt(), k.desc_.get(), alpha, rhs.data(), k.a_.get(),
-                                       lhs.data(), k.b_.get(), beta, out.data(), k.d_.get(), out.data(), k.d_.get(),
+        WF_CUBLAS_CHECK(cublasLtMatmul(ctx.device.cublasLt(), k.desc_.get(), k.alpha(), rhs.data(), k.a_.get(),
+                                       lhs.data(), k.b_.get(), k.beta(), out.data(), k.d_.get(), out.data(), k.d_.get(),
                                        &c.algo, ws.data(), c.workspaceSize, stream));
         return Status::ok();
       })];
@@ -490,9 +490,11 @@ Expected<std::unique_ptr<OpKernel>> lowerDot(const Operation& op, LowerContext& 
   results.resize(static_cast<size_t>(std::max(found, 0)));
   std::erase_if(results, [](const cublasLtMatmulHeuristicResult_t& r) { return r.state != CUBLAS_STATUS_SUCCESS; });
   if (results.empty()) return unsupportedOnCuda(op, "cuBLASLt has no algorithm for this layout");
-  // Split-K candidates beyond the heuristics' first are not timed: their partial sums meet in the
-  // workspace (or in place, sequenced by counters there), which this backend shares between steps,
-  // and a run must give the bits the previous one gave.
+  // Split-K candidates beyond the heuristics' first are not timed: a split contraction is summed
+  // in another grouping, so limiting the choice to unsplit algorithms keeps plans of one product
+  // closer in their bits. (This was added while chasing a bitwise mismatch between two plans of
+  // one program; the size threshold below is what removed it, and whether split-K played a part
+  // was not established.)
   for (size_t i = results.size(); i-- > 1;) {
     int32_t splitK = 1;
     size_t written = 0;
@@ -501,19 +503,23 @@ Expected<std::unique_ptr<OpKernel>> lowerDot(const Operation& op, LowerContext& 
         splitK != 1)
       results.erase(results.begin() + static_cast<std::ptrdiff_t>(i));
   }
+  if (double(batch) * double(m) * double(n) * double(kk) < kTunedMinMultiplyAdds) results.resize(1);
   // Timed once per problem (tuning.h); the problem is everything the descriptors say.
-  std::string problem = "cublasLtMatmul " + std::to_string(cublasLtGetVersion()) + " compute " +
-                        std::to_string(static_cast<int>(tc.compute)) + " scale " +
-                        std::to_string(static_cast<int>(tc.scale)) + " in " + std::to_string(static_cast<int>(tc.in)) +
-                        " out " + std::to_string(static_cast<int>(tc.out)) + " batch " + std::to_string(batch) +
-                        " m " + std::to_string(m) + " n " + std::to_string(n) + " k " + std::to_string(kk);
-  for (const OperandPlan& p : k->operands_)
-    problem += " view " + std::to_string(p.view.transpose) + " " + std::to_string(p.view.rows) + " " +
-               std::to_string(p.view.cols) + " " + std::to_string(p.view.ld) + " copied " + std::to_string(p.copy != nullptr);
-  problem += " strides " + std::to_string(lhsBatchStride) + " " + std::to_string(rhsBatchStride);
+  std::string problem;
+  if (results.size() > 1) {
+    problem = "cublasLtMatmul " + std::to_string(cublasLtGetVersion()) + " compute " +
+              std::to_string(static_cast<int>(tc.compute)) + " scale " + std::to_string(static_cast<int>(tc.scale)) +
+              " in " + std::to_string(static_cast<int>(tc.in)) + " out " + std::to_string(static_cast<int>(tc.out)) +
+              " batch " + std::to_string(batch) + " m " + std::to_string(m) + " n " + std::to_string(n) + " k " +
+              std::to_string(kk);
+    for (const OperandPlan& p : k->operands_)
+      problem += " view " + std::to_string(p.view.transpose) + " " + std::to_string(p.view.rows) + " " +
+                 std::to_string(p.view.cols) + " " + std::to_string(p.view.ld) + " copied " +
+                 std::to_string(p.copy != nullptr);
+    problem += " strides " + std::to_string(lhsBatchStride) + " " + std::to_string(rhsBatchStride);
+  }
   const size_t lhsBytes = static_cast<size_t>(numElementsOf(ls)) * static_cast<size_t>(k->elemBytes_);
   const size_t rhsBytes = static_cast<size_t>(numElementsOf(rs)) * static_cast<size_t>(k->elemBytes_);
-  if (double(batch) * double(m) * double(n) * double(kk) < kTunedMinMultiplyAdds) results.resize(1);
   WF_ASSIGN_OR_RETURN(cublasLtMatmulHeuristicResult_t result, tuneMatmul(ctx, *k, results, problem, lhsBytes, rhsBytes));
   k->algo_ = result.algo;
   // The program's workspace only needs what the chosen algorithm uses, not the cap it chose
