@@ -1,5 +1,5 @@
-# Sourced by scripts/gpu-check.sh and scripts/multi-gpu-check.sh: the build a GPU machine runs,
-# carried from a build machine as BUILD/carry (stripped binaries, compressed, with the host
+# Sourced by scripts/gpu-check.sh, scripts/multi-gpu-check.sh and the GPU bench scripts: the
+# build a GPU machine runs, carried from a build machine as BUILD/carry (stripped binaries, compressed, with the host
 # libraries the GPU machine may lack), or a build folder used in place.
 #
 #   wf_pack_carry BUILD     on the build machine: makes BUILD/carry
@@ -77,4 +77,23 @@ wf_unpack_carry() {
     echo "missing libraries:"; ldd "$WF_BIN/warpforge" | grep "not found"
   fi
   return 0
+}
+
+# For the GPU scripts (gpu-train-bench.sh, gpu-profile.sh): the build in BUILD unpacked (or used
+# in place), WARPFORGE set to its binary, the GPU named. Returns 1 without a build.
+wf_gpu_start() {
+  wf_unpack_carry "$1" || { echo "no build in $1 (nor $1/carry)" >&2; return 1; }
+  WARPFORGE=$(cd "$WF_BIN" && pwd)/warpforge
+  nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | head -1
+}
+
+# With WF_GPU_TEST_FILTER set, the GPU unit tests matching it (a gtest filter), logged to
+# LOGS/gpu_tests.log; prints the failures and the summary. Returns 1 if any failed.
+wf_gpu_tests() {
+  [[ -n "${WF_GPU_TEST_FILTER:-}" ]] || return 0
+  local rc=0
+  "$WF_TESTS" --gtest_filter="$WF_GPU_TEST_FILTER" --gtest_brief=1 >"$1/gpu_tests.log" 2>&1 || rc=1
+  grep -E "FAILED|Failure" "$1/gpu_tests.log" | head -20
+  tail -3 "$1/gpu_tests.log"
+  return $rc
 }

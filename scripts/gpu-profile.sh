@@ -18,15 +18,9 @@ WORK=${WF_PROFILE_WORKDIR:-/tmp/wf-gpu-models}
 ROWS=${WF_PROFILE_ROWS:-"bert-base-b1-s128-fp32 bert-large-b8-s384-bf16 resnet50-b32-bf16 llama-b1-s512-bf16 resnet50-b32-fp32"}
 mkdir -p "$LOGS"
 source "$ROOT/scripts/gpu-carry.sh"
-wf_unpack_carry "$BUILD" || { echo "no build in $BUILD (nor $BUILD/carry)" >&2; exit 1; }
-WARPFORGE=$(cd "$WF_BIN" && pwd)/warpforge
-nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | head -1
+wf_gpu_start "$BUILD" || exit 1
 status=0
-if [[ -n "${WF_GPU_TEST_FILTER:-}" ]]; then
-  "$WF_TESTS" --gtest_filter="$WF_GPU_TEST_FILTER" --gtest_brief=1 >"$LOGS/gpu_tests.log" 2>&1 || status=1
-  grep -E "FAILED|Failure" "$LOGS/gpu_tests.log" | head -20
-  tail -3 "$LOGS/gpu_tests.log"
-fi
+wf_gpu_tests "$LOGS" || status=1
 rows_csv=$(echo "$ROWS" | tr ' ' ',')
 echo "=== export + WarpForge column: $rows_csv"
 python3 bench/gpu_models.py --build "$BUILD" --rows "$rows_csv" --skip eager,compile,xla --iters 30 \

@@ -16,15 +16,9 @@ BUILD=${WF_GPU_BUILD:-build}
 LOGS=${WF_GPU_LOGS:-${OUT:-/tmp/wf-train-bench}}
 mkdir -p "$LOGS"
 source "$ROOT/scripts/gpu-carry.sh"
-wf_unpack_carry "$BUILD" || { echo "no build in $BUILD (nor $BUILD/carry)" >&2; exit 1; }
-WARPFORGE=$(cd "$WF_BIN" && pwd)/warpforge
-nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | head -1
+wf_gpu_start "$BUILD" || exit 1
 status=0
-if [[ -n "${WF_GPU_TEST_FILTER:-}" ]]; then
-  "$WF_TESTS" --gtest_filter="$WF_GPU_TEST_FILTER" >"$LOGS/gpu_tests.log" 2>&1 || status=1
-  grep -E "^\[  (PASSED|FAILED|  OK|SKIPPED) " "$LOGS/gpu_tests.log" | tail -40
-  tail -3 "$LOGS/gpu_tests.log"
-fi
+wf_gpu_tests "$LOGS" || status=1
 for run in ${WF_TRAIN_RUNS:-bert-large:bf16}; do
   model=${run%%:*}
   precision=${run##*:}
