@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -571,6 +572,38 @@ TEST(KernelCacheRun, TuningDecisionsAreTimedOnceAndKept) {
       EXPECT_FALSE(filesUnder(tmp.path()).empty());
     }
   }
+}
+
+// Candidates are timed by their device time: host work inside the timed call (cuDNN's legacy
+// convolution spends more of it than many of its kernels take) must not count, or slow kernels
+// would time as fast as quick ones and the choice would be noise.
+TEST(KernelCacheRun, TuningTimesDeviceWorkNotTheCallsHostWork) {
+  WF_REQUIRE_GPU();
+  void* buffer = nullptr;
+  ASSERT_EQ(cudaMalloc(&buffer, 64 << 20), cudaSuccess);
+  auto memsetAfterHostWork = [&](size_t bytes) {
+    return [&, bytes](cudaStream_t stream) -> Status {
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      if (cudaMemsetAsync(buffer, 1, bytes, stream) != cudaSuccess) return internalError("cudaMemsetAsync failed");
+      return Status::ok();
+    };
+  };
+  Expected<float> small = cuda::fastestLaunchMillis(memsetAfterHostWork(256));
+  Expected<float> large = cuda::fastestLaunchMillis(memsetAfterHostWork(size_t{64} << 20));
+  ASSERT_TRUE(small) << small.status().toString();
+  ASSERT_TRUE(large) << large.status().toString();
+  EXPECT_LT(*small, 5.0f);  // the 20 ms on the host are not in it
+  EXPECT_GT(*small, 0.0f);
+  EXPECT_LT(*small, *large);  // 64 MiB take longer than 256 bytes on any GPU
+  // A launch the library refuses is an error, and fastestCandidate passes over it.
+  Expected<float> refused = cuda::fastestLaunchMillis([](cudaStream_t) { return invalidArgument("refused"); });
+  EXPECT_FALSE(refused);
+  const size_t chosen = cuda::fastestCandidate(3, [&](size_t i, cudaStream_t stream) -> Status {
+    if (i == 0) return invalidArgument("refused");
+    return memsetAfterHostWork(i == 1 ? size_t{64} << 20 : 256)(stream);
+  });
+  EXPECT_EQ(chosen, 2u);
+  cudaFree(buffer);
 }
 
 }  // namespace

@@ -43,14 +43,18 @@ Status storeTuningDecision(Device& device, const CompileOptions& options, const 
 // Times `launch(i, stream)` for each candidate i < count (fastestLaunchMillis) and returns the
 // index of the fastest: an earlier candidate is kept unless a later one is faster by the margin,
 // and a candidate whose launch fails (one the library ranks but then refuses) is passed over.
-// 0 when none ran.
-size_t fastestCandidate(size_t count, const std::function<Status(size_t, cudaStream_t)>& launch);
+// 0 when none ran. With WARPFORGE_TUNING_LOG set (not "0"), each candidate's time, named by
+// `label(i)`, and the choice are written to stderr under `problem`.
+size_t fastestCandidate(size_t count, const std::function<Status(size_t, cudaStream_t)>& launch,
+                        const std::string& problem = {}, const std::function<std::string(size_t)>& label = {});
 
 // Forgets the decisions this process holds (tests: the next compile reads them from disk).
 void forgetTuningDecisions();
 
-// The fastest of `runs` timed launches (after one untimed), in milliseconds, on a stream of its
-// own that is synchronised before it returns.
+// The fastest of `runs` timed replays (after one untimed) of `launch` captured in a CUDA graph, in
+// milliseconds: device time, as a run replaying its graph sees it, without the host work of the
+// call. The launch first runs once uncaptured (an error there is the candidate's refusal). On a
+// stream of its own that is synchronised before it returns.
 Expected<float> fastestLaunchMillis(const std::function<Status(cudaStream_t)>& launch, int runs = 3);
 
 // Device memory for timing only, freed when it goes (not the caching allocator's, which would

@@ -131,6 +131,9 @@ Expected<ConvolutionAlgorithm> tuneConvolution(LowerContext& ctx, const ConvKern
                                            k.conv_.get(), c.algo, wsb.data(), c.workspaceBytes, k.beta(), k.y_.get(),
                                            yb.data()));
     return Status::ok();
+  }, what, [&](size_t i) {
+    return "algo " + std::to_string(static_cast<int>(timedCandidates[i].algo)) + " (workspace " +
+           std::to_string(timedCandidates[i].workspaceBytes) + " B)";
   });
   const ConvolutionAlgorithm best = timedCandidates[fastest];
   const double millis =

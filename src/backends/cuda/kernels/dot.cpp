@@ -363,7 +363,7 @@ Expected<cublasLtMatmulHeuristicResult_t> tuneMatmul(LowerContext& ctx, const Do
                                        lhs.data(), k.b_.get(), k.beta(), out.data(), k.d_.get(), out.data(), k.d_.get(),
                                        &c.algo, ws.data(), c.workspaceSize, stream));
         return Status::ok();
-      })];
+      }, problem, [&](size_t i) { return algoText(candidates[i].algo); })];
   const double millis =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - tuningStart).count();
   WF_RETURN_IF_ERROR(storeTuningDecision(ctx.device, ctx.options, problem, algoText(best.algo), millis));
