@@ -196,6 +196,7 @@ json fusionPlanJson(const Operation& function) {
           {"ops_with_their_own_step", own},
           {"batch_norms_expanded", rewrites.batchNorms},
           {"attention_outlined", rewrites.attention},
+          {"uniform_selects_folded", rewrites.uniformSelects},
           {"repeated_ops_merged", rewrites.merged},
           {"composites", compositeList}};
 }
@@ -206,6 +207,8 @@ void printFusionPlan(const json& plan) {
   if (const int64_t n = plan["batch_norms_expanded"].get<int64_t>())
     std::cout << " (" << n << " batch-norm ops written out first, as the backend does)";
   if (const int64_t n = plan["repeated_ops_merged"].get<int64_t>()) std::cout << " (" << n << " repeated ops merged)";
+  if (const int64_t n = plan["uniform_selects_folded"].get<int64_t>())
+    std::cout << " (" << n << " selects on a uniform compile-time predicate folded)";
   if (const int64_t n = plan["attention_outlined"].get<int64_t>())
     std::cout << " (" << n << " attention patterns outlined into fused attention)";
   std::cout << "\n";

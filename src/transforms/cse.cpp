@@ -11,8 +11,9 @@
 namespace wf {
 namespace {
 
-// Ops whose results depend on their operands and attributes alone.
-bool isPure(OpCode code) {
+}  // namespace
+
+bool isPureOp(OpCode code) {
   switch (code) {
 #define X(enumerator, name)
 #define X_ELEMENTWISE(enumerator, name, operands) case OpCode::enumerator:
@@ -49,6 +50,8 @@ bool isPure(OpCode code) {
       return false;
   }
 }
+
+namespace {
 
 size_t hashOf(const Operation& op) {
   size_t h = std::hash<int>()(static_cast<int>(op.code()));
@@ -94,7 +97,7 @@ int eliminateInBlock(Block& block) {
       if (auto it = replacement.find(op.operand(i)); it != replacement.end()) op.setOperand(i, it->second);
     for (const auto& region : op.regions())
       for (const auto& inner : region->blocks()) rewriteUses(*inner);
-    if (!isPure(op.code()) || op.numRegions() != 0 || op.numResults() == 0) continue;
+    if (!isPureOp(op.code()) || op.numRegions() != 0 || op.numResults() == 0) continue;
     std::vector<Operation*>& bucket = seen[hashOf(op)];
     auto match = std::find_if(bucket.begin(), bucket.end(), [&](const Operation* e) { return sameComputation(*e, op); });
     if (match == bucket.end()) {

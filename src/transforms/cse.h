@@ -18,6 +18,10 @@
 
 namespace wf {
 
+// Whether ops of `code` compute their results from their operands and attributes alone (the ops
+// CSE merges; other passes may also drop such an op once nothing reads it).
+bool isPureOp(OpCode code);
+
 // Merges repeated pure ops in `function` (a func.func) and its nested blocks. Returns how many
 // ops it removed.
 int eliminateCommonSubexpressions(Operation& function);

@@ -8,6 +8,7 @@
 #include "transforms/attention.h"
 #include "transforms/cse.h"
 #include "transforms/expand_batch_norm.h"
+#include "transforms/fold_uniform_selects.h"
 
 namespace wf::cuda {
 bool holdsOp(const Block& block, std::initializer_list<OpCode> codes) {
@@ -32,6 +33,10 @@ Expected<PlanRewrites> rewriteForPlanning(Module& module, std::string_view funct
   PlanRewrites done;
   WF_ASSIGN_OR_RETURN(done.batchNorms, expandBatchNorm(*fn));
   if (!fuse) return done;
+  // Masks made of shapes alone, true everywhere, go first: the attention below is then unmasked.
+  if (holdsOp(FuncOp(fn).body(), {OpCode::Select})) {
+    WF_ASSIGN_OR_RETURN(done.uniformSelects, foldUniformSelects(module, function));
+  }
   // Merging first: the three projections of one layer-norm output then read one value, and
   // attention's operands are the same values whichever copy the exporter wrote.
   done.merged = eliminateCommonSubexpressions(*fn);

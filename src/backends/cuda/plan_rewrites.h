@@ -4,9 +4,12 @@
 //     statistics and normalisation with their neighbours;
 //   - bf16/f16 attention written out op by op outlined into the fused-attention composite
 //     (transforms/attention.h), which runs as one cuDNN kernel;
+//   - selects on a predicate known at compile time and the same everywhere replaced by the
+//     operand they pick (transforms/fold_uniform_selects.h): a mask made of shapes alone, true
+//     everywhere, then costs nothing and leaves the attention unmasked;
 //   - repeated pure ops merged (transforms/cse.h), so that a value several products read is
 //     computed once.
-// The last two only with fusion on (`--no-fusion` runs every op as written).
+// The last three only with fusion on (`--no-fusion` runs every op as written).
 #pragma once
 
 #include <initializer_list>
@@ -21,6 +24,7 @@ struct PlanRewrites {
   int batchNorms = 0;  // batch-norm ops written out
   int attention = 0;   // attention patterns outlined
   int merged = 0;      // repeated ops removed
+  int uniformSelects = 0;  // selects on a uniform compile-time predicate replaced
 };
 
 // Whether `block` (or a region nested in it) holds an op of one of `codes`.
