@@ -19,6 +19,15 @@ Timing: medians of --iters timed runs after --warmup runs, inputs already reside
   XLA: the host clock around execute + block_until_ready (its stream is not PyTorch's, so no
     events); on the device this is the device time plus one launch.
 On --device cpu every column is host wall time.
+
+Compile (WarpForge): the package opened twice in fresh processes (`warpforge bench --json --iters 1
+--warmup 0` beside libwarpforge.so, which counts NVRTC programs, timed algorithm problems and kernel
+cache hits; without that binary, a Python process timing wf_session_open) with WARPFORGE_CACHE_DIR
+set to one new folder: cold (the folder empty: every generated kernel compiled by NVRTC, every
+library algorithm problem timed), then warm (the same folder: a warm start, which should compile
+and time nothing). Fresh processes, because a process reuses from memory what it compiled or timed
+before and never reads the cache for it. The column's run and bench then open the package in this
+process with that (warm) cache; the folder is removed after. --no-cold-warm leaves this out.
 """
 
 from __future__ import annotations
@@ -33,6 +42,7 @@ import platform
 import re
 import shutil
 import statistics
+import subprocess
 import sys
 import tarfile
 import tempfile
@@ -433,18 +443,137 @@ def cast_inputs(inputs, dtype, device):
 
 
 # ---- columns --------------------------------------------------------------------------------------
+KERNEL_CACHE_ENV = "WARPFORGE_CACHE_DIR"
+# What a compile probe's counts are called in the cell, from `warpforge bench --json`'s generated_kernels.
+_PROBE_COUNTS = {"compiled": "nvrtc_programs", "from_kernel_cache": "kernel_cache_hits", "nvrtc_ms": "nvrtc_ms",
+                 "load_ms": "load_ms", "tuned_problems": "tuned_problems", "tuning_ms": "tuning_ms",
+                 "tuning_from_kernel_cache": "tuning_cache_hits"}
+_OPEN_PROBE = """
+import json, sys, time
+from pathlib import Path
+sys.path.insert(0, sys.argv[1])
+import gpu_models
+wf = gpu_models.WarpForge(Path(sys.argv[2]))
+t0 = time.perf_counter()
+session = wf.open(Path(sys.argv[3]), sys.argv[4], threads=int(sys.argv[5]), allow_tf32=sys.argv[6] == "1")
+compile_ms = (time.perf_counter() - t0) * 1e3
+session.close()
+print(json.dumps({"compile_ms": compile_ms}))
+"""
+
+
+def _cache_entries(cache_dir: Path) -> set[str]:
+    """The kernel cache's entries (generated kernels' machine code and tuning decisions, one file each)."""
+    return {str(f.relative_to(cache_dir)) for f in cache_dir.rglob("*.cubin")} if cache_dir.exists() else set()
+
+
+def _probe_env(wf: WarpForge, cache_dir: Path) -> dict:
+    env = dict(os.environ, **{KERNEL_CACHE_ENV: str(cache_dir)})
+    hostlibs = Path(tempfile.gettempdir()) / "wf-hostlibs"
+    if wf.path.parent.name == "carry" and hostlibs.is_dir():  # the carried host libraries fill gaps only
+        env["LD_LIBRARY_PATH"] = os.pathsep.join(x for x in (env.get("LD_LIBRARY_PATH"), str(hostlibs)) if x)
+    return env
+
+
+def _first_json(text: str) -> dict:
+    start = text.find("{")
+    if start < 0:
+        raise ValueError(f"no JSON object in the output: {text[-400:]!r}")
+    return json.JSONDecoder().raw_decode(text[start:])[0]
+
+
+def compile_probe(wf: WarpForge, pkg: Path, args, cache_dir: Path) -> dict:
+    """Opens `pkg` in a fresh process with the kernel cache in `cache_dir`: the compile time, and the
+    generated kernels and library algorithms behind it. `warpforge bench --json --iters 1 --warmup 0`
+    (beside libwarpforge.so) counts them; without that binary a Python process times
+    wf_session_open alone (no counts). A fresh process each time, because a process that compiled a
+    program or timed a problem before reuses it from memory and never reads the cache for it."""
+    before = _cache_entries(cache_dir)
+    env = _probe_env(wf, cache_dir)
+    cli = wf.path.parent / "warpforge"
+    failures = []
+    t0 = time.perf_counter()
+    if cli.is_file() and os.access(cli, os.X_OK):
+        cmd = [str(cli), "bench", str(pkg), "--device", args.wf_device, "--iters", "1", "--warmup", "0", "--json"]
+        if args.device == "cpu":
+            cmd += ["--threads", str(args.threads)]
+        if args.allow_tf32:
+            cmd.append("--allow-tf32")
+        proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=args.compile_timeout)
+        if proc.returncode == 0:
+            out = _first_json(proc.stdout)
+            probe = {"s": out["compile_ms"] / 1e3, "via": "warpforge bench --json"}
+            probe.update({_PROBE_COUNTS.get(k, k): v for k, v in out.get("generated_kernels", {}).items()})
+        else:
+            failures.append(f"{cli.name} bench exited {proc.returncode}: {proc.stderr.strip()[-400:]}")
+            probe = None
+    else:
+        probe = None
+    if probe is None:
+        cmd = [sys.executable, "-c", _OPEN_PROBE, str(Path(__file__).resolve().parent), str(wf.path), str(pkg),
+               args.wf_device, str(args.threads if args.device == "cpu" else 0), "1" if args.allow_tf32 else "0"]
+        proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=args.compile_timeout)
+        if proc.returncode != 0:
+            failures.append(f"wf_session_open exited {proc.returncode}: {proc.stderr.strip()[-400:]}")
+            raise RuntimeError("; ".join(failures))
+        probe = {"s": _first_json(proc.stdout)["compile_ms"] / 1e3, "via": "wf_session_open (no counts)"}
+        if failures:
+            probe["note"] = failures[0]
+    probe["process_s"] = time.perf_counter() - t0
+    after = _cache_entries(cache_dir)
+    probe["cache_entries"] = len(after)
+    probe["new_cache_entries"] = len(after - before)
+    return probe
+
+
+def compile_cold_warm(wf: WarpForge, pkg: Path, args, cache_dir: Path) -> dict:
+    """The cell's compile figures: cold (an empty kernel cache folder) and warm (the same folder again)."""
+    cell = {}
+    for when in ("cold", "warm"):
+        try:
+            probe = compile_probe(wf, pkg, args, cache_dir)
+        except Exception as e:  # noqa: BLE001 - the compile figures say why; the run still goes on
+            cell[f"compile_{when}"] = {"error": f"{type(e).__name__}: {e}".strip().replace("\n", " ")}
+            break
+        cell[f"compile_{when}"] = probe
+        cell[f"compile_{when}_s"] = probe["s"]
+    return cell
+
+
 def column_warpforge(wf: WarpForge, pkg: Path, inputs, reference, args) -> dict:
-    session = wf.open(pkg, args.wf_device, threads=args.threads if args.device == "cpu" else 0,
-                      allow_tf32=args.allow_tf32)
+    """Compile cold and warm (each in a fresh process, one fresh kernel cache folder for both; see
+    compile_cold_warm), then this process opens the package with that (now warm) cache, runs and
+    benches it. The folder is removed afterwards and the environment restored."""
+    cell = {}
+    saved = os.environ.get(KERNEL_CACHE_ENV)
+    cache_dir = None
     try:
-        outputs, report = session.run(inputs)
-        err = worst_rel_l2(outputs, reference)
-        wall, device = session.bench(inputs, args.warmup, args.iters)
-        cell = {"wall_ms": median(wall), "device_ms": median(device), "rel_l2": err,
-                "memory_bytes": session.device_bytes(), "device_name": session.device_name(),
-                "host_fallback_ops": report["host_fallback_ops"], "wall_samples_ms": wall, "device_samples_ms": device}
+        if args.cold_warm:
+            Path(args.workdir).mkdir(parents=True, exist_ok=True)
+            cache_dir = Path(tempfile.mkdtemp(prefix="kernel-cache-", dir=args.workdir))
+            os.environ[KERNEL_CACHE_ENV] = str(cache_dir)
+            cell.update(compile_cold_warm(wf, pkg, args, cache_dir))
+        t0 = time.perf_counter()
+        session = wf.open(pkg, args.wf_device, threads=args.threads if args.device == "cpu" else 0,
+                          allow_tf32=args.allow_tf32)
+        cell["open_s"] = time.perf_counter() - t0
+        try:
+            outputs, report = session.run(inputs)
+            err = worst_rel_l2(outputs, reference)
+            wall, device = session.bench(inputs, args.warmup, args.iters)
+            cell.update({"wall_ms": median(wall), "device_ms": median(device), "rel_l2": err,
+                         "memory_bytes": session.device_bytes(), "device_name": session.device_name(),
+                         "host_fallback_ops": report["host_fallback_ops"], "wall_samples_ms": wall,
+                         "device_samples_ms": device})
+        finally:
+            session.close()
     finally:
-        session.close()
+        if saved is None:
+            os.environ.pop(KERNEL_CACHE_ENV, None)
+        else:
+            os.environ[KERNEL_CACHE_ENV] = saved
+        if cache_dir is not None:
+            shutil.rmtree(cache_dir, ignore_errors=True)
     return cell
 
 
@@ -759,6 +888,56 @@ def fmt_cell(cell: dict, cuda: bool) -> str:
     return ", ".join(parts)
 
 
+def warm_work(cell: dict) -> list[str]:
+    """What a warm start still compiled or timed (it should do neither), in words; [] when nothing or unknown."""
+    warm = cell.get("compile_warm") or {}
+    if "error" in warm:
+        return []
+    out = []
+    if warm.get("nvrtc_programs"):
+        out.append(f"warm compiled {warm['nvrtc_programs']} kernel{'s' if warm['nvrtc_programs'] != 1 else ''}")
+    if warm.get("tuned_problems"):
+        out.append(f"warm timed {warm['tuned_problems']} algorithm problem{'s' if warm['tuned_problems'] != 1 else ''}")
+    if "nvrtc_programs" not in warm and warm.get("new_cache_entries"):  # no counts: the folder tells
+        out.append(f"warm wrote {warm['new_cache_entries']} kernel cache entries")
+    return out
+
+
+def fmt_s(seconds: float) -> str:
+    """Seconds to three significant digits or whole from 100 (a small package opens in milliseconds)."""
+    return f"{seconds:.0f}" if seconds >= 100 else f"{seconds:.3g}"
+
+
+def fmt_compile(cell: dict) -> str:
+    """The WarpForge compile cell: seconds cold / warm, NVRTC programs and timed algorithm problems
+    cold / warm (with the warm start's cache hits), and what the warm start should not have done, in bold."""
+    if not cell or cell.get("skipped"):
+        return "skipped"
+    cold, warm = cell.get("compile_cold"), cell.get("compile_warm")
+    if not cold:
+        return "-"
+    for probe in (cold, warm or {}):
+        if "error" in probe:
+            msg = probe["error"].replace("|", "/")
+            return "error: " + (msg if len(msg) <= 160 else msg[:157] + "...")
+    warm = warm or {}
+    text = f"{fmt_s(cold['s'])} / {fmt_s(warm['s']) if 's' in warm else '-'} s"
+    if "nvrtc_programs" in cold:
+        counts = [cold.get(k, 0) + warm.get(k, 0) for k in ("nvrtc_programs", "kernel_cache_hits", "tuned_problems",
+                                                             "tuning_cache_hits")]
+        if any(counts):  # cpu: no generated kernels, nothing timed
+            text += (f"; NVRTC {cold['nvrtc_programs']} / {warm.get('nvrtc_programs', '-')} "
+                     f"({warm.get('kernel_cache_hits', 0)} hits)"
+                     f"; timed {cold.get('tuned_problems', 0)} / {warm.get('tuned_problems', '-')} "
+                     f"({warm.get('tuning_cache_hits', 0)} hits)")
+    else:
+        text += f"; cache entries {cold.get('cache_entries', 0)}, new warm {warm.get('new_cache_entries', '-')}"
+    flagged = warm_work(cell)
+    if flagged:
+        text += "; " + "; ".join(f"**{w}**" for w in flagged)
+    return text
+
+
 def floors(row: dict, cuda: bool) -> tuple[str, list[str]]:
     """pass/FAIL against the floors, and why (notes that do not fail start with "note:")."""
     if "error" in row:
@@ -787,6 +966,7 @@ def floors(row: dict, cuda: bool) -> tuple[str, list[str]]:
                 why.append(f"WarpForge error {err:.1e} > {limit:g}")
         if wf.get("host_fallback_ops"):
             why.append(f"{len(wf['host_fallback_ops'])} ops on the host")
+        notes += [f"note: {w}" for w in warm_work(wf)]
     return ("pass" if not why else "FAIL"), why + notes
 
 
@@ -801,26 +981,37 @@ def table(results: list[dict], meta: dict) -> str:
         f"Precision: fp32 rows in true fp32: torch.backends.cuda.matmul.allow_tf32=False, "
         f"torch.backends.cudnn.allow_tf32=False, WarpForge allow_tf32={'on' if meta['allow_tf32'] else 'off'}; "
         f"XLA {meta['xla_precision_note']}.",
-        f"Timing: WarpForge = run report device time (CUDA events, inputs resident); eager/compile = CUDA events "
-        f"around the call; XLA = host clock around execute + block_until_ready." if cuda else
+        "Timing: WarpForge = run report device time (CUDA events, inputs resident); eager/compile = CUDA events "
+        "around the call; XLA = host clock around execute + block_until_ready." if cuda else
         "Timing: host wall clock around each call.",
         f"Floors: WarpForge <= eager on every row; bert-base b1 <= {BERT_BASE_FLOOR_MS} ms; WarpForge err <= "
         f"{FP32_REL_L2:g} (fp32) / {LOW_REL_L2:g} (bf16; or within {LOW_EAGER_FACTOR}x eager bf16's own err where "
         f"that is larger); no host fallback.",
         "",
-        "| row | WarpForge | eager | torch.compile | XLA | WF / eager | floors |",
-        "|---|---|---|---|---|---:|---|",
+        "| row | WarpForge | WF compile cold / warm | eager | torch.compile | XLA | WF / eager | floors |",
+        "|---|---|---|---|---|---|---:|---|",
     ]
     for r in results:
         if "error" in r:
-            lines.append(f"| {r['row']} | {r['error'][:200]} | | | | | FAIL |")
+            lines.append(f"| {r['row']} | {r['error'][:200]} | | | | | | FAIL |")
             continue
         cols = r["columns"]
         t_wf, t_eager = timing(cols.get("warpforge", {}), cuda), timing(cols.get("eager", {}), cuda)
         ratio = f"{t_wf / t_eager:.2f}" if t_wf and t_eager else "-"
         verdict, why = floors(r, cuda)
-        lines.append(f"| {r['row']} | " + " | ".join(fmt_cell(cols.get(c, {"skipped": True}), cuda) for c in COLUMNS) +
-                     f" | {ratio} | {verdict}{': ' + '; '.join(why) if why else ''} |")
+        cells = [fmt_cell(cols.get(c, {"skipped": True}), cuda) for c in COLUMNS]
+        cells.insert(1, fmt_compile(cols.get("warpforge", {"skipped": True})))
+        lines.append(f"| {r['row']} | " + " | ".join(cells) + f" | {ratio} | {verdict}{': ' + '; '.join(why) if why else ''} |")
+    lines += [
+        "",
+        "WF compile cold / warm: seconds to open the package (load, compile, bind the weights: `warpforge bench`'s "
+        "compile time), each time in a fresh process with the kernel cache in one new folder: cold = the folder empty, "
+        "so every generated kernel is compiled by NVRTC and every library algorithm problem is timed; warm = the same "
+        "folder again, a warm start, which should compile no kernel and time nothing. NVRTC = programs compiled cold / "
+        "warm, timed = algorithm problems timed cold / warm, with the warm start's kernel cache hits; a warm start that "
+        "compiled or timed anything is in bold. The other WarpForge figures come from a third open of that (warm) "
+        "cache in this process." + ("" if cuda else " On cpu there is no kernel cache: cold and warm do the same work."),
+    ]
     roof = [(r, roofline(r, meta)) for r in results] if cuda else []
     if any(x for _, x in roof):
         lines += [
@@ -861,6 +1052,10 @@ def main() -> int:
     ap.add_argument("--workdir", default=os.path.join(tempfile.gettempdir(), "wf-gpu-models"),
                     help="exported packages (reused when the row's spec is unchanged)")
     ap.add_argument("--reexport", action="store_true")
+    ap.add_argument("--no-cold-warm", dest="cold_warm", action="store_false",
+                    help="leave out the WarpForge compile times cold and warm (two extra processes per row)")
+    ap.add_argument("--compile-timeout", type=float, default=1200,
+                    help="seconds each cold or warm compile process may take (default 1200)")
     ap.add_argument("--json", help="write every figure and sample here")
     ap.add_argument("--verbose", action="store_true")
     ap.add_argument("--table-from", metavar="JSON[,JSON]",
