@@ -562,6 +562,51 @@ TEST(FusionRun, Bf16ProductPlusBiasRoundsOnce) {
   EXPECT_GT(once, y.numElements() * 19 / 20) << "equal to the sum rounded twice: " << twice;
 }
 
+// RoPE's rotate_half as the exporter writes it (the halves of x sliced, the second negated, the
+// two concatenated swapped), times sin, plus x times cos; head dim 10, so the halves are 5 wide;
+// and a three-way concatenate along a middle dim with a one-wide operand.
+const char* kRope = R"(
+func.func @main(%x: tensor<2x3x7x10xbf16>, %cos: tensor<7x10xbf16>, %sin: tensor<7x10xbf16>, %u: tensor<2x1x4xf32>, %v: tensor<2x3x4xf32>, %w: tensor<2x2x4xf32>) -> (tensor<2x3x7x10xbf16>, tensor<2x6x4xf32>) {
+  %x1 = "stablehlo.slice"(%x) {start_indices = array<i64: 0, 0, 0, 0>, limit_indices = array<i64: 2, 3, 7, 5>, strides = array<i64: 1, 1, 1, 1>} : (tensor<2x3x7x10xbf16>) -> tensor<2x3x7x5xbf16>
+  %x2 = "stablehlo.slice"(%x) {start_indices = array<i64: 0, 0, 0, 5>, limit_indices = array<i64: 2, 3, 7, 10>, strides = array<i64: 1, 1, 1, 1>} : (tensor<2x3x7x10xbf16>) -> tensor<2x3x7x5xbf16>
+  %n = "stablehlo.negate"(%x2) : (tensor<2x3x7x5xbf16>) -> tensor<2x3x7x5xbf16>
+  %r = "stablehlo.concatenate"(%n, %x1) {dimension = 3 : i64} : (tensor<2x3x7x5xbf16>, tensor<2x3x7x5xbf16>) -> tensor<2x3x7x10xbf16>
+  %cb = "stablehlo.broadcast_in_dim"(%cos) {broadcast_dimensions = array<i64: 2, 3>} : (tensor<7x10xbf16>) -> tensor<2x3x7x10xbf16>
+  %sb = "stablehlo.broadcast_in_dim"(%sin) {broadcast_dimensions = array<i64: 2, 3>} : (tensor<7x10xbf16>) -> tensor<2x3x7x10xbf16>
+  %a = "stablehlo.multiply"(%x, %cb) : (tensor<2x3x7x10xbf16>, tensor<2x3x7x10xbf16>) -> tensor<2x3x7x10xbf16>
+  %b = "stablehlo.multiply"(%r, %sb) : (tensor<2x3x7x10xbf16>, tensor<2x3x7x10xbf16>) -> tensor<2x3x7x10xbf16>
+  %y = "stablehlo.add"(%a, %b) : (tensor<2x3x7x10xbf16>, tensor<2x3x7x10xbf16>) -> tensor<2x3x7x10xbf16>
+  %e = "stablehlo.exponential"(%v) : (tensor<2x3x4xf32>) -> tensor<2x3x4xf32>
+  %c3 = "stablehlo.concatenate"(%u, %e, %w) {dimension = 1 : i64} : (tensor<2x1x4xf32>, tensor<2x3x4xf32>, tensor<2x2x4xf32>) -> tensor<2x6x4xf32>
+  %z = "stablehlo.multiply"(%c3, %c3) : (tensor<2x6x4xf32>, tensor<2x6x4xf32>) -> tensor<2x6x4xf32>
+  func.return %y, %z : tensor<2x3x7x10xbf16>, tensor<2x6x4xf32>
+}
+)";
+
+TEST(FusionPlan, ConcatenatesAreReadWhereTheyAreUsed) {
+  Module m = parse(kRope);
+  ASSERT_TRUE(mainOf(m));
+  const Block& body = mainBody(m);
+  cuda::FusionPlan plan = cuda::planFusion(body, {});
+  // One kernel per result; neither concatenate has a step or a buffer of its own.
+  ASSERT_EQ(plan.groups.size(), 2u);
+  for (const char* name : {"%r", "%c3", "%n", "%e"}) {
+    const Operation* op = opNamed(body, name);
+    ASSERT_NE(op, nullptr) << name;
+    EXPECT_TRUE(plan.absorbed.count(op)) << name << " has a step of its own";
+  }
+}
+
+TEST(FusionRun, ConcatenatesOfRopeAndOfAMiddleDim) {
+  WF_REQUIRE_GPU();
+  expectFusedMatches(kRope, {randomLiteral(Type::tensor({2, 3, 7, 10}, ElementType::kBF16)),
+                             randomLiteral(Type::tensor({7, 10}, ElementType::kBF16)),
+                             randomLiteral(Type::tensor({7, 10}, ElementType::kBF16)),
+                             randomLiteral(Type::tensor({2, 1, 4}, ElementType::kF32)),
+                             randomLiteral(Type::tensor({2, 3, 4}, ElementType::kF32)),
+                             randomLiteral(Type::tensor({2, 2, 4}, ElementType::kF32))});
+}
+
 TEST(FusionRun, LargeTensorUsesEveryBlock) {
   WF_REQUIRE_GPU();
   // More elements than one launch's threads cover in one pass of the grid-stride loop.

@@ -216,6 +216,9 @@ bool isRowGather(const Operation& op) {
   return out.shape().back() == table.shape()[1];
 }
 
+// A concatenate of more operands keeps its own copies (each element reads every operand).
+constexpr size_t kMaxFusedConcatOperands = 4;
+
 FuseKind fuseKind(const Operation& op) {
   if (op.code() == OpCode::Reduce)
     return rowReduceInfo(op) ? FuseKind::kReduce : runsReduceInfo(op) ? FuseKind::kRunsReduce : FuseKind::kNone;
@@ -237,6 +240,10 @@ FuseKind fuseKind(const Operation& op) {
     case OpCode::Slice:
     case OpCode::Iota:
       return FuseKind::kMove;
+    case OpCode::Concatenate:
+      // Read from its operands where it is used (RoPE's rotate_half: the halves of q, negated
+      // and swapped), rather than copied into a buffer of its own operand by operand.
+      return op.numOperands() <= kMaxFusedConcatOperands ? FuseKind::kMove : FuseKind::kNone;
     case OpCode::Constant:
       return isSplatConstant(op) ? FuseKind::kMove : FuseKind::kNone;
     case OpCode::Compare: {
@@ -1261,6 +1268,41 @@ class KernelEmitter {
           inCoords[d] = e;
         }
         return emit(op.operand(0), inCoords, false);
+      }
+      case OpCode::Concatenate: {
+        // Every operand is read at the coordinate clamped into its own extent along the
+        // dimension (in bounds; the ops are pure), and the one whose range holds the coordinate
+        // is picked.
+        WF_ASSIGN_OR_RETURN(int64_t dim, cpu::intAttr(op, "dimension"));
+        if (dim < 0 || dim >= static_cast<int64_t>(coords.size()))
+          return invalidArgument(op.describe() + ": dimension out of range");
+        const auto d = static_cast<size_t>(dim);
+        std::vector<std::string> values;
+        std::vector<int64_t> ends;
+        int64_t offset = 0;
+        for (const Value* o : op.operands()) {
+          const int64_t size = o->type().shape()[d];
+          if (size == 0) continue;
+          std::vector<std::string> inCoords = coords;
+          if (size == 1) {
+            inCoords[d] = "0";
+          } else {
+            const std::string shifted = fresh(), at = fresh();
+            body_ << "    const " << idx_ << " " << shifted << " = (" << idx_ << ")(" << coords[d] << ") - " << offset
+                  << ";\n    const " << idx_ << " " << at << " = " << shifted << " < 0 ? 0 : (" << shifted << " > "
+                  << size - 1 << " ? " << size - 1 << " : " << shifted << ");\n";
+            inCoords[d] = at;
+          }
+          WF_ASSIGN_OR_RETURN(std::string value, emit(o, inCoords, false));
+          values.push_back(value);
+          offset += size;
+          ends.push_back(offset);
+        }
+        if (values.empty()) return internalError(op.describe() + ": concatenate of empty operands in a fused group");
+        std::string picked = values.back();
+        for (size_t k = values.size() - 1; k-- > 0;)
+          picked = "((" + coords[d] + ") < " + std::to_string(ends[k]) + " ? " + values[k] + " : " + picked + ")";
+        return declare(t, picked);
       }
       case OpCode::Convert: {
         WF_ASSIGN_OR_RETURN(std::string x, operandAt(0));
