@@ -197,6 +197,7 @@ json fusionPlanJson(const Operation& function) {
           {"batch_norms_expanded", rewrites.batchNorms},
           {"attention_outlined", rewrites.attention},
           {"uniform_selects_folded", rewrites.uniformSelects},
+          {"causal_masks", rewrites.causalMasks},
           {"repeated_ops_merged", rewrites.merged},
           {"composites", compositeList}};
 }
@@ -211,6 +212,8 @@ void printFusionPlan(const json& plan) {
     std::cout << " (" << n << " selects on a uniform compile-time predicate folded)";
   if (const int64_t n = plan["attention_outlined"].get<int64_t>())
     std::cout << " (" << n << " attention patterns outlined into fused attention)";
+  if (const int64_t n = plan["causal_masks"].get<int64_t>())
+    std::cout << " (" << n << " of them with the causal mask)";
   std::cout << "\n";
   for (const json& k : plan["kernels"]) {
     std::cout << "  " << k["kind"].get<std::string>() << " " << k["root"].get<std::string>() << " at "

@@ -7,11 +7,11 @@
 // nothing reads them. Attention outlining (attention.h) then sees an unmasked attention, which
 // cuDNN runs without reading a mask, and no kernel computes the mask.
 //
-// A predicate is known when no function argument reaches it: constants and iotas, through the
-// ops the CPU evaluator runs (compare, add, ...), evaluated at compile time where the values
-// evaluated have at most `maxEvaluatedElements` elements each. Broadcasts, reshapes, transposes
-// and slices keep a value uniform, so they are seen through without being evaluated (the
-// [B, H, S, S] predicate of the example is a broadcast of an [S] comparison).
+// A predicate is known when no function argument reaches it (known_values.h), evaluated at
+// compile time where the values evaluated have at most `maxEvaluatedElements` elements each.
+// Broadcasts, reshapes, transposes and slices keep a value uniform, so they are seen through
+// without being evaluated (the [B, H, S, S] predicate of the example is a broadcast of an [S]
+// comparison).
 #pragma once
 
 #include <cstdint>

@@ -387,6 +387,50 @@ TEST_P(FusedAttention, WrittenOutAttentionRunsFused) {
   }
 }
 
+// `text` (a module whose @main takes the mask %m) with the mask computed inside @main instead: the
+// top-left causal mask, iota(query) >= iota(key) over [1, 1, Sq, Skv], as decoders' exporters
+// build it from positions. The backend finds it causal at compile time (transforms/causal_masks.h)
+// and runs cuDNN's causal attention, which does not read it.
+std::string withCausalMaskInside(std::string text, const AttentionCase& c) {
+  const Body b(c);
+  const std::string arg = ", %m: " + b.m;
+  const size_t mainAt = text.find("func.func @main(");
+  const size_t argAt = text.find(arg, mainAt);
+  if (mainAt == std::string::npos || argAt == std::string::npos) return "";
+  text.erase(argAt, arg.size());
+  const size_t bodyAt = text.find("{\n", argAt) + 2;
+  const std::string positions = ty(c.mShape(), ElementType::kSI64);
+  text.insert(bodyAt, "  %qpos = \"stablehlo.iota\"() {iota_dimension = 2 : i64} : () -> " + positions +
+                          "\n  %kpos = \"stablehlo.iota\"() {iota_dimension = 3 : i64} : () -> " + positions +
+                          "\n  %m = \"stablehlo.compare\"(%qpos, %kpos) {comparison_direction = "
+                          "#stablehlo<comparison_direction GE>} : (" + positions + ", " + positions + ") -> " + b.m +
+                          "\n");
+  return text;
+}
+
+TEST_P(FusedAttention, CausalMaskComputedInTheProgramRunsCausal) {
+  WF_REQUIRE_GPU();
+  for (int64_t sq : {77, 50}) {  // Sq == Skv, and fewer queries than keys (top-left aligned)
+    AttentionCase c;
+    c.t = GetParam();
+    c.sq = sq;
+    c.maskShape = {1, 1, c.sq, c.skv};
+    SCOPED_TRACE(c.name());
+    std::vector<Literal> forward = inputs(c, false);
+    forward.erase(forward.begin() + 3);  // the mask is the program's own
+    const ExecutableStats inference =
+        expectGpuMatchesCpu(withCausalMaskInside(writtenOutModule(c), c), forward, toleranceFor(c.t), {"o"});
+    std::vector<Literal> training = inputs(c, true);
+    training.erase(training.begin() + 3);
+    const ExecutableStats trained = expectGpuMatchesCpu(withCausalMaskInside(trainingModule(c), c), training,
+                                                        toleranceFor(c.t), {"o", "lse", "dq", "dk", "dv"});
+    if (cuda::fusedAttentionBuilt()) {
+      EXPECT_EQ(inference.fusedComposites, 1) << "not outlined, or cuDNN declined";
+      EXPECT_EQ(trained.fusedComposites, 2) << "cuDNN declined";
+    }
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Types, FusedAttention, ::testing::Values(ElementType::kBF16, ElementType::kF16),
                          [](const ::testing::TestParamInfo<ElementType>& info) { return typeName(info.param); });
 

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "transforms/attention.h"
+#include "transforms/causal_masks.h"
 #include "transforms/cse.h"
 #include "transforms/expand_batch_norm.h"
 #include "transforms/fold_uniform_selects.h"
@@ -44,6 +45,10 @@ Expected<PlanRewrites> rewriteForPlanning(Module& module, std::string_view funct
     OutlineAttentionOptions outline;
     outline.narrowOnly = true;
     WF_ASSIGN_OR_RETURN(done.attention, outlineAttention(module, function, outline));
+  }
+  // Attention composites, outlined here or by the train-step builder, whose mask is causal.
+  if (holdsOp(FuncOp(fn).body(), {OpCode::Composite})) {
+    WF_ASSIGN_OR_RETURN(done.causalMasks, markCausalAttentionMasks(module, function));
   }
   return done;
 }

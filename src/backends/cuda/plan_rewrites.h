@@ -3,7 +3,8 @@
 //   - batch norms written out (transforms/expand_batch_norm.h), so that fusion plans their
 //     statistics and normalisation with their neighbours;
 //   - bf16/f16 attention written out op by op outlined into the fused-attention composite
-//     (transforms/attention.h), which runs as one cuDNN kernel;
+//     (transforms/attention.h), which runs as one cuDNN kernel, and marked causal where its
+//     mask is the causal mask at compile time (transforms/causal_masks.h);
 //   - selects on a predicate known at compile time and the same everywhere replaced by the
 //     operand they pick (transforms/fold_uniform_selects.h): a mask made of shapes alone, true
 //     everywhere, then costs nothing and leaves the attention unmasked;
@@ -25,6 +26,7 @@ struct PlanRewrites {
   int attention = 0;   // attention patterns outlined
   int merged = 0;      // repeated ops removed
   int uniformSelects = 0;  // selects on a uniform compile-time predicate replaced
+  int causalMasks = 0;     // outlined attention whose mask is the causal mask (transforms/causal_masks.h)
 };
 
 // Whether `block` (or a region nested in it) holds an op of one of `codes`.

@@ -14,8 +14,11 @@
 // only), types or shapes that do not fit the contract, cuDNN refusing the graph (a head dim it
 // lacks, an old cuDNN or GPU), and a build without the frontend.
 //
-// Masks become cuDNN's additive bias, [1 or B, 1 or H, Sq, Skv] (cuDNN broadcasts the first two
-// dims only, so a mask broadcast over Sq or Skv is expanded):
+// A select mask marked `mask_is_causal` (transforms/causal_masks.h: the compiler evaluated it
+// and found it true exactly where key j <= query i) runs as cuDNN's causal attention, which does
+// not read the mask and skips the tiles above the diagonal. Other masks become cuDNN's additive
+// bias, [1 or B, 1 or H, Sq, Skv] (cuDNN broadcasts the first two dims only, so a mask broadcast
+// over Sq or Skv is expanded):
 //   - select (i1): 0 where true and a large negative number where false, written into the
 //     workspace before each run (attention_bias.cu). Not -inf: cuDNN's softmax goes NaN on the
 //     difference of two -inf scores, which a tile of masked scores gives; JAX's cuDNN attention
@@ -64,6 +67,9 @@ struct Signature {
   int64_t b = 0, h = 0, sq = 0, skv = 0, d = 0, dv = 0;
   float scale = 1;
   MaskKind mask = MaskKind::kNone;
+  // A select mask the compiler found to be the causal one (mask_is_causal): cuDNN's causal
+  // attention runs instead of a bias, and the mask operand is not read.
+  bool causal = false;
   std::vector<int64_t> maskShape;
   ElementType maskType = ElementType::kI1;
 };
@@ -92,6 +98,8 @@ Expected<Signature> readSignature(const Operation& op) {
   } else if (m != "none") {
     return unsupportedOnCuda(op, "attention mask \"" + m + "\"");
   }
+  if (const Attribute* causal = attrs->field("mask_is_causal"))
+    s.causal = s.mask == MaskKind::kSelect && causal->kind() == Attribute::Kind::kBool && causal->boolValue();
   const size_t hasMask = s.mask == MaskKind::kNone ? 0 : 1;
   const size_t operands = (s.grad ? 6 : 3) + hasMask, results = s.grad ? 3 : 2;
   if (op.numOperands() != operands || op.numResults() != results)
@@ -234,13 +242,14 @@ Expected<std::unique_ptr<OpKernel>> lowerAttention(const Operation& op, LowerCon
   WF_RETURN_IF_ERROR(ctx.device.activate());
   auto k = std::make_unique<AttentionKernel>();
   WF_ASSIGN_OR_RETURN(k->handle_, ctx.device.cudnn());
-  const size_t hasMask = s.mask == MaskKind::kNone ? 0 : 1;
+  const size_t hasMask = s.mask == MaskKind::kNone ? 0 : 1;  // the op's mask operand
+  const bool hasBias = hasMask && !s.causal;                    // the graph's bias input
 
   // The bias: the mask itself where cuDNN can read it as is, else one written into the workspace.
   size_t biasBytes = 0;
   std::vector<int64_t> biasDims;
   ElementType biasType = s.t;
-  if (s.mask != MaskKind::kNone) {
+  if (hasBias) {
     k->maskOperand_ = 3;
     biasDims = {s.maskShape[0], s.maskShape[1], s.sq, s.skv};
     biasType = s.mask == MaskKind::kSelect ? s.t : s.maskType;
@@ -268,7 +277,8 @@ Expected<std::unique_ptr<OpKernel>> lowerAttention(const Operation& op, LowerCon
   // Its executions are serialised by the launch lock like every use of the handle.
   std::string problem = std::to_string(reinterpret_cast<uintptr_t>(k->handle_)) + (s.grad ? " grad " : " fwd ") +
                         std::to_string(static_cast<int>(s.t)) + " " + std::to_string(static_cast<int>(biasType));
-  for (int64_t v : {s.b, s.h, s.sq, s.skv, s.d, s.dv, static_cast<int64_t>(hasMask)}) problem += " " + std::to_string(v);
+  for (int64_t v : {s.b, s.h, s.sq, s.skv, s.d, s.dv, static_cast<int64_t>(hasBias), static_cast<int64_t>(s.causal)})
+    problem += " " + std::to_string(v);
   for (int64_t v : biasDims) problem += " " + std::to_string(v);
   uint32_t scaleBits = 0;
   std::memcpy(&scaleBits, &s.scale, sizeof scaleBits);
@@ -290,11 +300,12 @@ Expected<std::unique_ptr<OpKernel>> lowerAttention(const Operation& op, LowerCon
       auto key = input(*graph, "k", kK, kDims, io);
       auto v = input(*graph, "v", kV, vDims, io);
       std::shared_ptr<fe::graph::Tensor_attributes> bias;
-      if (hasMask) bias = input(*graph, "bias", kBias, biasDims, feType(biasType));
+      if (hasBias) bias = input(*graph, "bias", kBias, biasDims, feType(biasType));
       if (!s.grad) {
         auto attributes = fe::graph::SDPA_attributes().set_name("attention").set_generate_stats(true).set_attn_scale(
             s.scale);
         if (bias) attributes.set_bias(bias);
+        if (s.causal) attributes.set_causal_mask(true);
         auto [o, stats] = graph->sdpa(q, key, v, std::move(attributes));
         output(o, kO, oDims, io);
         output(stats, kStats, statsDims, fe::DataType_t::FLOAT);
@@ -307,6 +318,7 @@ Expected<std::unique_ptr<OpKernel>> lowerAttention(const Operation& op, LowerCon
                               .set_attn_scale(s.scale)
                               .set_deterministic_algorithm(true);
         if (bias) attributes.set_bias(bias);
+        if (s.causal) attributes.set_causal_mask(true);
         auto [dq, dk, dv] = graph->sdpa_backward(q, key, v, o, dO, stats, std::move(attributes));
         output(dq, kDQ, qDims, io);
         output(dk, kDK, kDims, io);
@@ -334,7 +346,7 @@ Expected<std::unique_ptr<OpKernel>> lowerAttention(const Operation& op, LowerCon
                  {kDO, {false, o + 2}}, {kDQ, {true, 0}}, {kDK, {true, 1}}, {kDV, {true, 2}}};
   }
   for (const auto& [uid, slot] : k->slots_) k->pack_[uid] = nullptr;
-  if (hasMask) k->pack_[kBias] = nullptr;
+  if (hasBias) k->pack_[kBias] = nullptr;
   k->cudnnOffset_ = (biasBytes + 255) / 256 * 256;
   k->cudnnWorkspaceBytes_ = static_cast<size_t>(cudnnWorkspace);
   k->workspaceBytes_ = k->cudnnOffset_ + k->cudnnWorkspaceBytes_;
