@@ -135,6 +135,7 @@ struct InspectOptions {
   std::string file;  // an MLIR file, or a model package directory (its manifest, then model.mlir)
   bool json = false;
   bool fusion = false;  // also the CUDA backend's fusion plan of each function with static shapes
+  bool kernelSource = false;  // with the fusion plan, each generated kernel's CUDA source
   bool cpuPlan = false;  // a model package: also the CPU backend's plan of its entry (backends/cpu/plan.h)
   CompileOptions compile;  // --cpu-plan: the plan of these options (--no-winograd, --no-fusion)
 };

@@ -4,6 +4,7 @@
 #include <iostream>
 #include <map>
 #include <memory>
+#include <sstream>
 #include <unordered_map>
 
 #include <nlohmann/json.hpp>
@@ -142,7 +143,7 @@ void printPackageSummary(const json& p) {
 #ifdef WF_HAVE_CUDA
 // The fusion plan of a function's body (backends/cuda/codegen/fusion.h): its kernels and the ops that
 // keep their own (matrix products, convolutions, gathers, ...).
-json fusionPlanJson(const Operation& function) {
+json fusionPlanJson(const Operation& function, bool withSource) {
   // The backend rewrites the entry before it plans (backends/cuda/plan_rewrites.h: batch norms
   // written out, repeated ops merged, bf16/f16 attention outlined): so does the plan shown, on a
   // copy of the function in a module of its own.
@@ -167,13 +168,20 @@ json fusionPlanJson(const Operation& function) {
     for (const Operation* op : g.ops) ++ops[op->name()];
     json inputs = json::array();
     for (const Value* v : g.inputs) inputs.push_back(v->type().toString());
-    kernels.push_back({{"root", g.root()->name()},
-                       {"location", g.root()->location().toString()},
-                       {"kind", g.hasReduce() ? "row" : "loop"},
-                       {"ops", ops},
-                       {"num_ops", g.ops.size()},
-                       {"inputs", inputs},
-                       {"result", g.root()->result(0)->type().toString()}});
+    json kernel = {{"root", g.root()->name()},
+                   {"location", g.root()->location().toString()},
+                   {"kind", g.hasReduce() ? "row" : "loop"},
+                   {"ops", ops},
+                   {"num_ops", g.ops.size()},
+                   {"inputs", inputs},
+                   {"result", g.root()->result(0)->type().toString()}};
+    if (withSource) {
+      Expected<cuda::FusedKernelSource> source =
+          cuda::generateFusedKernel(g, "wf_fused_" + std::to_string(kernels.size()), nullptr);
+      kernel["source"] = source ? source->code : "// not generated: " + source.status().toString();
+      if (source) kernel["launch"] = {{"blocks", source->blocks}, {"threads", source->threads}};
+    }
+    kernels.push_back(std::move(kernel));
     fusedOps += static_cast<int64_t>(g.ops.size());
   }
   std::map<std::string, int64_t> own;
@@ -224,6 +232,13 @@ void printFusionPlan(const json& plan) {
       first = false;
     }
     std::cout << ") -> " << k["result"].get<std::string>() << "\n";
+    if (k.contains("source")) {
+      if (k.contains("launch"))
+        std::cout << "    // " << k["launch"]["blocks"].get<int64_t>() << " blocks of " << k["launch"]["threads"].get<int>()
+                  << " threads\n";
+      std::istringstream lines(k["source"].get<std::string>());
+      for (std::string line; std::getline(lines, line);) std::cout << "    " << line << "\n";
+    }
   }
   std::cout << "  ops with a step of their own (constants and reshapes cost none):";
   for (const auto& [name, n] : plan["ops_with_their_own_step"].items()) std::cout << " " << name << " x" << n.get<int64_t>();
@@ -240,6 +255,7 @@ void printFusionPlan(const json& plan) {
 
 int runInspect(const InspectOptions& inspectOptions) {
   InspectOptions options = inspectOptions;
+  options.fusion = options.fusion || options.kernelSource;
 #ifndef WF_HAVE_CUDA
   if (options.fusion) {
     printError("--fusion: the fusion planner is part of the CUDA backend, which this build does not have");
@@ -304,7 +320,7 @@ int runInspect(const InspectOptions& inspectOptions) {
       if (options.fusion) {
         bool isStatic = true;
         for (const Type& t : fn.functionType().inputs) isStatic = isStatic && t.isTensor() && t.hasStaticShape();
-        if (isStatic && !fn.body().operations().empty()) fusion.push_back(fusionPlanJson(*op));
+        if (isStatic && !fn.body().operations().empty()) fusion.push_back(fusionPlanJson(*op, options.kernelSource));
       }
 #endif
       functions.push_back({{"name", std::string(fn.symName())},

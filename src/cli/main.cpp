@@ -240,6 +240,10 @@ int main(int argc, char** argv) {
   inspectCmd->add_flag("--fusion", inspect.fusion,
                        "Also print the CUDA backend's fusion plan: the generated kernels of each function with static "
                        "shapes, the ops each holds, and the ops left to their own kernels");
+  inspectCmd->add_flag("--kernel-source", inspect.kernelSource,
+                       "With the fusion plan (implies --fusion): each generated kernel's CUDA source as NVRTC compiles "
+                       "it, for values stored row-major (the backend stores some activations around convolutions "
+                       "channels-last, and generates their kernels for that)");
   inspectCmd->add_flag("--cpu-plan", inspect.cpuPlan,
                        "A model package: also print the CPU backend's plan of its entry function (the hoisted "
                        "prologue, fused elementwise loops, fused convolutions, the ops left to their own kernels)");

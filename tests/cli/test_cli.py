@@ -624,6 +624,13 @@ class PackageCommands(unittest.TestCase):
         j = json.loads(wf("inspect", pkg, "--fusion", "--json").stdout)
         self.assertEqual(len(j["fusion"][0]["kernels"]), 3)
         self.assertEqual(j["fusion"][0]["ops_with_their_own_step"], {"stablehlo.dot_general": 2})
+        # --kernel-source: each kernel's CUDA source under its line, as NVRTC compiles it.
+        r = wf("inspect", pkg, "--kernel-source")
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        self.assertEqual(r.stdout.count('extern "C" __global__ void __launch_bounds__(256) wf_fused_'), 3, r.stdout)
+        self.assertIn("blocks of 256 threads", r.stdout)
+        j = json.loads(wf("inspect", pkg, "--kernel-source", "--json").stdout)
+        self.assertTrue(all("__global__" in k["source"] for k in j["fusion"][0]["kernels"]))
         # Dynamic shapes: planned per input shapes when run, nothing to show here.
         r = wf("inspect", os.path.join(PACKAGES, "dyn"), "--fusion")
         self.assertEqual(r.returncode, 0)
