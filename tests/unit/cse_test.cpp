@@ -5,7 +5,6 @@
 #include <gtest/gtest.h>
 
 #include <map>
-#include <random>
 #include <string>
 #include <vector>
 
@@ -41,25 +40,7 @@ Module checkMerge(const std::string& text, int removed) {
   auto reparsed = programtest::parseAndVerify(printModule(*merged), "merged.mlir");
   EXPECT_TRUE(reparsed) << reparsed.status().toString() << "\n" << printModule(*merged);
   if (!reparsed) return Module{};
-  std::mt19937 rng(7);
-  std::uniform_real_distribution<double> u(-3.0, 3.0);
-  std::vector<Literal> args;
-  for (const auto& arg : FuncOp(mainOf(*original)).body().arguments()) {
-    Literal l = Literal::zeros(arg->type());
-    for (int64_t i = 0; i < l.numElements(); ++i) l.setDouble(i, u(rng));
-    args.push_back(std::move(l));
-  }
-  auto want = programtest::run(*original, "main", args);
-  auto got = programtest::run(*reparsed, "main", args);
-  EXPECT_TRUE(want && got);
-  if (want && got) {
-    EXPECT_EQ(want->size(), got->size());
-    for (size_t r = 0; r < want->size() && r < got->size(); ++r) {
-      EXPECT_EQ((*want)[r].numElements(), (*got)[r].numElements());
-      for (int64_t i = 0; i < (*want)[r].numElements() && i < (*got)[r].numElements(); ++i)
-        EXPECT_EQ((*want)[r].getDouble(i), (*got)[r].getDouble(i)) << "result " << r << " element " << i;
-    }
-  }
+  EXPECT_EQ(programtest::sameResults(*original, *reparsed, programtest::randomArguments(*original, 7)), "");
   return std::move(*reparsed);
 }
 

@@ -5,7 +5,6 @@
 #include <gtest/gtest.h>
 
 #include <map>
-#include <random>
 #include <string>
 #include <vector>
 
@@ -17,28 +16,12 @@
 namespace wf {
 namespace {
 
-const Operation* mainOf(const Module& m) {
-  for (const auto& op : m.operations())
-    if (op->code() == OpCode::FuncFunc && FuncOp(op.get()).symName() == "main") return op.get();
-  return nullptr;
-}
+using programtest::mainOf;
 
 std::map<std::string, int> countOps(const Module& m) {
   std::map<std::string, int> n;
   for (const auto& op : FuncOp(mainOf(m)).body().operations()) ++n[op->name()];
   return n;
-}
-
-std::vector<Literal> randomArguments(const Module& m, uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<double> u(-3.0, 3.0);
-  std::vector<Literal> args;
-  for (const auto& arg : FuncOp(mainOf(m)).body().arguments()) {
-    Literal l = Literal::zeros(arg->type());
-    for (int64_t i = 0; i < l.numElements(); ++i) l.setDouble(i, u(rng));
-    args.push_back(std::move(l));
-  }
-  return args;
 }
 
 // Folds @main of `text`; expects `folded` selects replaced and the same results, bit for bit, as
@@ -55,55 +38,23 @@ Module checkFold(const std::string& text, int folded, const FoldUniformSelectsOp
   auto reparsed = programtest::parseAndVerify(printModule(*rewritten), "folded.mlir");
   EXPECT_TRUE(reparsed) << reparsed.status().toString() << "\n" << printModule(*rewritten);
   if (!reparsed) return Module{};
-  std::vector<Literal> args = randomArguments(*original, 11);
-  auto want = programtest::run(*original, "main", args);
-  auto got = programtest::run(*reparsed, "main", args);
-  EXPECT_TRUE(want && got);
-  if (want && got) {
-    EXPECT_EQ(want->size(), got->size());
-    for (size_t r = 0; r < want->size() && r < got->size(); ++r) {
-      EXPECT_EQ((*want)[r].numElements(), (*got)[r].numElements());
-      for (int64_t i = 0; i < (*want)[r].numElements() && i < (*got)[r].numElements(); ++i)
-        EXPECT_EQ((*want)[r].getBits(i), (*got)[r].getBits(i)) << "result " << r << " element " << i;
-    }
-  }
+  EXPECT_EQ(programtest::sameResults(*original, *reparsed, programtest::randomArguments(*original, 11)), "");
   return std::move(*reparsed);
 }
 
 // BERT's attention without an attention mask, as torch.export writes it under bf16 autocast: the
-// mask is iota(S) + 0 >= 0 reshaped to [1, 1, S, 1] and broadcast to [B, 1, S, S], then to
-// [B, H, S, S] for the select with -inf. Shapes: B=2, H=3, S=6, D=4.
+// mask is iota(S) + 0 >= 0 reshaped to [1, 1, S, 1] and broadcast to [B, 1, S, S] (then to
+// [B, H, S, S] for the select with -inf). Shapes: B=2, H=3, S=6, D=4.
 std::string unmaskedBertAttention(const std::string& comparison = "GE", const std::string& bound = "0") {
-  std::string s = R"(func.func @main(%q: tensor<2x3x6x4xbf16>, %k: tensor<2x3x6x4xbf16>, %v: tensor<2x3x6x4xbf16>) -> tensor<2x3x6x4xbf16> {
-  %s0 = "stablehlo.dot_general"(%q, %k) {dot_dimension_numbers = #stablehlo.dot<lhs_batching_dimensions = [0, 1], rhs_batching_dimensions = [0, 1], lhs_contracting_dimensions = [3], rhs_contracting_dimensions = [3]>} : (tensor<2x3x6x4xbf16>, tensor<2x3x6x4xbf16>) -> tensor<2x3x6x6xbf16>
-  %s = stablehlo.convert %s0 : (tensor<2x3x6x6xbf16>) -> tensor<2x3x6x6xf32>
-  %c = stablehlo.constant dense<0.5> : tensor<2x3x6x6xf32>
-  %ss = stablehlo.multiply %s, %c : tensor<2x3x6x6xf32>
-  %iota = stablehlo.iota dim = 0 : tensor<6xi64>
+  const std::string maskOps = R"(  %iota = stablehlo.iota dim = 0 : tensor<6xi64>
   %zero = stablehlo.constant dense<0> : tensor<6xi64>
   %pos = stablehlo.add %iota, %zero : tensor<6xi64>
   %pos4 = stablehlo.reshape %pos : (tensor<6xi64>) -> tensor<1x1x6x1xi64>
   %bound = stablehlo.constant dense<)" + bound + R"(> : tensor<1x1x6x1xi64>
   %keep = stablehlo.compare )" + comparison + R"(, %pos4, %bound, SIGNED : (tensor<1x1x6x1xi64>, tensor<1x1x6x1xi64>) -> tensor<1x1x6x1xi1>
-  %keepb = stablehlo.broadcast_in_dim %keep, dims = [0, 1, 2, 3] : (tensor<1x1x6x1xi1>) -> tensor<2x1x6x6xi1>
-  %kb = stablehlo.broadcast_in_dim %keepb, dims = [0, 1, 2, 3] : (tensor<2x1x6x6xi1>) -> tensor<2x3x6x6xi1>
-  %ninf = stablehlo.constant dense<0xFF800000> : tensor<2x3x6x6xf32>
-  %x = stablehlo.select %kb, %ss, %ninf : tensor<2x3x6x6xi1>, tensor<2x3x6x6xf32>
-  %lowest = stablehlo.constant dense<0xFF800000> : tensor<f32>
-  %m = stablehlo.reduce(%x init: %lowest) applies stablehlo.maximum across dimensions = [3] : (tensor<2x3x6x6xf32>, tensor<f32>) -> tensor<2x3x6xf32>
-  %mb = stablehlo.broadcast_in_dim %m, dims = [0, 1, 2] : (tensor<2x3x6xf32>) -> tensor<2x3x6x6xf32>
-  %sh = stablehlo.subtract %x, %mb : tensor<2x3x6x6xf32>
-  %e = stablehlo.exponential %sh : tensor<2x3x6x6xf32>
-  %z = stablehlo.constant dense<0.0> : tensor<f32>
-  %sum = stablehlo.reduce(%e init: %z) applies stablehlo.add across dimensions = [3] : (tensor<2x3x6x6xf32>, tensor<f32>) -> tensor<2x3x6xf32>
-  %sb = stablehlo.broadcast_in_dim %sum, dims = [0, 1, 2] : (tensor<2x3x6xf32>) -> tensor<2x3x6x6xf32>
-  %p0 = stablehlo.divide %e, %sb : tensor<2x3x6x6xf32>
-  %pn = stablehlo.convert %p0 : (tensor<2x3x6x6xf32>) -> tensor<2x3x6x6xbf16>
-  %o = "stablehlo.dot_general"(%pn, %v) {dot_dimension_numbers = #stablehlo.dot<lhs_batching_dimensions = [0, 1], rhs_batching_dimensions = [0, 1], lhs_contracting_dimensions = [3], rhs_contracting_dimensions = [2]>} : (tensor<2x3x6x6xbf16>, tensor<2x3x6x4xbf16>) -> tensor<2x3x6x4xbf16>
-  return %o : tensor<2x3x6x4xbf16>
-}
+  %mask = stablehlo.broadcast_in_dim %keep, dims = [0, 1, 2, 3] : (tensor<1x1x6x1xi1>) -> tensor<2x1x6x6xi1>
 )";
-  return s;
+  return programtest::selectMaskedAttention(2, 3, 6, 4, "tensor<2x1x6x6xi1>", maskOps);
 }
 
 TEST(FoldUniformSelects, BertMaskTrueEverywhereGoesWithTheOpsThatMadeIt) {
