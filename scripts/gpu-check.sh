@@ -13,7 +13,8 @@
 #
 # WF_EXPORT_ZOO="resnet18 bert bert:bf16 ..." exports zoo models here (torch on this machine) and
 # validates them on cuda: "name" in fp32, "name:bf16" in bf16 against the fp32 model's outputs
-# (relative L2 1e-2). WF_GPU_TESTS=0 skips the unit tests. Rows of the summary are also written to
+# (relative L2 1e-2). WF_GPU_TESTS=0 skips the unit tests. WF_GPU_BENCH_FP32_PAIRS=1 adds two
+# benchmark passes of the fp32 rows (TF32 everywhere; true fp32 beside XLA at precision HIGHEST). Rows of the summary are also written to
 # $LOGS/summary.txt as each step ends.
 # Logs go to $WF_GPU_LOGS (default $OUT when set, else /tmp/wf-gpu-check).
 set -uo pipefail
@@ -229,6 +230,27 @@ if [[ "${WF_GPU_BENCH:-1}" == 1 ]]; then
     row "benchmark (bench/gpu_models.py)" "FAIL" "a floor missed or the run failed, see $LOGS/gpu_models.log ($(elapsed "$T0"))"
   fi
   BENCH_TABLE=$(sed -n '/^### /,$p' "$LOGS/gpu_models.log")
+fi
+
+# --- fp32 rows at one precision on both sides (WF_GPU_BENCH_FP32_PAIRS=1) ------------------------
+# The main table runs WarpForge's fp32 rows in true fp32 beside XLA at its default, which is TF32
+# on this GPU. These two passes pair them: TF32 allowed in every column (XLA at its default), and
+# true fp32 beside XLA with precision HIGHEST written into the text (eager and torch.compile are
+# the main table's there).
+if [[ "${WF_GPU_BENCH_FP32_PAIRS:-0}" == 1 ]]; then
+  FP32_ROWS=${WF_GPU_FP32_ROWS:-bert-base-b1-s128-fp32,resnet50-b32-fp32}
+  for pass in tf32 highest; do
+    T0=$(date +%s)
+    if [[ $pass == tf32 ]]; then extra=(--allow-tf32); else extra=(--xla-precision highest --skip eager,compile); fi
+    if timeout "${WF_GPU_BENCH_TIMEOUT:-420}" python3 bench/gpu_models.py --lib "$BIN/libwarpforge.so" \
+         --rows "$FP32_ROWS" --iters "${WF_GPU_BENCH_ITERS:-30}" --no-cold-warm "${extra[@]}" \
+         --json "$LOGS/gpu_models_fp32_$pass.json" >"$LOGS/gpu_models_fp32_$pass.log" 2>&1; then
+      row "benchmark fp32 rows: $pass" "ok" "every floor met ($(elapsed "$T0"))"
+    else
+      row "benchmark fp32 rows: $pass" "FAIL" "see $LOGS/gpu_models_fp32_$pass.log ($(elapsed "$T0"))"
+    fi
+    BENCH_TABLE+=$'\n\n'"fp32 rows, $pass:"$'\n'$(sed -n '/^### /,$p' "$LOGS/gpu_models_fp32_$pass.log")
+  done
 fi
 
 # --- summary -------------------------------------------------------------------------------------
