@@ -9,6 +9,8 @@
 #
 # WF_BENCH_ARGS adds arguments to every `warpforge bench` (e.g. "--no-fusion" or "--allow-tf32").
 # WF_GPU_TEST_FILTER first runs the GPU unit tests matching it (a gtest filter; "*" for all).
+# WF_KERNEL_TABLES=1 adds each row's kernels timed by Nsight Compute (scripts/gpu-kernels.sh).
+# WF_PROFILE_MODELS_ARGS adds arguments to gpu_models.py (e.g. "--no-cold-warm").
 set -uo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$(pwd)
@@ -23,7 +25,7 @@ status=0
 wf_gpu_tests "$LOGS" || status=1
 rows_csv=$(echo "$ROWS" | tr ' ' ',')
 echo "=== export + WarpForge column: $rows_csv"
-python3 bench/gpu_models.py --build "$BUILD" --rows "$rows_csv" --skip eager,compile,xla --iters 30 \
+python3 bench/gpu_models.py --build "$BUILD" --rows "$rows_csv" --skip eager,compile,xla --iters 30 ${WF_PROFILE_MODELS_ARGS:-} \
   --workdir "$WORK" --json "$LOGS/wf_only.json" >"$LOGS/export.log" 2>&1 || status=1
 tail -12 "$LOGS/export.log"
 for row in $ROWS; do
@@ -35,5 +37,9 @@ for row in $ROWS; do
     >"$LOGS/$row.profile.txt" 2>&1 || status=1
   head -60 "$LOGS/$row.profile.txt"
   "$WARPFORGE" inspect "$pkg/model.mlir" --fusion >"$LOGS/$row.fusion.txt" 2>&1 || true
+  # Kernel by kernel (Nsight Compute), where asked: device time without launch gaps.
+  if [[ "${WF_KERNEL_TABLES:-0}" == 1 ]]; then
+    WF_GPU_LOGS="$LOGS" WF_GPU_BUILD="$BUILD" bash scripts/gpu-kernels.sh "$pkg" || status=1
+  fi
 done
 exit $status
