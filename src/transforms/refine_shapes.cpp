@@ -23,6 +23,7 @@
 #include "ir/shape_inference.h"
 #include "ir/verifier.h"
 #include "support/phase_timer.h"
+#include "transforms/dead_ops.h"
 
 namespace wf {
 namespace {
@@ -50,25 +51,6 @@ Status opError(const Operation& op, const std::string& message) {
   return invalidArgument(op.describe() + ": " + message);
 }
 
-// Ops without side effects that may be dropped when unused.
-bool hasSideEffects(const Operation& op) {
-  switch (op.code()) {
-    case OpCode::CustomCall: case OpCode::Rng: case OpCode::RngBitGenerator: case OpCode::Infeed:
-    case OpCode::Outfeed: case OpCode::Send: case OpCode::Recv: case OpCode::AllGather:
-    case OpCode::AllReduce: case OpCode::AllToAll: case OpCode::CollectiveBroadcast:
-    case OpCode::CollectivePermute: case OpCode::CollectiveReduce: case OpCode::ReduceScatter:
-    case OpCode::AfterAll: case OpCode::CreateToken: case OpCode::AsyncStart: case OpCode::AsyncDone:
-    case OpCode::FuncCall: case OpCode::FuncReturn: case OpCode::Return: case OpCode::Composite:
-    case OpCode::OptimizationBarrier: case OpCode::kUnknown:
-    case OpCode::CheckExpectEq: case OpCode::CheckExpectEqConst: case OpCode::CheckExpectAlmostEq:
-    case OpCode::CheckExpectAlmostEqConst: case OpCode::CheckExpectClose: case OpCode::CheckExpectSerializedEq:
-    case OpCode::InterpreterRunParallel: case OpCode::InterpreterProbe: case OpCode::InterpreterPrint:
-      return true;
-    default:
-      return op.numRegions() > 0;
-  }
-}
-
 // Ops evaluated at compile time when all their operands are known: the ones shape
 // computations are made of.
 bool isFoldable(OpCode code) {
@@ -88,8 +70,6 @@ bool isFoldable(OpCode code) {
 }
 
 bool isIntegerLike(ElementType e) { return isInteger(e) || isBoolean(e) || e == ElementType::kIndex; }
-
-void removeDeadOps(Block& block);
 
 class Refiner {
  public:
@@ -591,38 +571,6 @@ Status Refiner::refineBlock(const Block& src, Block& dst, std::vector<Value*>* r
     WF_RETURN_IF_ERROR(refineOp(*op, dst, depth));
   }
   return Status::ok();
-}
-
-// Counts the uses of every value under `block`.
-void countUses(const Block& block, std::unordered_map<const Value*, int>& uses) {
-  for (const auto& op : block.operations()) {
-    for (const Value* v : op->operands()) ++uses[v];
-    for (const auto& region : op->regions())
-      for (const auto& b : region->blocks()) countUses(*b, uses);
-  }
-}
-
-void removeDeadOps(Block& block, std::unordered_map<const Value*, int>& uses) {
-  for (const auto& op : block.operations())
-    for (const auto& region : op->regions())
-      for (const auto& b : region->blocks()) removeDeadOps(*b, uses);
-  auto& ops = block.mutableOperations();
-  for (size_t i = ops.size(); i-- > 0;) {
-    const Operation& op = *ops[i];
-    if (hasSideEffects(op) || op.numResults() == 0) continue;
-    bool used = false;
-    for (const auto& r : op.results()) used = used || uses[r.get()] > 0;
-    if (used) continue;
-    for (const Value* v : op.operands()) --uses[v];
-    ops.erase(ops.begin() + static_cast<std::ptrdiff_t>(i));
-  }
-}
-
-// Removes the side-effect-free ops under `block` whose results nothing reads.
-void removeDeadOps(Block& block) {
-  std::unordered_map<const Value*, int> uses;
-  countUses(block, uses);
-  removeDeadOps(block, uses);
 }
 
 Expected<std::unique_ptr<Module>> Refiner::run(std::string_view entry, std::span<const Type> argumentTypes) {
