@@ -11,6 +11,7 @@
 #include "backends/cuda/codegen/kernel_cache.h"
 #include "backends/cuda/codegen/nvrtc.h"
 #include "backends/cuda/cuda_check.h"
+#include "support/env_switch.h"
 
 namespace wf::cuda {
 namespace {
@@ -85,7 +86,7 @@ Status storeTuningDecision(Device& device, const CompileOptions& options, const 
 size_t fastestCandidate(size_t count, const std::function<Status(size_t, cudaStream_t)>& launch,
                         const std::string& problem, const std::function<std::string(size_t)>& label) {
   const char* logVar = std::getenv("WARPFORGE_TUNING_LOG");
-  const bool log = logVar && *logVar && std::string(logVar) != "0";
+  const bool log = logVar && parseSwitch(logVar).value_or(false);
   std::ostringstream text;
   size_t best = 0;
   float bestMs = 0;

@@ -43,7 +43,7 @@ Status storeTuningDecision(Device& device, const CompileOptions& options, const 
 // Times `launch(i, stream)` for each candidate i < count (fastestLaunchMillis) and returns the
 // index of the fastest: an earlier candidate is kept unless a later one is faster by the margin,
 // and a candidate whose launch fails (one the library ranks but then refuses) is passed over.
-// 0 when none ran. With WARPFORGE_TUNING_LOG set (not "0"), each candidate's time, named by
+// 0 when none ran. With WARPFORGE_TUNING_LOG=1 (on, true, yes), each candidate's time, named by
 // `label(i)`, and the choice are written to stderr under `problem`.
 size_t fastestCandidate(size_t count, const std::function<Status(size_t, cudaStream_t)>& launch,
                         const std::string& problem = {}, const std::function<std::string(size_t)>& label = {});

@@ -17,6 +17,8 @@
 #include <random>
 #include <set>
 
+#include "support/env_switch.h"
+
 namespace wf::cuda {
 namespace fs = std::filesystem;
 
@@ -90,11 +92,6 @@ std::set<std::string>& unwritable() {
   return *s;
 }
 
-std::string lower(std::string s) {
-  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return s;
-}
-
 }  // namespace
 
 Expected<std::string> kernelCacheKey(const KernelCacheKeyParts& parts) {
@@ -123,9 +120,10 @@ Expected<std::optional<fs::path>> kernelCacheRoot(bool enabled, const std::strin
     const char* v = env(name);
     return v ? v : "";
   };
-  const std::string setting = lower(get("WARPFORGE_KERNEL_CACHE"));
-  if (setting == "0" || setting == "off" || setting == "false" || setting == "no") return std::optional<fs::path>();
-  if (!setting.empty() && setting != "1" && setting != "on" && setting != "true" && setting != "yes")
+  const std::string setting = get("WARPFORGE_KERNEL_CACHE");
+  const std::optional<bool> on = parseSwitch(setting);
+  if (on == false) return std::optional<fs::path>();
+  if (!setting.empty() && !on)
     return invalidArgument("WARPFORGE_KERNEL_CACHE=" + get("WARPFORGE_KERNEL_CACHE") +
                            ": expected 0, off, false or no (no kernel cache), or 1, on, true or yes");
   if (std::string dir = get("WARPFORGE_CACHE_DIR"); !dir.empty()) return std::optional<fs::path>(fs::path(dir));
