@@ -22,7 +22,7 @@ On --device cpu every column is host wall time.
 
 Compile (WarpForge): the package opened twice in fresh processes (`warpforge bench --json --iters 1
 --warmup 0` beside libwarpforge.so, which counts NVRTC programs, timed algorithm problems and kernel
-cache hits; without that binary, a Python process timing wf_session_open) with WARPFORGE_CACHE_DIR
+cache hits) with WARPFORGE_CACHE_DIR
 set to one new folder: cold (the folder empty: every generated kernel compiled by NVRTC, every
 library algorithm problem timed), then warm (the same folder: a warm start, which should compile
 and time nothing). Fresh processes, because a process reuses from memory what it compiled or timed
@@ -448,23 +448,6 @@ KERNEL_CACHE_ENV = "WARPFORGE_CACHE_DIR"
 _PROBE_COUNTS = {"compiled": "nvrtc_programs", "from_kernel_cache": "kernel_cache_hits", "nvrtc_ms": "nvrtc_ms",
                  "load_ms": "load_ms", "tuned_problems": "tuned_problems", "tuning_ms": "tuning_ms",
                  "tuning_from_kernel_cache": "tuning_cache_hits"}
-_OPEN_PROBE = """
-import json, sys, time
-from pathlib import Path
-sys.path.insert(0, sys.argv[1])
-import gpu_models
-wf = gpu_models.WarpForge(Path(sys.argv[2]))
-t0 = time.perf_counter()
-session = wf.open(Path(sys.argv[3]), sys.argv[4], threads=int(sys.argv[5]), allow_tf32=sys.argv[6] == "1")
-compile_ms = (time.perf_counter() - t0) * 1e3
-session.close()
-print(json.dumps({"compile_ms": compile_ms}))
-"""
-
-
-def _cache_entries(cache_dir: Path) -> set[str]:
-    """The kernel cache's entries (generated kernels' machine code and tuning decisions, one file each)."""
-    return {str(f.relative_to(cache_dir)) for f in cache_dir.rglob("*.cubin")} if cache_dir.exists() else set()
 
 
 def _probe_env(wf: WarpForge, cache_dir: Path) -> dict:
@@ -483,46 +466,26 @@ def _first_json(text: str) -> dict:
 
 
 def compile_probe(wf: WarpForge, pkg: Path, args, cache_dir: Path) -> dict:
-    """Opens `pkg` in a fresh process with the kernel cache in `cache_dir`: the compile time, and the
-    generated kernels and library algorithms behind it. `warpforge bench --json --iters 1 --warmup 0`
-    (beside libwarpforge.so) counts them; without that binary a Python process times
-    wf_session_open alone (no counts). A fresh process each time, because a process that compiled a
-    program or timed a problem before reuses it from memory and never reads the cache for it."""
-    before = _cache_entries(cache_dir)
-    env = _probe_env(wf, cache_dir)
+    """Opens `pkg` in a fresh process with the kernel cache in `cache_dir`: `warpforge bench --json
+    --iters 1 --warmup 0` (the binary beside libwarpforge.so) gives the compile time and the
+    generated kernels and library algorithms behind it. A fresh process each time, because a
+    process that compiled a program or timed a problem before reuses it from memory and never reads
+    the cache for it."""
     cli = wf.path.parent / "warpforge"
-    failures = []
-    t0 = time.perf_counter()
-    if cli.is_file() and os.access(cli, os.X_OK):
-        cmd = [str(cli), "bench", str(pkg), "--device", args.wf_device, "--iters", "1", "--warmup", "0", "--json"]
-        if args.device == "cpu":
-            cmd += ["--threads", str(args.threads)]
-        if args.allow_tf32:
-            cmd.append("--allow-tf32")
-        proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=args.compile_timeout)
-        if proc.returncode == 0:
-            out = _first_json(proc.stdout)
-            probe = {"s": out["compile_ms"] / 1e3, "via": "warpforge bench --json"}
-            probe.update({_PROBE_COUNTS.get(k, k): v for k, v in out.get("generated_kernels", {}).items()})
-        else:
-            failures.append(f"{cli.name} bench exited {proc.returncode}: {proc.stderr.strip()[-400:]}")
-            probe = None
-    else:
-        probe = None
-    if probe is None:
-        cmd = [sys.executable, "-c", _OPEN_PROBE, str(Path(__file__).resolve().parent), str(wf.path), str(pkg),
-               args.wf_device, str(args.threads if args.device == "cpu" else 0), "1" if args.allow_tf32 else "0"]
-        proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=args.compile_timeout)
-        if proc.returncode != 0:
-            failures.append(f"wf_session_open exited {proc.returncode}: {proc.stderr.strip()[-400:]}")
-            raise RuntimeError("; ".join(failures))
-        probe = {"s": _first_json(proc.stdout)["compile_ms"] / 1e3, "via": "wf_session_open (no counts)"}
-        if failures:
-            probe["note"] = failures[0]
-    probe["process_s"] = time.perf_counter() - t0
-    after = _cache_entries(cache_dir)
-    probe["cache_entries"] = len(after)
-    probe["new_cache_entries"] = len(after - before)
+    if not (cli.is_file() and os.access(cli, os.X_OK)):
+        raise FileNotFoundError(f"no warpforge binary beside {wf.path}")
+    cmd = [str(cli), "bench", str(pkg), "--device", args.wf_device, "--iters", "1", "--warmup", "0", "--json"]
+    if args.device == "cpu":
+        cmd += ["--threads", str(args.threads)]
+    if args.allow_tf32:
+        cmd.append("--allow-tf32")
+    proc = subprocess.run(cmd, env=_probe_env(wf, cache_dir), capture_output=True, text=True,
+                          timeout=args.compile_timeout)
+    if proc.returncode != 0:
+        raise RuntimeError(f"{cli.name} bench exited {proc.returncode}: {proc.stderr.strip()[-400:]}")
+    out = _first_json(proc.stdout)
+    probe = {"s": out["compile_ms"] / 1e3}
+    probe.update({_PROBE_COUNTS.get(k, k): v for k, v in out.get("generated_kernels", {}).items()})
     return probe
 
 
@@ -898,8 +861,6 @@ def warm_work(cell: dict) -> list[str]:
         out.append(f"warm compiled {warm['nvrtc_programs']} kernel{'s' if warm['nvrtc_programs'] != 1 else ''}")
     if warm.get("tuned_problems"):
         out.append(f"warm timed {warm['tuned_problems']} algorithm problem{'s' if warm['tuned_problems'] != 1 else ''}")
-    if "nvrtc_programs" not in warm and warm.get("new_cache_entries"):  # no counts: the folder tells
-        out.append(f"warm wrote {warm['new_cache_entries']} kernel cache entries")
     return out
 
 
@@ -922,16 +883,13 @@ def fmt_compile(cell: dict) -> str:
             return "error: " + (msg if len(msg) <= 160 else msg[:157] + "...")
     warm = warm or {}
     text = f"{fmt_s(cold['s'])} / {fmt_s(warm['s']) if 's' in warm else '-'} s"
-    if "nvrtc_programs" in cold:
-        counts = [cold.get(k, 0) + warm.get(k, 0) for k in ("nvrtc_programs", "kernel_cache_hits", "tuned_problems",
-                                                             "tuning_cache_hits")]
-        if any(counts):  # cpu: no generated kernels, nothing timed
-            text += (f"; NVRTC {cold['nvrtc_programs']} / {warm.get('nvrtc_programs', '-')} "
-                     f"({warm.get('kernel_cache_hits', 0)} hits)"
-                     f"; timed {cold.get('tuned_problems', 0)} / {warm.get('tuned_problems', '-')} "
-                     f"({warm.get('tuning_cache_hits', 0)} hits)")
-    else:
-        text += f"; cache entries {cold.get('cache_entries', 0)}, new warm {warm.get('new_cache_entries', '-')}"
+    counts = [cold.get(k, 0) + warm.get(k, 0) for k in ("nvrtc_programs", "kernel_cache_hits", "tuned_problems",
+                                                         "tuning_cache_hits")]
+    if any(counts):  # cpu: no generated kernels, nothing timed
+        text += (f"; NVRTC {cold.get('nvrtc_programs', 0)} / {warm.get('nvrtc_programs', '-')} "
+                 f"({warm.get('kernel_cache_hits', 0)} hits)"
+                 f"; timed {cold.get('tuned_problems', 0)} / {warm.get('tuned_problems', '-')} "
+                 f"({warm.get('tuning_cache_hits', 0)} hits)")
     flagged = warm_work(cell)
     if flagged:
         text += "; " + "; ".join(f"**{w}**" for w in flagged)

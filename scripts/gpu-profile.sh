@@ -28,6 +28,7 @@ echo "=== export + WarpForge column: $rows_csv"
 python3 bench/gpu_models.py --build "$BUILD" --rows "$rows_csv" --skip eager,compile,xla --iters 30 ${WF_PROFILE_MODELS_ARGS:-} \
   --workdir "$WORK" --json "$LOGS/wf_only.json" >"$LOGS/export.log" 2>&1 || status=1
 tail -12 "$LOGS/export.log"
+profiled=()
 for row in $ROWS; do
   pkg="$WORK/$row"
   [[ -f "$pkg/manifest.json" ]] || { echo "=== $row: not exported"; status=1; continue; }
@@ -37,9 +38,10 @@ for row in $ROWS; do
     >"$LOGS/$row.profile.txt" 2>&1 || status=1
   head -60 "$LOGS/$row.profile.txt"
   "$WARPFORGE" inspect "$pkg/model.mlir" --fusion >"$LOGS/$row.fusion.txt" 2>&1 || true
-  # Kernel by kernel (Nsight Compute), where asked: device time without launch gaps.
-  if [[ "${WF_KERNEL_TABLES:-0}" == 1 ]]; then
-    WF_GPU_LOGS="$LOGS" WF_GPU_BUILD="$BUILD" bash scripts/gpu-kernels.sh "$pkg" || status=1
-  fi
+  profiled+=("$pkg")
 done
+# Kernel by kernel (Nsight Compute), where asked: device time without launch gaps.
+if [[ "${WF_KERNEL_TABLES:-0}" == 1 && ${#profiled[@]} -gt 0 ]]; then
+  WF_GPU_LOGS="$LOGS" WF_GPU_BUILD="$BUILD" bash scripts/gpu-kernels.sh "${profiled[@]}" || status=1
+fi
 exit $status
