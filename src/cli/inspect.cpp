@@ -175,6 +175,11 @@ json fusionPlanJson(const Operation& function, bool withSource) {
                    {"num_ops", g.ops.size()},
                    {"inputs", inputs},
                    {"result", g.root()->result(0)->type().toString()}};
+    if (!g.sideOutputs.empty()) {
+      json sides = json::array();
+      for (const Operation* side : g.sideOutputs) sides.push_back(side->result(0)->type().toString());
+      kernel["side_outputs"] = sides;  // stored beside the result (a row group's other values)
+    }
     if (withSource) {
       Expected<cuda::FusedKernelSource> source =
           cuda::generateFusedKernel(g, "wf_fused_" + std::to_string(kernels.size()), nullptr);
@@ -231,7 +236,10 @@ void printFusionPlan(const json& plan) {
       std::cout << (first ? "" : ", ") << n.get<int64_t>() << " " << name;
       first = false;
     }
-    std::cout << ") -> " << k["result"].get<std::string>() << "\n";
+    std::cout << ") -> " << k["result"].get<std::string>();
+    if (k.contains("side_outputs"))
+      for (const auto& side : k["side_outputs"]) std::cout << " + " << side.get<std::string>();
+    std::cout << "\n";
     if (k.contains("source")) {
       if (k.contains("launch"))
         std::cout << "    // " << k["launch"]["blocks"].get<int64_t>() << " blocks of " << k["launch"]["threads"].get<int>()

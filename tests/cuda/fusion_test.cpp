@@ -319,8 +319,10 @@ TEST(FusionPlan, TapsKeepTheirBuffers) {
     if (op->numResults() == 1 && op->result(0)->nameHint() == "%y") y = op->result(0);
   ASSERT_NE(y, nullptr);
   cuda::FusionPlan plan = cuda::planFusion(body, {y});
-  EXPECT_EQ(plan.groups.size(), 2u);  // the norm up to the tap, and the scale and bias after it
-  EXPECT_TRUE(plan.groupOfRoot.count(y->definingOp()));
+  // One kernel: the norm writes the tapped value beside its result (a side output, stored).
+  ASSERT_EQ(plan.groups.size(), 1u);
+  const std::vector<const Operation*> sides = {y->definingOp()};
+  EXPECT_EQ(plan.groups[0].sideOutputs, sides);
 }
 
 TEST(FusionPlan, ValuesOnlyARegionReadsStayAlive) {
@@ -707,19 +709,27 @@ const char* const kExported[] = {"mlp", "bert_small", "convnet", "embednet", "ls
 // one absorbed into a fused kernel). Checked in nested regions too (their ops read the entry's
 // values as operands).
 void expectStepsReadStoredValues(const Block& body, const cuda::FusionPlan& plan, const std::string& name) {
-  auto stored = [&](const Value* v) {
+  // A side output is stored by its group's step, at the group's root: read only after it.
+  std::unordered_map<const Operation*, size_t> position;
+  for (const auto& op : body.operations()) position.emplace(op.get(), position.size());
+  std::unordered_map<const Operation*, size_t> storedAt;  // side output -> its group's root position
+  for (const cuda::FusionGroup& g : plan.groups)
+    for (const Operation* side : g.sideOutputs) storedAt[side] = position.at(g.root());
+  auto stored = [&](const Value* v, const Operation* reader) {
     const Operation* p = v->definingOp();
-    return !p || !plan.absorbed.count(p);
+    if (!p || !plan.absorbed.count(p)) return true;
+    auto it = storedAt.find(p);
+    return it != storedAt.end() && position.at(reader) > it->second;
   };
   for (const cuda::FusionGroup& g : plan.groups)
     for (const Value* in : g.inputs)
-      EXPECT_TRUE(stored(in)) << name << ": " << g.root()->describe() << " reads " << in->nameHint()
-                              << ", which no step stores";
+      EXPECT_TRUE(stored(in, g.root())) << name << ": " << g.root()->describe() << " reads " << in->nameHint()
+                                        << ", which no step before it stores";
   for (const auto& op : body.operations()) {
     if (plan.absorbed.count(op.get()) || plan.groupOfRoot.count(op.get())) continue;
     for (const Value* in : op->operands())
-      EXPECT_TRUE(stored(in)) << name << ": " << op->describe() << " reads " << in->nameHint()
-                              << ", which no step stores";
+      EXPECT_TRUE(stored(in, op.get())) << name << ": " << op->describe() << " reads " << in->nameHint()
+                                        << ", which no step before it stores";
   }
 }
 
@@ -744,6 +754,136 @@ func.func @main(%a: tensor<4x8xf32>, %w: tensor<8x8xf32>) -> (tensor<4x8xf32>, t
   const Block& body = FuncOp(mainOf(m)).body();
   cuda::FusionPlan plan = cuda::planFusion(body, {});
   expectStepsReadStoredValues(body, plan, "reshape chain");
+}
+
+// Two pre-norm blocks as a bf16 decoder's export writes them (f32 residual stream, bf16 matrix
+// products): block 1 adds a product to the residual and RMS-normalises the sum (its mean of
+// squares kept [rows, 1] and broadcast back), for a bf16 product whose output is block 2's; block
+// 2 adds that to the residual again and layer-normalises it, returning the norm's f32 value and
+// its bf16 copy. The residual sums and the f32 norm are read after the kernels that compute them:
+// side outputs of those row groups. `cols` columns per row, 2 x 37 rows.
+std::string preNormProgram(int cols) {
+  const std::string C = std::to_string(cols);
+  const std::string f = "tensor<2x37x" + C + "xf32>", m = "tensor<74x" + C + "xf32>", mb = "tensor<74x" + C + "xbf16>";
+  const std::string rows = "tensor<2x37xf32>", keep = "tensor<2x37x1xf32>";
+  auto sum = [&](const std::string& r, const std::string& v) {
+    return "  " + r + " = \"stablehlo.reduce\"(" + v + ", %zero) ({\n  ^bb0(%p: tensor<f32>, %q: tensor<f32>):\n" +
+           "    %s = \"stablehlo.add\"(%p, %q) : (tensor<f32>, tensor<f32>) -> tensor<f32>\n" +
+           "    \"stablehlo.return\"(%s) : (tensor<f32>) -> ()\n  }) {dimensions = array<i64: 2>} : (" + f +
+           ", tensor<f32>) -> " + rows + "\n";
+  };
+  auto bin = [&](const std::string& r, const char* op, const std::string& a, const std::string& b, const std::string& t) {
+    return "  " + r + " = \"stablehlo." + op + "\"(" + a + ", " + b + ") : (" + t + ", " + t + ") -> " + t + "\n";
+  };
+  auto un = [&](const std::string& r, const char* op, const std::string& a, const std::string& from, const std::string& to) {
+    return "  " + r + " = \"stablehlo." + op + "\"(" + a + ") : (" + from + ") -> " + to + "\n";
+  };
+  auto bcast = [&](const std::string& r, const std::string& a, const char* dims, const std::string& from) {
+    return "  " + r + " = \"stablehlo.broadcast_in_dim\"(" + a + ") {broadcast_dimensions = array<i64: " + dims +
+           ">} : (" + from + ") -> " + f + "\n";
+  };
+  auto dot = [&](const std::string& r, const std::string& a) {
+    return "  " + r + " = \"stablehlo.dot_general\"(" + a +
+           ", %w) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = "
+           "[0]>} : (" + mb + ", tensor<" + C + "x" + C + "xbf16>) -> " + mb + "\n";
+  };
+  const std::string vec = "tensor<" + C + "xf32>";
+  std::string t = "func.func @main(%h: " + f + ", %x: " + mb + ", %w: tensor<" + C + "x" + C + "xbf16>, %g: " + vec +
+                  ", %b: " + vec + ") -> (" + mb + ", " + f + ", " + f + ") {\n";
+  t += "  %zero = \"stablehlo.constant\"() {value = dense<0.0> : tensor<f32>} : () -> tensor<f32>\n";
+  t += "  %n = \"stablehlo.constant\"() {value = dense<" + C + ".0> : " + rows + "} : () -> " + rows + "\n";
+  t += "  %eps = \"stablehlo.constant\"() {value = dense<1.0e-06> : " + keep + "} : () -> " + keep + "\n";
+  t += "  %eps2 = \"stablehlo.constant\"() {value = dense<1.0e-05> : " + rows + "} : () -> " + rows + "\n";
+  // Block 1: r1 = h + x W; RMS norm of r1 times g, as bf16 for the next product.
+  t += dot("%d1", "%x") + un("%c1", "convert", "%d1", mb, m) + un("%e1", "reshape", "%c1", m, f);
+  t += bin("%r1", "add", "%h", "%e1", f) + bin("%sq", "multiply", "%r1", "%r1", f) + sum("%ss", "%sq");
+  t += bin("%ms", "divide", "%ss", "%n", rows) + un("%msk", "reshape", "%ms", rows, keep);
+  t += bin("%ve", "add", "%msk", "%eps", keep) + un("%rs", "rsqrt", "%ve", keep, keep);
+  t += bcast("%rb", "%rs", "0, 1, 2", keep) + bin("%y", "multiply", "%r1", "%rb", f);
+  t += bcast("%gb", "%g", "2", vec) + bin("%yg", "multiply", "%gb", "%y", f);
+  t += un("%y2", "reshape", "%yg", f, m) + un("%o1", "convert", "%y2", m, mb);
+  // Block 2: r2 = r1 + o1 W; layer norm of r2 (f32, returned), and its bf16 copy.
+  t += dot("%d2", "%o1") + un("%c2", "convert", "%d2", mb, m) + un("%e2", "reshape", "%c2", m, f);
+  t += bin("%r2", "add", "%r1", "%e2", f) + sum("%s2", "%r2") + bin("%mean", "divide", "%s2", "%n", rows);
+  t += bcast("%mnb", "%mean", "0, 1", rows) + bin("%dv", "subtract", "%r2", "%mnb", f);
+  t += bin("%dsq", "multiply", "%dv", "%dv", f) + sum("%vs", "%dsq") + bin("%var", "divide", "%vs", "%n", rows);
+  t += bin("%vpe", "add", "%var", "%eps2", rows) + un("%inv", "rsqrt", "%vpe", rows, rows);
+  t += bcast("%ib", "%inv", "0, 1", rows) + bin("%z", "multiply", "%dv", "%ib", f);
+  t += bin("%zg", "multiply", "%z", "%gb", f) + bcast("%bb", "%b", "2", vec) + bin("%ln", "add", "%zg", "%bb", f);
+  t += un("%l2", "reshape", "%ln", f, m) + un("%o2", "convert", "%l2", m, mb);
+  t += "  func.return %o2, %ln, %r2 : " + mb + ", " + f + ", " + f + "\n}\n";
+  return t;
+}
+
+TEST(FusionPlan, NormsWriteTheResidualSumsAsSideOutputs) {
+  Module m = parse(preNormProgram(100));
+  ASSERT_TRUE(mainOf(m));
+  const Block& body = mainBody(m);
+  cuda::FusionPlan plan = cuda::planFusion(body, {});
+  expectStepsReadStoredValues(body, plan, "pre-norm blocks");
+  // One kernel per norm: block 1's writes its bf16 output and the residual sum r1 (which block
+  // 2 reads); block 2's writes its bf16 copy, the f32 norm and r2 (both returned).
+  ASSERT_EQ(plan.groups.size(), 2u);
+  const cuda::FusionGroup& first = plan.groups[0];
+  const cuda::FusionGroup& second = plan.groups[1];
+  EXPECT_EQ(first.root(), opNamed(body, "%o1"));
+  ASSERT_EQ(first.sideOutputs.size(), 1u);
+  EXPECT_EQ(first.sideOutputs[0], opNamed(body, "%r1"));
+  EXPECT_EQ(second.root(), opNamed(body, "%o2"));
+  std::vector<const Operation*> want = {opNamed(body, "%r2"), opNamed(body, "%ln")};
+  EXPECT_EQ(second.sideOutputs, want);
+  // Block 2 reads r1 from memory: it does not compute block 1's sum again.
+  EXPECT_NE(std::find(second.inputs.begin(), second.inputs.end(), opNamed(body, "%r1")->result(0)),
+            second.inputs.end());
+  for (const cuda::FusionGroup& g : plan.groups) {
+    Expected<cuda::FusedKernelSource> code = cuda::generateFusedKernel(g, "k");
+    ASSERT_TRUE(code) << code.status().toString();
+    EXPECT_NE(code->code.find("out" + std::to_string(g.sideOutputs.size())), std::string::npos);
+  }
+}
+
+// A value read by a group planned before the root (through work that group computes for
+// itself) cannot be a side output: it would be stored too late.
+TEST(FusionPlan, AValueReadBeforeTheRootIsNoSideOutput) {
+  Module m = parse(R"(
+func.func @main(%a: tensor<4x8xf32>, %c: tensor<4x8xf32>, %w: tensor<8x8xf32>) -> (tensor<4x8xf32>, tensor<4x8xf32>) {
+  %s = "stablehlo.add"(%a, %c) : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+  %t = "stablehlo.exponential"(%s) : (tensor<4x8xf32>) -> tensor<4x8xf32>
+  %d = "stablehlo.dot_general"(%t, %w) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>} : (tensor<4x8xf32>, tensor<8x8xf32>) -> tensor<4x8xf32>
+  %zero = "stablehlo.constant"() {value = dense<0.0> : tensor<f32>} : () -> tensor<f32>
+  %m = "stablehlo.reduce"(%s, %zero) ({
+  ^bb0(%p: tensor<f32>, %q: tensor<f32>):
+    %x = "stablehlo.maximum"(%p, %q) : (tensor<f32>, tensor<f32>) -> tensor<f32>
+    "stablehlo.return"(%x) : (tensor<f32>) -> ()
+  }) {dimensions = array<i64: 1>} : (tensor<4x8xf32>, tensor<f32>) -> tensor<4xf32>
+  %mb = "stablehlo.broadcast_in_dim"(%m) {broadcast_dimensions = array<i64: 0>} : (tensor<4xf32>) -> tensor<4x8xf32>
+  %y = "stablehlo.subtract"(%d, %mb) : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+  func.return %y, %t : tensor<4x8xf32>, tensor<4x8xf32>
+}
+)");
+  ASSERT_TRUE(mainOf(m));
+  const Block& body = mainBody(m);
+  cuda::FusionPlan plan = cuda::planFusion(body, {});
+  expectStepsReadStoredValues(body, plan, "read before the root");
+  for (const cuda::FusionGroup& g : plan.groups)
+    for (const Operation* side : g.sideOutputs)
+      EXPECT_NE(side, opNamed(body, "%s")) << "%s is read by the exponential's kernel, before " << g.root()->describe();
+}
+
+TEST(FusionRun, PreNormBlocksWithSideOutputs) {
+  WF_REQUIRE_GPU();
+  for (int cols : {100, 98}) {  // four columns per load and store, and one
+    SCOPED_TRACE("cols " + std::to_string(cols));
+    const std::string text = preNormProgram(cols);
+    const int64_t c = cols;
+    expectFusedMatches(text.c_str(),
+                       {randomLiteral(Type::tensor({2, 37, c}, ElementType::kF32)),
+                        randomLiteral(Type::tensor({74, c}, ElementType::kBF16)),
+                        randomLiteral(Type::tensor({c, c}, ElementType::kBF16), -0.2, 0.2),
+                        randomLiteral(Type::tensor({c}, ElementType::kF32)),
+                        randomLiteral(Type::tensor({c}, ElementType::kF32))},
+                       /*bitwise=*/false, /*hasDot=*/true);
+  }
 }
 
 TEST(FusionPlan, ExportedModelsKernelsCompile) {

@@ -67,17 +67,18 @@ class FusedKernel final : public OpKernel {
   Status launch(const LaunchContext& ctx, std::span<void* const> in, std::span<void* const> out) override {
     if (n_ == 0) return Status::ok();
     if (!kernel_) return internalError("fused kernel launched before it was compiled");
-    // The kernel's parameters: the inputs' addresses, then the output's, then for a kernel of two
-    // phases the workspace and the phase (no allocation here: this runs for every step of every
-    // run that is not a graph replay).
-    void* pointers[kMaxStepBuffers + 2];
-    void* args[kMaxStepBuffers + 3];
-    if (in.size() > kMaxStepBuffers) return internalError("fused kernel with too many inputs");
+    // The kernel's parameters: the inputs' addresses, then the outputs' (the root's, then any
+    // side outputs'), then for a kernel of two phases the workspace and the phase (no allocation
+    // here: this runs for every step of every run that is not a graph replay).
+    void* pointers[2 * kMaxStepBuffers + 1];
+    void* args[2 * kMaxStepBuffers + 2];
+    if (in.size() > kMaxStepBuffers || out.size() > kMaxStepBuffers || out.empty())
+      return internalError("fused kernel with too many inputs or outputs");
     if (workspaceBytes_ > 0 && (!ctx.workspace || ctx.workspaceBytes < workspaceBytes_))
       return internalError("fused reduction: workspace too small for its partial results");
     for (size_t i = 0; i < in.size(); ++i) pointers[i] = in[i];
-    pointers[in.size()] = out[0];
-    size_t params = in.size() + 1;
+    for (size_t i = 0; i < out.size(); ++i) pointers[in.size() + i] = out[i];
+    size_t params = in.size() + out.size();
     int phase = 0;
     if (twoPhase_) pointers[params++] = ctx.workspace;
     for (size_t i = 0; i < params; ++i) args[i] = &pointers[i];
@@ -697,8 +698,10 @@ Status Planner::planFusedGroup(const FusionGroup& group) {
   constexpr size_t kShareWithinSteps = 32;
   bool argumentsOnly = true;
   for (const Value* v : group.inputs) argumentsOnly = argumentsOnly && v->isBlockArgument();
+  // (A group with side outputs writes more than one value: never shared.)
+  const bool sideOutputs = !group.sideOutputs.empty();
   if (auto it = fusedValues_.find(valueKey);
-      it != fusedValues_.end() &&
+      !sideOutputs && it != fusedValues_.end() &&
       (argumentsOnly || plan_.steps.size() - it->second.step <= kShareWithinSteps)) {
     plan_.bufferOf[root.result(0)] = it->second.buffer;
     ++plan_.stats.sharedFusedValues;
@@ -722,8 +725,13 @@ Status Planner::planFusedGroup(const FusionGroup& group) {
         step.inPlaceInputs.push_back(i);
   const int id = newBuffer(tensorBytes(root.result(0)->type()));
   plan_.bufferOf[root.result(0)] = id;
-  fusedValues_[valueKey] = {id, plan_.steps.size()};
+  if (!sideOutputs) fusedValues_[valueKey] = {id, plan_.steps.size()};
   step.outputBuffers.push_back(id);
+  for (const Operation* side : group.sideOutputs) {
+    const int sideId = newBuffer(tensorBytes(side->result(0)->type()));
+    plan_.bufferOf[side->result(0)] = sideId;
+    step.outputBuffers.push_back(sideId);
+  }
   if (source.workspaceBytes > 0) {
     step.workspaceBytes = source.workspaceBytes;
     step.workspaceBuffer = newBuffer(source.workspaceBytes);

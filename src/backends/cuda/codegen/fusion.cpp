@@ -278,20 +278,22 @@ FuseKind fuseKind(const Operation& op) {
 struct UseInfo {
   int uses = 0;             // operand slots of top-level ops that read the value
   bool needsBuffer = false; // read by a nested region, the terminator, or a tap
+  std::vector<int> users;   // block positions of the top-level ops reading it (or holding a reader)
 };
 
-// Values read inside the regions of `op` (a while or if body capturing them) need buffers, and
-// keep their producers alive.
-void countNestedUses(const Operation& op, std::unordered_map<const Value*, UseInfo>& info,
+// Values read inside the regions of `op` (a while or if body capturing them, `op` at block
+// position `at`) need buffers, and keep their producers alive.
+void countNestedUses(const Operation& op, int at, std::unordered_map<const Value*, UseInfo>& info,
                      std::unordered_set<const Value*>& live) {
   for (const auto& region : op.regions())
     for (const auto& block : region->blocks())
       for (const auto& inner : block->operations()) {
         for (const Value* v : inner->operands()) {
           info[v].needsBuffer = true;
+          info[v].users.push_back(at);
           live.insert(v);
         }
-        countNestedUses(*inner, info, live);
+        countNestedUses(*inner, at, info, live);
       }
 }
 
@@ -331,9 +333,10 @@ FusionPlan planFusion(const Block& block, const std::unordered_set<const Value*>
       liveValues.insert(v);
       UseInfo& u = uses[v];
       ++u.uses;
+      u.users.push_back(static_cast<int>(i));
       if (isTerminator || !isFusible(op)) u.needsBuffer = true;
     }
-    countNestedUses(op, uses, liveValues);
+    countNestedUses(op, static_cast<int>(i), uses, liveValues);
   }
   for (const Value* v : materialize) uses[v].needsBuffer = true;
   std::unordered_map<const Value*, int> absorbedUses;
@@ -391,25 +394,55 @@ FusionPlan planFusion(const Block& block, const std::unordered_set<const Value*>
 
   // Grows a group from `root`; returns its members and the uses it absorbs. With
   // `allowReduce`, reductions over the trailing dims of one row shape may join (row fusion).
-  auto grow = [&](const Operation& root, int maxOps, bool allowReduce, std::vector<const Operation*>& members,
+  // With `allowSide` too, values that must be stored anyway may join as side outputs (`sides`):
+  // the group writes them beside its root (see FusionGroup::sideOutputs).
+  auto grow = [&](const Operation& root, int maxOps, bool allowReduce, bool allowSide,
+                  std::vector<const Operation*>& members, std::vector<const Operation*>& sides,
                   std::vector<const Value*>& absorbedEdges) {
     std::unordered_set<const Operation*> inGroup{&root};
     std::unordered_set<const Operation*> exclusive{&root};  // computed for this group only
     std::vector<const Operation*> work{&root};
     members = {&root};
+    sides.clear();
     absorbedEdges.clear();
     const std::vector<int64_t>& rootShape = root.result(0)->type().shape();
+    const int64_t rootElements = root.result(0)->type().numElements();
     std::optional<ReduceInfo> sig = root.code() == OpCode::Reduce ? rowReduceInfo(root) : std::nullopt;
-    // A reduction may join if its row shape is the group's (the root's shape is rows x cols or
-    // rows).
+    // A reduction may join if its row shape is the group's (the root is rows x cols, as that
+    // shape or reshaped with the same elements, or it is rows).
     auto reduceFits = [&](const Operation& p) {
       if (!allowReduce) return false;
       std::optional<ReduceInfo> info = rowReduceInfo(p);
       if (!info) return false;
       if (sig) return info->rows == sig->rows && info->cols == sig->cols;
-      std::vector<int64_t> full = info->rows;
-      full.insert(full.end(), info->cols.begin(), info->cols.end());
-      return rootShape == full || rootShape == info->rows;
+      return rootElements == numElementsOf(info->rows) * numElementsOf(info->cols) || rootShape == info->rows;
+    };
+    // Producers that could join as side outputs: their value is stored for readers outside.
+    std::vector<const Operation*> sideCandidates;
+    // A side output is elementwise work of the root's element count (written at the root's
+    // linear index), read outside the group only by ops after the root (the group runs there).
+    // Readers through members that other groups compute for themselves too (move ops, cheap
+    // work recomputed per user) count as readers: such a group reads the stored value.
+    auto sideFits = [&](const Operation& p) {
+      if (!allowSide || fuseKind(p) != FuseKind::kCompute || p.numResults() != 1 ||
+          p.result(0)->type().numElements() != rootElements || members.size() >= static_cast<size_t>(maxOps))
+        return false;
+      std::vector<const Value*> readValues = {p.result(0)};
+      std::unordered_set<const Value*> seen;
+      while (!readValues.empty()) {
+        const Value* v = readValues.back();
+        readValues.pop_back();
+        if (!seen.insert(v).second) continue;
+        for (int at : uses[v].users) {
+          const Operation* user = ops[static_cast<size_t>(at)].get();
+          if (!inGroup.count(user)) {
+            if (at <= position[&root]) return false;
+          } else if (!exclusive.count(user) && user->numResults() == 1) {
+            readValues.push_back(user->result(0));
+          }
+        }
+      }
+      return true;
     };
     auto add = [&](const Operation* p, bool isExclusive) {
       inGroup.insert(p);
@@ -426,14 +459,18 @@ FusionPlan planFusion(const Block& block, const std::unordered_set<const Value*>
         work.pop_back();
         for (const Value* v : m->operands()) {
           const Operation* p = producerInBlock(v);
-          if (!p || uses[v].needsBuffer || readFromMemory.count(v)) continue;
-          const FuseKind kind = fuseKind(*p);
-          if (kind == FuseKind::kNone || kind == FuseKind::kRunsReduce || (kind == FuseKind::kReduce && !allowReduce))
-            continue;
+          if (!p) continue;
           if (inGroup.count(p)) {
             absorbedEdges.push_back(v);
             continue;
           }
+          if (uses[v].needsBuffer || readFromMemory.count(v)) {
+            if (allowSide) sideCandidates.push_back(p);
+            continue;
+          }
+          const FuseKind kind = fuseKind(*p);
+          if (kind == FuseKind::kNone || kind == FuseKind::kRunsReduce || (kind == FuseKind::kReduce && !allowReduce))
+            continue;
           if (static_cast<int>(members.size()) >= maxOps) continue;
           if (kind == FuseKind::kMove || recomputedPerUser(*p)) {
             add(p, exclusive.count(m) && uses[v].uses == 1);
@@ -493,6 +530,24 @@ FusionPlan planFusion(const Block& block, const std::unordered_set<const Value*>
         for (int k = 0; k < inside; ++k) absorbedEdges.push_back(v);
         grew = true;
       }
+      // Once nothing else joins, a value stored anyway (or a producer with users outside) may
+      // join as a side output: then its producers may join too (a pre-norm residual sum and the
+      // norm's reductions over it, a layer norm's f32 output beside its bf16 copy).
+      if (!grew) {
+        sideCandidates.insert(sideCandidates.end(), pending.begin(), pending.end());
+        for (const Operation* p : sideCandidates) {
+          if (inGroup.count(p) || !sideFits(*p)) continue;
+          // (Its readers inside may be members that other groups compute too: those read the
+          // stored value.)
+          bool allExclusive = false;
+          const int inside = readsInside(p->result(0), allExclusive);
+          add(p, true);
+          sides.push_back(p);
+          for (int k = 0; k < inside; ++k) absorbedEdges.push_back(p->result(0));
+          grew = true;
+        }
+        sideCandidates.clear();
+      }
       if (!grew) break;
     }
     std::sort(members.begin(), members.end(),
@@ -519,15 +574,28 @@ FusionPlan planFusion(const Block& block, const std::unordered_set<const Value*>
       continue;
     }
     if (op.code() == OpCode::Constant) continue;
-    std::vector<const Operation*> members;
+    std::vector<const Operation*> members, sides;
     std::vector<const Value*> edges;
     FusionGroup group;
     // A runs reduction roots a group of the elementwise work before it, no other reduction.
     const bool runsRoot = kind == FuseKind::kRunsReduce;
     bool allowReduce = !runsRoot;
+    // Side outputs only where the group ends up holding a reduction (a row group writes them in
+    // its last pass over the row); a group without one is planned again without them.
+    bool allowSide = allowReduce && op.code() != OpCode::Reduce;
     for (int maxOps = options.maxOps;; maxOps = std::max(1, maxOps / 2)) {
-      grow(op, maxOps, allowReduce, members, edges);
+      grow(op, maxOps, allowReduce, allowSide, members, sides, edges);
+      if (!sides.empty() && !std::any_of(members.begin(), members.end(), [](const Operation* m) {
+            return m->code() == OpCode::Reduce;
+          })) {
+        allowSide = false;
+        maxOps = options.maxOps * 2;
+        continue;
+      }
       group.ops = members;
+      std::sort(sides.begin(), sides.end(),
+                [&](const Operation* a, const Operation* b) { return position[a] < position[b]; });
+      group.sideOutputs = sides;
       group.inputs.clear();
       std::unordered_set<const Operation*> set(members.begin(), members.end());
       for (const Operation* m : members)
@@ -540,7 +608,12 @@ FusionPlan planFusion(const Block& block, const std::unordered_set<const Value*>
       // A row group whose reductions the code generator cannot place (a reduction's result
       // read at other coordinates than its row) is planned again without reductions.
       if (fits && group.hasReduce() && allowReduce && !generateFusedKernel(group, "probe")) {
-        allowReduce = false;
+        if (allowSide && !sides.empty()) {  // first without side outputs
+          allowSide = false;
+          maxOps = options.maxOps * 2;
+          continue;
+        }
+        allowReduce = allowSide = false;
         if (op.code() == OpCode::Reduce) break;
         maxOps = options.maxOps * 2;
         continue;
@@ -553,6 +626,7 @@ FusionPlan planFusion(const Block& block, const std::unordered_set<const Value*>
     // the device), as does one the code generator cannot write.
     if (runsRoot && (members.size() == 1 || !generateFusedKernel(group, "probe"))) continue;
     for (const Value* e : edges) ++absorbedUses[e];
+    for (const Operation* side : group.sideOutputs) plan.absorbed.insert(side);  // stored by the group
     readFromMemory.insert(group.inputs.begin(), group.inputs.end());
     reversed.push_back(std::move(group));
   }
@@ -664,6 +738,8 @@ class KernelEmitter {
     idx_ = wide ? "long long" : "int";
     memo_.emplace_back();
     rootStrides_ = stridesOf(group_.root()->result(0));
+    if (!group_.sideOutputs.empty() && (!group_.hasReduce() || group_.reducesRuns()))
+      return internalError("side outputs of a group that is not row-fused");
     if (group_.reducesRuns()) {
       if (!rootStrides_.empty()) return internalError("a runs reduction written in another storage order");
       return generateRuns(name);
@@ -784,7 +860,11 @@ class KernelEmitter {
     src << "extern \"C\" __global__ void __launch_bounds__(256) " << name << "(";
     for (size_t i = 0; i < group_.inputs.size(); ++i)
       src << "const " << storageCType(group_.inputs[i]->type().elementType()) << "* __restrict__ in" << i << ", ";
-    src << storageCType(group_.root()->result(0)->type().elementType()) << "* __restrict__ out) {\n";
+    src << storageCType(group_.root()->result(0)->type().elementType()) << "* __restrict__ out";
+    for (size_t s = 0; s < group_.sideOutputs.size(); ++s)
+      src << ", " << storageCType(group_.sideOutputs[s]->result(0)->type().elementType()) << "* __restrict__ out"
+          << s + 1;
+    src << ") {\n";
     return src.str();
   }
 
@@ -864,9 +944,14 @@ class KernelEmitter {
     cols_ = sig->cols;
     std::vector<int64_t> full = rows_;
     full.insert(full.end(), cols_.begin(), cols_.end());
-    rootFull_ = rootShape_ == full;
-    if (!rootFull_ && rootShape_ != rows_) return internalError("row group root of another shape");
+    // The root is the row shape rows x cols (as it, or reshaped with the same elements: the
+    // final pass computes it at each element's linear index), or rows.
     const int64_t numRows = numElementsOf(rows_), numCols = numElementsOf(cols_);
+    fullShape_ = full;
+    rootFull_ = rootShape_ == full || (rootShape_ != rows_ && numElementsOf(rootShape_) == numRows * numCols);
+    if (!rootFull_ && rootShape_ != rows_) return internalError("row group root of another shape");
+    if (!rootFull_ && !group_.sideOutputs.empty()) return internalError("side outputs of a row group rooted at a row value");
+    nextCoord_ = full.size();
     // A warp per row for many short rows, else a block per row. Each thread keeps its elements of
     // the group's row-shaped inputs in registers (when it has at most kCachedPerThread of them),
     // so every pass after the first reads registers instead of memory.
@@ -906,7 +991,9 @@ class KernelEmitter {
       std::vector<std::string> colCoords = declareCoords(cols_, rows_.size(), "k", in2);
       coords.insert(coords.end(), colCoords.begin(), colCoords.end());
       if (rootFull_) body_ << in2 << "const " << idx_ << " i = row * " << numCols << " + k;\n";
+      fullCoords_ = coords;
       WF_ASSIGN_OR_RETURN(std::string x, emit(op->operand(0), coords, rootFull_));
+      fullCoords_.clear();
       body_ << in2 << a << " = " << combineFn(info->kind) << "()(" << a << ", (" << acc << ")" << x << ");\n";
       // With the row in registers, the reduced value is kept there too: the later passes (the next
       // reduction, the root) read it instead of computing it again (softmax's exp, a norm's
@@ -935,10 +1022,24 @@ class KernelEmitter {
       std::vector<std::string> colCoords = declareCoords(cols_, rows_.size(), "k", in2);
       coords.insert(coords.end(), colCoords.begin(), colCoords.end());
       body_ << in2 << "const " << idx_ << " i = row * " << numCols << " + k;\n";
-      WF_ASSIGN_OR_RETURN(std::string x, emit(group_.root()->result(0), coords, true));
-      body_ << in2 << (vec4_ ? "outv.v[j % 4] = " : "out[i] = ") << storeRoot(rte, x) << ";\n";
-      if (vec4_)
-        body_ << in2 << "if (j % 4 == 3) *reinterpret_cast<wf_vec4<" << storageCType(rte) << ">*>(out + i - 3) = outv;\n";
+      fullCoords_ = coords;
+      // The root, then each side output, at the element of linear index i.
+      std::vector<const Value*> written = {group_.root()->result(0)};
+      for (const Operation* side : group_.sideOutputs) written.push_back(side->result(0));
+      for (size_t w = 0; w < written.size(); ++w) {
+        const Value* v = written[w];
+        const std::vector<int64_t>& shape = v->type().shape();
+        std::vector<std::string> at = shape == full ? coords : declareCoords(shape, nextCoord_, "i", in2);
+        if (shape != full) nextCoord_ += shape.size();
+        WF_ASSIGN_OR_RETURN(std::string x, emit(v, at, true));
+        const ElementType et = v->type().elementType();
+        const std::string o = w == 0 ? "out" : "out" + std::to_string(w);
+        body_ << in2 << (vec4_ ? o + "v.v[j % 4] = " : o + "[i] = ") << storeRoot(et, x) << ";\n";
+        if (vec4_)
+          body_ << in2 << "if (j % 4 == 3) *reinterpret_cast<wf_vec4<" << storageCType(et) << ">*>(" << o
+                << " + i - 3) = " << o << "v;\n";
+      }
+      fullCoords_.clear();
       memo_.pop_back();
       body_ << columnLoopEnd(in1);
     } else {
@@ -972,7 +1073,12 @@ class KernelEmitter {
     }
     for (const auto& [name, ctype] : passCache_)
       preload += "    " + ctype + " " + name + "[" + std::to_string(perThread_) + "];\n";
-    if (vec4_ && rootFull_) preload += std::string("    wf_vec4<") + storageCType(rte) + "> outv;\n";
+    if (vec4_ && rootFull_) {
+      preload += std::string("    wf_vec4<") + storageCType(rte) + "> outv;\n";
+      for (size_t w = 0; w < group_.sideOutputs.size(); ++w)
+        preload += std::string("    wf_vec4<") + storageCType(group_.sideOutputs[w]->result(0)->type().elementType()) +
+                   "> out" + std::to_string(w + 1) + "v;\n";
+    }
     body.replace(body.find(kPreloadMarker), std::strlen(kPreloadMarker), preload);
 
     FusedKernelSource out;
@@ -1169,7 +1275,7 @@ class KernelEmitter {
     const ElementType t = v->type().elementType();
     const std::vector<int64_t>& shape = v->type().shape();
     if (auto it = inputIndex_.find(v); it != inputIndex_.end()) {
-      if (cacheRows_ && identity && shape == rootShape_) {
+      if (cacheRows_ && identity && numElementsOf(shape) == numCols_ * numElementsOf(rows_) && stridesOf(v).empty()) {
         // A row-shaped input read at this thread's column: from the registers preloaded once.
         auto [c, added] = cached_.emplace(v, "pre" + std::to_string(it->second));
         return declare(t, c->second + "[j]");
@@ -1228,6 +1334,38 @@ class KernelEmitter {
       }
       case OpCode::Reshape: {
         const std::vector<int64_t>& inShape = op.operand(0)->type().shape();
+        // In a pass over a row, coordinates at the root's linear index i are the row's own
+        // coordinates in the row shape: read so, the operand is the value the other passes
+        // computed (or kept in registers) there.
+        if (identity && rootStrides_.empty() && !fullCoords_.empty() && inShape == fullShape_)
+          return emit(op.operand(0), fullCoords_, true);
+        // A reshape that only adds or drops dims of size 1 (a keepdim reduction's result made
+        // [.., 1] to broadcast) keeps the other coordinates as they are, so a row reduction's
+        // result is still read at its row.
+        {
+          std::vector<std::string> kept;
+          for (size_t d = 0; d < shape.size(); ++d)
+            if (shape[d] != 1) kept.push_back(coords[d]);
+          std::vector<std::string> inCoords(inShape.size(), "0");
+          size_t next = 0;
+          bool squeezeOnly = true;
+          for (size_t d = 0; d < inShape.size() && squeezeOnly; ++d) {
+            if (inShape[d] == 1) continue;
+            if (next >= kept.size() || shape.empty()) {
+              squeezeOnly = false;
+              break;
+            }
+            inCoords[d] = kept[next++];
+          }
+          if (squeezeOnly && next == kept.size()) {
+            std::vector<int64_t> a, b;
+            for (int64_t x : shape)
+              if (x != 1) a.push_back(x);
+            for (int64_t x : inShape)
+              if (x != 1) b.push_back(x);
+            if (a == b) return emit(op.operand(0), inCoords, identity && (inShape == rootShape_ || rootStrides_.empty()));
+          }
+        }
         std::string lin = identity && rootStrides_.empty() ? "i" : linearIndex(shape, coords);
         std::string l = fresh();
         body_ << "    const " << idx_ << " " << l << " = " << lin << ";\n";
@@ -1354,6 +1492,9 @@ class KernelEmitter {
   std::vector<std::unordered_map<std::string, std::string>> memo_;
   std::vector<int64_t> rows_, cols_;
   std::vector<std::string> rowCoords_;
+  std::vector<int64_t> fullShape_;        // row fusion: rows x cols
+  std::vector<std::string> fullCoords_;   // ... and, inside a pass over the row, its coordinates there
+  size_t nextCoord_ = 0;                  // the next free coordinate variable number
   bool rootFull_ = false;
   bool cacheRows_ = false;  // row fusion: row-shaped inputs held in registers (columnLoop)
   bool vec4_ = false;       // ... and moved four consecutive columns at a time (columnOf)

@@ -17,7 +17,9 @@
 // recomputes its input from the group's inputs (the row stays in L1/L2), and a last pass computes
 // the root. Producers with several users join a group when all their users are in it, and so do
 // the producers of a move op all of whose users are in it (the bias add read through a reshape by
-// both halves of a GELU).
+// both halves of a GELU). A row group may also write side outputs: elementwise values of the
+// root's element count that ops after it read (FusionGroup::sideOutputs), so that a norm, the
+// residual sum before it and its low-precision copy are one kernel, not three.
 //
 // Runs fusion: a reduction whose innermost dim is reduced under a kept one (a batch norm's
 // statistics and gradient sums over N, H and W of NCHW) roots a group of the elementwise work
@@ -42,6 +44,12 @@ namespace wf::cuda {
 struct FusionGroup {
   std::vector<const Operation*> ops;  // members in block order; the last one is the root
   std::vector<const Value*> inputs;   // values read from outside the group, in first-use order
+  // Row groups: members whose results are stored too, in block order. Each has the root's
+  // element count and is written at the root's linear index in the last pass over the row; ops
+  // outside the group read it only after the root. (A pre-norm block's residual sum, read again
+  // by the next residual add, beside the norm's bf16 output; a layer norm's f32 output, the next
+  // residual, beside its bf16 copy for the matrix product.)
+  std::vector<const Operation*> sideOutputs;
   const Operation* root() const { return ops.back(); }
   bool hasReduce() const;
   bool reducesRuns() const;  // rooted at a runs reduction (a kernel of two phases)
@@ -82,7 +90,7 @@ FusionPlan planFusion(const Block& block, const std::unordered_set<const Value*>
 using ValueStrides = std::unordered_map<const Value*, std::vector<int64_t>>;
 
 // The CUDA C++ source of one kernel computing `group`, with `extern "C" __global__` entry
-// `name(inputs..., output)`, and its launch geometry. With `strides`, inputs and a root listed
+// `name(inputs..., output, side outputs...)`, and its launch geometry. With `strides`, inputs and a root listed
 // there are read and written in their storage order (groups without reductions only); the
 // threads walk the root's storage order, so a group whose operands share it stays coalesced.
 Expected<FusedKernelSource> generateFusedKernel(const FusionGroup& group, const std::string& name,
