@@ -218,6 +218,9 @@ json fusionPlanJson(const Operation& function, bool withSource) {
 void printFusionPlan(const json& plan) {
   std::cout << "fusion plan of @" << plan["function"].get<std::string>() << ": " << plan["kernels"].size()
             << " generated kernels for " << plan["fused_ops"].get<int64_t>() << " ops";
+  int64_t writingSides = 0;
+  for (const json& k : plan["kernels"]) writingSides += k.contains("side_outputs") ? 1 : 0;
+  if (writingSides) std::cout << " (" << writingSides << " of them also writing side outputs)";
   if (const int64_t n = plan["batch_norms_expanded"].get<int64_t>())
     std::cout << " (" << n << " batch-norm ops written out first, as the backend does)";
   if (const int64_t n = plan["repeated_ops_merged"].get<int64_t>()) std::cout << " (" << n << " repeated ops merged)";

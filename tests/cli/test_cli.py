@@ -631,6 +631,36 @@ class PackageCommands(unittest.TestCase):
         self.assertIn("blocks of 256 threads", r.stdout)
         j = json.loads(wf("inspect", pkg, "--kernel-source", "--json").stdout)
         self.assertTrue(all("__global__" in k["source"] for k in j["fusion"][0]["kernels"]))
+        # A norm whose result is returned and read again by the work after it: one row kernel,
+        # writing the norm beside its root (a side output).
+        prenorm = os.path.join(self.dir, "prenorm.mlir")
+        with open(prenorm, "w") as f:
+            f.write("""func.func @main(%h: tensor<4x64xf32>, %x: tensor<4x64xf32>) -> (tensor<4x64xf32>, tensor<4x64xf32>) {
+  %r = "stablehlo.add"(%h, %x) : (tensor<4x64xf32>, tensor<4x64xf32>) -> tensor<4x64xf32>
+  %sq = "stablehlo.multiply"(%r, %r) : (tensor<4x64xf32>, tensor<4x64xf32>) -> tensor<4x64xf32>
+  %zero = "stablehlo.constant"() {value = dense<0.0> : tensor<f32>} : () -> tensor<f32>
+  %s = "stablehlo.reduce"(%sq, %zero) ({
+  ^bb0(%p: tensor<f32>, %q: tensor<f32>):
+    %a = "stablehlo.add"(%p, %q) : (tensor<f32>, tensor<f32>) -> tensor<f32>
+    "stablehlo.return"(%a) : (tensor<f32>) -> ()
+  }) {dimensions = array<i64: 1>} : (tensor<4x64xf32>, tensor<f32>) -> tensor<4xf32>
+  %rs = "stablehlo.rsqrt"(%s) : (tensor<4xf32>) -> tensor<4xf32>
+  %b = "stablehlo.broadcast_in_dim"(%rs) {broadcast_dimensions = array<i64: 0>} : (tensor<4xf32>) -> tensor<4x64xf32>
+  %y = "stablehlo.multiply"(%r, %b) : (tensor<4x64xf32>, tensor<4x64xf32>) -> tensor<4x64xf32>
+  %t = "stablehlo.tanh"(%y) : (tensor<4x64xf32>) -> tensor<4x64xf32>
+  %z = "stablehlo.add"(%t, %r) : (tensor<4x64xf32>, tensor<4x64xf32>) -> tensor<4x64xf32>
+  func.return %y, %z : tensor<4x64xf32>, tensor<4x64xf32>
+}
+""")
+        r = wf("inspect", prenorm, "--fusion")
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        self.assertIn("fusion plan of @main: 1 generated kernels for 9 ops (1 of them also writing side outputs)",
+                      r.stdout.splitlines())
+        self.assertTrue(any(l.startswith("  row stablehlo.add at ") and
+                            l.endswith("-> tensor<4x64xf32> + tensor<4x64xf32>") for l in r.stdout.splitlines()),
+                        r.stdout)
+        j = json.loads(wf("inspect", prenorm, "--fusion", "--json").stdout)
+        self.assertEqual([k.get("side_outputs") for k in j["fusion"][0]["kernels"]], [["tensor<4x64xf32>"]])
         # Dynamic shapes: planned per input shapes when run, nothing to show here.
         r = wf("inspect", os.path.join(PACKAGES, "dyn"), "--fusion")
         self.assertEqual(r.returncode, 0)
