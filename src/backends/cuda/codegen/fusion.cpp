@@ -538,9 +538,9 @@ FusionPlan planFusion(const Block& block, const std::unordered_set<const Value*>
         for (const Operation* p : sideCandidates) {
           if (inGroup.count(p) || !sideFits(*p)) continue;
           // (Its readers inside may be members that other groups compute too: those read the
-          // stored value.)
-          bool allExclusive = false;
-          const int inside = readsInside(p->result(0), allExclusive);
+          // stored value, so they need not all be exclusive.)
+          bool allExclusiveUnused = false;
+          const int inside = readsInside(p->result(0), allExclusiveUnused);
           add(p, true);
           sides.push_back(p);
           for (int k = 0; k < inside; ++k) absorbedEdges.push_back(p->result(0));
@@ -585,14 +585,12 @@ FusionPlan planFusion(const Block& block, const std::unordered_set<const Value*>
     bool allowSide = allowReduce && op.code() != OpCode::Reduce;
     for (int maxOps = options.maxOps;; maxOps = std::max(1, maxOps / 2)) {
       grow(op, maxOps, allowReduce, allowSide, members, sides, edges);
-      if (!sides.empty() && !std::any_of(members.begin(), members.end(), [](const Operation* m) {
-            return m->code() == OpCode::Reduce;
-          })) {
+      group.ops = members;
+      if (!sides.empty() && !group.hasReduce()) {
         allowSide = false;
         maxOps = options.maxOps * 2;
         continue;
       }
-      group.ops = members;
       std::sort(sides.begin(), sides.end(),
                 [&](const Operation* a, const Operation* b) { return position[a] < position[b]; });
       group.sideOutputs = sides;
@@ -1342,29 +1340,20 @@ class KernelEmitter {
         // A reshape that only adds or drops dims of size 1 (a keepdim reduction's result made
         // [.., 1] to broadcast) keeps the other coordinates as they are, so a row reduction's
         // result is still read at its row.
-        {
-          std::vector<std::string> kept;
-          for (size_t d = 0; d < shape.size(); ++d)
-            if (shape[d] != 1) kept.push_back(coords[d]);
+        std::vector<int64_t> outDims, inDims;
+        std::vector<std::string> kept;
+        for (size_t d = 0; d < shape.size(); ++d)
+          if (shape[d] != 1) {
+            outDims.push_back(shape[d]);
+            kept.push_back(coords[d]);
+          }
+        for (int64_t x : inShape)
+          if (x != 1) inDims.push_back(x);
+        if (outDims == inDims) {
           std::vector<std::string> inCoords(inShape.size(), "0");
-          size_t next = 0;
-          bool squeezeOnly = true;
-          for (size_t d = 0; d < inShape.size() && squeezeOnly; ++d) {
-            if (inShape[d] == 1) continue;
-            if (next >= kept.size() || shape.empty()) {
-              squeezeOnly = false;
-              break;
-            }
-            inCoords[d] = kept[next++];
-          }
-          if (squeezeOnly && next == kept.size()) {
-            std::vector<int64_t> a, b;
-            for (int64_t x : shape)
-              if (x != 1) a.push_back(x);
-            for (int64_t x : inShape)
-              if (x != 1) b.push_back(x);
-            if (a == b) return emit(op.operand(0), inCoords, identity && (inShape == rootShape_ || rootStrides_.empty()));
-          }
+          for (size_t d = 0, next = 0; d < inShape.size(); ++d)
+            if (inShape[d] != 1) inCoords[d] = kept[next++];
+          return emit(op.operand(0), inCoords, identity && (inShape == rootShape_ || rootStrides_.empty()));
         }
         std::string lin = identity && rootStrides_.empty() ? "i" : linearIndex(shape, coords);
         std::string l = fresh();
