@@ -211,6 +211,7 @@ json fusionPlanJson(const Operation& function, bool withSource) {
           {"attention_outlined", rewrites.attention},
           {"uniform_selects_folded", rewrites.uniformSelects},
           {"causal_masks", rewrites.causalMasks},
+          {"pools_narrowed", rewrites.narrowedPools},
           {"repeated_ops_merged", rewrites.merged},
           {"composites", compositeList}};
 }
@@ -230,6 +231,8 @@ void printFusionPlan(const json& plan) {
     std::cout << " (" << n << " attention patterns outlined into fused attention)";
   if (const int64_t n = plan["causal_masks"].get<int64_t>())
     std::cout << " (" << n << " of them with the causal mask)";
+  if (const int64_t n = plan["pools_narrowed"].get<int64_t>())
+    std::cout << " (" << n << " max/min pools narrowed to the type their reader converts to)";
   std::cout << "\n";
   for (const json& k : plan["kernels"]) {
     std::cout << "  " << k["kind"].get<std::string>() << " " << k["root"].get<std::string>() << " at "

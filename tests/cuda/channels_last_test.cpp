@@ -76,6 +76,105 @@ TEST(CudaChannelsLast, ResidualBlockMatchesTheInterpreter) {
   EXPECT_EQ((*plain)->stats().channelsLastValues, 0);
 }
 
+// The second convolution reads a channels-last input, so cuDNN takes its filter [O, 3, 3, I]:
+// with the weights bound, that repacking is a step of its own hoisted into the prologue, done
+// once per bind and not on every run. Binding new weights between runs repacks them again.
+TEST(CudaChannelsLast, BoundFiltersAreRepackedOncePerBind) {
+  WF_REQUIRE_GPU();
+  Module m = parse(residualBlock());
+  ASSERT_TRUE(mainOf(m));
+  CompileOptions options;
+  options.boundArguments = {1, 2, 3};
+  auto exe = cudaBackend().compile(m, *mainOf(m), options);
+  ASSERT_TRUE(exe) << exe.status().toString();
+  // %w2's repacking (%w1's convolution reads the argument %x, stored row-major: its filter is
+  // read as it is).
+  EXPECT_GE((*exe)->stats().hoistedSteps, 1);
+  std::vector<Literal> weights = {randomLiteral(Type::tensor({16, 16, 3, 3}, ElementType::kBF16), -0.3, 0.3),
+                                  randomLiteral(Type::tensor({16, 16, 3, 3}, ElementType::kBF16), -0.3, 0.3),
+                                  randomLiteral(Type::tensor({16}, ElementType::kF32), 0.5, 1.5)};
+  for (size_t i = 0; i < weights.size(); ++i) ASSERT_TRUE((*exe)->bindArgument(i + 1, weights[i]).isOk());
+  for (int run = 0; run < 3; ++run) {
+    SCOPED_TRACE("run " + std::to_string(run));
+    if (run == 2) {  // new filters for the second convolution
+      weights[1] = randomLiteral(Type::tensor({16, 16, 3, 3}, ElementType::kBF16), -0.3, 0.3);
+      ASSERT_TRUE((*exe)->bindArgument(2, weights[1]).isOk());
+    }
+    Literal x = randomLiteral(Type::tensor({2, 16, 10, 10}, ElementType::kBF16), -1, 1);
+    std::vector<Literal> all = {x.clone(), weights[0].clone(), weights[1].clone(), weights[2].clone()};
+    auto want = runCpu(m, std::move(all));
+    ASSERT_TRUE(want) << want.status().toString();
+    std::vector<Literal> batch = {x.clone()};
+    auto got = (*exe)->run(batch);
+    ASSERT_TRUE(got) << got.status().toString();
+    EXPECT_EQ(compareLiterals(got->outputs[0], (*want)[0], Tolerance{0, 0, 1e-2}), "");
+  }
+}
+
+// An image network's stem as the bf16 export writes it: a 7x7 stride-2 convolution of 3 colour
+// channels (its input, an argument, row-major), a ReLU in f32, a 3x3 stride-2 max pool with
+// padding (channels-last in and out), then a 3x3 convolution. Sizes that are no multiple of the
+// kernels' tiles: 21x21 images, `k` channels (12: the pool reads four channels per load; 6: one).
+std::string stem(int k) {
+  const std::string n = std::to_string(k);
+  const std::string x = "tensor<2x3x21x21xbf16>", c = "tensor<2x" + n + "x11x11xbf16>", f = "tensor<2x" + n + "x11x11xf32>",
+                    p = "tensor<2x" + n + "x6x6xbf16>", s = "tensor<bf16>", v = "tensor<" + n + "xf32>",
+                    w1 = "tensor<" + n + "x3x7x7xbf16>", w2 = "tensor<" + n + "x" + n + "x3x3xbf16>";
+  std::string t = "func.func @main(%x: " + x + ", %w1: " + w1 + ", %g: " + v + ", %w2: " + w2 + ") -> " + p + " {\n";
+  t += "  %c1 = stablehlo.convolution(%x, %w1) dim_numbers = [b, f, 0, 1]x[o, i, 0, 1]->[b, f, 0, 1], window = "
+       "{stride = [2, 2], pad = [[3, 3], [3, 3]]} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (" +
+       x + ", " + w1 + ") -> " + c + "\n";
+  t += "  %f1 = \"stablehlo.convert\"(%c1) : (" + c + ") -> " + f + "\n";
+  t += "  %gb = \"stablehlo.broadcast_in_dim\"(%g) {broadcast_dimensions = array<i64: 1>} : (" + v + ") -> " + f + "\n";
+  t += "  %m = \"stablehlo.add\"(%f1, %gb) : (" + f + ", " + f + ") -> " + f + "\n";
+  t += "  %zero = \"stablehlo.constant\"() {value = dense<0.0> : " + f + "} : () -> " + f + "\n";
+  t += "  %r = \"stablehlo.maximum\"(%m, %zero) : (" + f + ", " + f + ") -> " + f + "\n";
+  t += "  %rb = \"stablehlo.convert\"(%r) : (" + f + ") -> " + c + "\n";
+  t += "  %ninf = \"stablehlo.constant\"() {value = dense<0xFF80> : " + s + "} : () -> " + s + "\n";
+  t += "  %pool = \"stablehlo.reduce_window\"(%rb, %ninf) ({\n  ^bb0(%a: " + s + ", %b: " + s + "):\n"
+       "    %mx = \"stablehlo.maximum\"(%a, %b) : (" + s + ", " + s + ") -> " + s + "\n"
+       "    \"stablehlo.return\"(%mx) : (" + s + ") -> ()\n"
+       "  }) {window_dimensions = array<i64: 1, 1, 3, 3>, window_strides = array<i64: 1, 1, 2, 2>, padding = "
+       "dense<[[0, 0], [0, 0], [1, 1], [1, 1]]> : tensor<4x2xi64>} : (" + c + ", " + s + ") -> " + p + "\n";
+  t += "  %c2 = stablehlo.convolution(%pool, %w2) dim_numbers = [b, f, 0, 1]x[o, i, 0, 1]->[b, f, 0, 1], window = "
+       "{stride = [1, 1], pad = [[1, 1], [1, 1]]} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (" +
+       p + ", " + w2 + ") -> " + p + "\n";
+  t += "  func.return %c2 : " + p + "\n}\n";
+  return t;
+}
+
+class CudaChannelsLastStem : public testing::TestWithParam<int> {};
+
+TEST_P(CudaChannelsLastStem, StemAndMaxPoolMatchTheInterpreter) {
+  WF_REQUIRE_GPU();
+  const int k = GetParam();
+  Module m = parse(stem(k));
+  ASSERT_TRUE(mainOf(m));
+  auto exe = cudaBackend().compile(m, *mainOf(m), {});
+  ASSERT_TRUE(exe) << exe.status().toString();
+  // The stem's output, the ReLU's bf16 value and the pool's output; the result stays row-major.
+  EXPECT_GE((*exe)->stats().channelsLastValues, 3);
+  for (int run = 0; run < 2; ++run) {
+    std::vector<Literal> args = {randomLiteral(Type::tensor({2, 3, 21, 21}, ElementType::kBF16), -1, 1),
+                                 randomLiteral(Type::tensor({k, 3, 7, 7}, ElementType::kBF16), -0.3, 0.3),
+                                 randomLiteral(Type::tensor({k}, ElementType::kF32), -0.5, 0.5),
+                                 randomLiteral(Type::tensor({k, k, 3, 3}, ElementType::kBF16), -0.3, 0.3)};
+    auto want = runCpu(m, cloneAll(args));
+    ASSERT_TRUE(want) << want.status().toString();
+    auto got = (*exe)->run(args);
+    ASSERT_TRUE(got) << got.status().toString();
+    EXPECT_EQ(compareLiterals(got->outputs[0], (*want)[0], Tolerance{0, 0, 2e-2}), "");
+  }
+  // Without fusion (row-major everywhere) the results agree too.
+  CompileOptions unfused;
+  unfused.fuse = false;
+  auto plain = cudaBackend().compile(m, *mainOf(m), unfused);
+  ASSERT_TRUE(plain) << plain.status().toString();
+  EXPECT_EQ((*plain)->stats().channelsLastValues, 0);
+}
+
+INSTANTIATE_TEST_SUITE_P(Channels, CudaChannelsLastStem, testing::Values(12, 6));
+
 // A training step's convolutions: two bf16 convolutions (3x3 stride 1, then 3x3 stride 2) with a
 // ReLU between, differentiated by autodiff. The forward convolutions' outputs are stored NHWC;
 // what the gradient convolutions of convolution_backward.cpp read or write stays row-major (that

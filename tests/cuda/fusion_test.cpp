@@ -843,7 +843,8 @@ TEST(FusionPlan, NormsWriteTheResidualSumsAsSideOutputs) {
 }
 
 // A value read by a group planned before the root (through work that group computes for
-// itself) cannot be a side output: it would be stored too late.
+// itself) cannot be a side output of the later group: it would be stored too late. (The earlier
+// group, the exponential's, may write it beside its own root.)
 TEST(FusionPlan, AValueReadBeforeTheRootIsNoSideOutput) {
   Module m = parse(R"(
 func.func @main(%a: tensor<4x8xf32>, %c: tensor<4x8xf32>, %w: tensor<8x8xf32>) -> (tensor<4x8xf32>, tensor<4x8xf32>) {
@@ -867,7 +868,61 @@ func.func @main(%a: tensor<4x8xf32>, %c: tensor<4x8xf32>, %w: tensor<8x8xf32>) -
   expectStepsReadStoredValues(body, plan, "read before the root");
   for (const cuda::FusionGroup& g : plan.groups)
     for (const Operation* side : g.sideOutputs)
-      EXPECT_NE(side, opNamed(body, "%s")) << "%s is read by the exponential's kernel, before " << g.root()->describe();
+      if (side == opNamed(body, "%s")) {
+        EXPECT_EQ(g.root(), opNamed(body, "%t")) << "%s is read by the exponential's kernel, before " << g.root()->describe();
+      }
+}
+
+// Two residual blocks as a bf16 export writes them: the f32 sum with the block's input, its ReLU
+// stored in f32 (the next block's residual) and rounded to bf16 for the next product. The loop
+// group rounding to bf16 writes the f32 ReLU beside it: one kernel per block, where the rounding
+// was a kernel of its own. The shapes (3 x 37 x 21) are no multiple of the loop's chunk.
+const char* kResidualBlocks = R"(
+func.func @main(%x: tensor<3x37x21xf32>, %a: tensor<3x37x21xf32>, %w: tensor<21x21xbf16>) -> tensor<3x37x21xf32> {
+  %zero = "stablehlo.constant"() {value = dense<0.0> : tensor<3x37x21xf32>} : () -> tensor<3x37x21xf32>
+  %s1 = "stablehlo.add"(%x, %a) : (tensor<3x37x21xf32>, tensor<3x37x21xf32>) -> tensor<3x37x21xf32>
+  %r1 = "stablehlo.maximum"(%s1, %zero) : (tensor<3x37x21xf32>, tensor<3x37x21xf32>) -> tensor<3x37x21xf32>
+  %b1 = "stablehlo.convert"(%r1) : (tensor<3x37x21xf32>) -> tensor<3x37x21xbf16>
+  %d1 = "stablehlo.dot_general"(%b1, %w) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [2], rhs_contracting_dimensions = [0]>} : (tensor<3x37x21xbf16>, tensor<21x21xbf16>) -> tensor<3x37x21xbf16>
+  %f1 = "stablehlo.convert"(%d1) : (tensor<3x37x21xbf16>) -> tensor<3x37x21xf32>
+  %s2 = "stablehlo.add"(%f1, %r1) : (tensor<3x37x21xf32>, tensor<3x37x21xf32>) -> tensor<3x37x21xf32>
+  %r2 = "stablehlo.maximum"(%s2, %zero) : (tensor<3x37x21xf32>, tensor<3x37x21xf32>) -> tensor<3x37x21xf32>
+  %b2 = "stablehlo.convert"(%r2) : (tensor<3x37x21xf32>) -> tensor<3x37x21xbf16>
+  %d2 = "stablehlo.dot_general"(%b2, %w) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [2], rhs_contracting_dimensions = [0]>} : (tensor<3x37x21xbf16>, tensor<21x21xbf16>) -> tensor<3x37x21xbf16>
+  %f2 = "stablehlo.convert"(%d2) : (tensor<3x37x21xbf16>) -> tensor<3x37x21xf32>
+  %s3 = "stablehlo.add"(%f2, %r2) : (tensor<3x37x21xf32>, tensor<3x37x21xf32>) -> tensor<3x37x21xf32>
+  func.return %s3 : tensor<3x37x21xf32>
+}
+)";
+
+TEST(FusionPlan, LoopGroupsWriteTheF32ResidualBesideItsBf16Copy) {
+  Module m = parse(kResidualBlocks);
+  ASSERT_TRUE(mainOf(m));
+  const Block& body = mainBody(m);
+  cuda::FusionPlan plan = cuda::planFusion(body, {});
+  expectStepsReadStoredValues(body, plan, "residual blocks");
+  // One kernel per block (rooted at the bf16 copy, writing the f32 ReLU beside it), and the
+  // last sum.
+  ASSERT_EQ(plan.groups.size(), 3u);
+  for (const char* name : {"%b1", "%b2"}) {
+    SCOPED_TRACE(name);
+    ASSERT_TRUE(plan.groupOfRoot.count(opNamed(body, name)));
+    const cuda::FusionGroup& g = plan.groups[static_cast<size_t>(plan.groupOfRoot.at(opNamed(body, name)))];
+    ASSERT_EQ(g.sideOutputs.size(), 1u);
+    EXPECT_EQ(g.sideOutputs[0], opNamed(body, name == std::string("%b1") ? "%r1" : "%r2"));
+    Expected<cuda::FusedKernelSource> code = cuda::generateFusedKernel(g, "k");
+    ASSERT_TRUE(code) << code.status().toString();
+    EXPECT_NE(code->code.find("out1[i] = "), std::string::npos) << code->code;
+  }
+}
+
+TEST(FusionRun, LoopGroupsWithSideOutputs) {
+  WF_REQUIRE_GPU();
+  expectFusedMatches(kResidualBlocks,
+                     {randomLiteral(Type::tensor({3, 37, 21}, ElementType::kF32)),
+                      randomLiteral(Type::tensor({3, 37, 21}, ElementType::kF32)),
+                      randomLiteral(Type::tensor({21, 21}, ElementType::kBF16), -0.3, 0.3)},
+                     /*bitwise=*/true, /*hasDot=*/true);
 }
 
 TEST(FusionRun, PreNormBlocksWithSideOutputs) {

@@ -75,17 +75,32 @@ struct LowerContext {
   size_t workspaceBytes = 0;
   // Storage strides (elements, per logical dim) the planner chose for the op's first operand and
   // its result where they are not row-major (channels-last around convolutions); null otherwise.
-  // Only lowerings for which convolutionTakesChannelsLast() holds get them.
+  // Only lowerings for which convolutionTakesChannelsLast() or poolTakesChannelsLast() holds get
+  // them.
   const std::vector<int64_t>* operandStrides = nullptr;
   const std::vector<int64_t>* resultStrides = nullptr;
   // The plan's counts, for lowerings that report what they chose (null: not counted).
   ExecutableStats* stats = nullptr;
+  // Operands the op's kernel reads in another layout (a convolution's filter in cuDNN's NHWC
+  // order): the planner gives each copy a step of its own before the op's, writing a buffer of
+  // `bytes` that the op's kernel then reads in place of the operand. `kernel` takes the operand
+  // and writes that buffer. Being a step of its own, the copy of a weight is hoisted into the
+  // prologue (plan.h) and done once, not on every run.
+  struct OperandCopy {
+    size_t operand = 0;
+    size_t bytes = 0;
+    std::unique_ptr<OpKernel> kernel;
+  };
+  std::vector<OperandCopy> operandCopies = {};
 };
 
 // True if `op` is a convolution whose input and output the cuDNN lowering can take channels-last
 // (NHWC storage of NCHW dimension numbers): 2-d, f16 or bf16, no input dilation or asymmetric
 // padding (convolution.cpp). Not the gradient forms of convolution_backward.cpp (it says why).
 bool convolutionTakesChannelsLast(const Operation& op);
+// True if `op` is a reduce_window pooling the last two dims of a rank-4 float value (max or
+// average pooling) that reduce.cu's kernel can read and write channels-last, both at once.
+bool poolTakesChannelsLast(const Operation& op);
 
 using Lowering = std::function<Expected<std::unique_ptr<OpKernel>>(const Operation& op, LowerContext& ctx)>;
 

@@ -81,21 +81,24 @@ Status assignSlots(Plan& plan) {
   for (size_t b = 0; b < numBuffers; ++b) home[b] = static_cast<int>(b);
   for (size_t s = 0; s < plan.steps.size(); ++s) {
     const Step& step = plan.steps[s];
-    if (plan.hoisted[s] || step.inPlaceInputs.empty() || step.outputBuffers.size() != 1) continue;
-    const auto out = static_cast<size_t>(step.outputBuffers[0]);
-    if (!isIntermediate[out] || firstDef[out] != static_cast<int>(s)) continue;
-    for (size_t k : step.inPlaceInputs) {
-      const auto in = static_cast<size_t>(step.inputBuffers[k]);
-      const auto at = static_cast<size_t>(home[in]);
-      // (Another input on the same buffer, an alias, may be read at other indices.)
-      if (!isIntermediate[at] || lastUse[in] != static_cast<int>(s) || plan.bufferBytes[in] != plan.bufferBytes[out] ||
-          lastUse[at] != static_cast<int>(s) ||
-          std::count(step.inputBuffers.begin(), step.inputBuffers.end(), step.inputBuffers[k]) != 1)
-        continue;
-      home[out] = static_cast<int>(at);
-      lastUse[at] = lastUse[out];
-      isIntermediate[out] = false;  // placed with its home
-      break;
+    if (plan.hoisted[s] || step.inPlaceInputs.empty()) continue;
+    // (A loop group's side outputs are written where its root is: each output may take one.)
+    for (const int output : step.outputBuffers) {
+      const auto out = static_cast<size_t>(output);
+      if (!isIntermediate[out] || firstDef[out] != static_cast<int>(s)) continue;
+      for (size_t k : step.inPlaceInputs) {
+        const auto in = static_cast<size_t>(step.inputBuffers[k]);
+        const auto at = static_cast<size_t>(home[in]);
+        // (Another input on the same buffer, an alias, may be read at other indices.)
+        if (!isIntermediate[at] || lastUse[in] != static_cast<int>(s) ||
+            plan.bufferBytes[in] != plan.bufferBytes[out] || lastUse[at] != static_cast<int>(s) ||
+            std::count(step.inputBuffers.begin(), step.inputBuffers.end(), step.inputBuffers[k]) != 1)
+          continue;
+        home[out] = static_cast<int>(at);
+        lastUse[at] = lastUse[out];
+        isIntermediate[out] = false;  // placed with its home
+        break;
+      }
     }
   }
 

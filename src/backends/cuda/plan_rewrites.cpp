@@ -10,6 +10,7 @@
 #include "transforms/cse.h"
 #include "transforms/expand_batch_norm.h"
 #include "transforms/fold_uniform_selects.h"
+#include "transforms/narrow_pools.h"
 
 namespace wf::cuda {
 bool holdsOp(const Block& block, std::initializer_list<OpCode> codes) {
@@ -49,6 +50,9 @@ Expected<PlanRewrites> rewriteForPlanning(Module& module, std::string_view funct
   // Attention composites, outlined here or by the train-step builder, whose mask is causal.
   if (holdsOp(FuncOp(fn).body(), {OpCode::Composite})) {
     WF_ASSIGN_OR_RETURN(done.causalMasks, markCausalAttentionMasks(module, function));
+  }
+  if (holdsOp(FuncOp(fn).body(), {OpCode::ReduceWindow})) {
+    WF_ASSIGN_OR_RETURN(done.narrowedPools, narrowPools(*fn));
   }
   return done;
 }

@@ -9,8 +9,10 @@
 //     operand they pick (transforms/fold_uniform_selects.h): a mask made of shapes alone, true
 //     everywhere, then costs nothing and leaves the attention unmasked;
 //   - repeated pure ops merged (transforms/cse.h), so that a value several products read is
-//     computed once.
-// The last three only with fusion on (`--no-fusion` runs every op as written).
+//     computed once;
+//   - max and min pools that only a narrowing conversion reads run on the narrowed values
+//     (transforms/narrow_pools.h): the same bits, from half the bytes.
+// All but the first only with fusion on (`--no-fusion` runs every op as written).
 #pragma once
 
 #include <initializer_list>
@@ -27,6 +29,7 @@ struct PlanRewrites {
   int merged = 0;      // repeated ops removed
   int uniformSelects = 0;  // selects on a uniform compile-time predicate replaced
   int causalMasks = 0;     // outlined attention whose mask is the causal mask (transforms/causal_masks.h)
+  int narrowedPools = 0;   // pools read by a narrowing conversion alone (transforms/narrow_pools.h)
 };
 
 // Whether `block` (or a region nested in it) holds an op of one of `codes`.

@@ -310,6 +310,7 @@ Status Planner::planOp(const Operation& op, LowerContext& lctx, int depth) {
   }
   Step step;
   step.op = &op;
+  std::vector<LowerContext::OperandCopy> operandCopies;  // steps of their own, before this one
   std::string why = "no CUDA kernel for this op";
   const size_t workspaceBefore = lctx.workspaceBytes;
   lctx.workspaceBytes = 0;
@@ -342,17 +343,19 @@ Status Planner::planOp(const Operation& op, LowerContext& lctx, int depth) {
       return grid.status();
     }
   } else if (const Lowering* lowering = CudaKernelRegistry::instance().find(op.code())) {
-    // Channels-last storage reaches the convolutions that take it (chooseChannelsLast).
+    // Channels-last storage reaches the convolutions and pools that take it (chooseChannelsLast).
     lctx.operandStrides = lctx.resultStrides = nullptr;
-    if (op.code() == OpCode::Convolution) {
+    if (op.code() == OpCode::Convolution || op.code() == OpCode::ReduceWindow) {
       const ValueStrides& layouts = plan_.channelsLast;
       if (auto it = layouts.find(op.operand(0)); it != layouts.end()) lctx.operandStrides = &it->second;
       if (auto it = layouts.find(op.result(0)); it != layouts.end()) lctx.resultStrides = &it->second;
     }
+    lctx.operandCopies.clear();
     Expected<std::unique_ptr<OpKernel>> kernel = (*lowering)(op, lctx);
     lctx.operandStrides = lctx.resultStrides = nullptr;
     if (kernel) {
       step.kernel = std::move(*kernel);
+      operandCopies = std::move(lctx.operandCopies);
     } else if (kernel.status().code() == StatusCode::kUnimplemented) {
       why = kernel.status().message();
     } else {
@@ -377,6 +380,19 @@ Status Planner::planOp(const Operation& op, LowerContext& lctx, int depth) {
     auto it = plan_.bufferOf.find(v);
     if (it == plan_.bufferOf.end()) return internalError(op.describe() + ": operand has no device buffer");
     step.inputBuffers.push_back(it->second);
+  }
+  // Operands the kernel reads repacked: each copy is a step of its own, which planHoisting hoists
+  // into the prologue where the operand is a weight.
+  for (LowerContext::OperandCopy& copy : operandCopies) {
+    Step repack;
+    repack.op = &op;
+    repack.kernel = std::move(copy.kernel);
+    repack.inputs = {op.operand(copy.operand)};
+    repack.inputBuffers = {step.inputBuffers[copy.operand]};
+    repack.outputBuffers = {newBuffer(copy.bytes)};
+    step.inputBuffers[copy.operand] = repack.outputBuffers[0];
+    ++plan_.stats.deviceSteps;
+    plan_.steps.push_back(std::move(repack));
   }
   for (size_t i = 0; i < op.numResults(); ++i) {
     const int id = newBuffer(tensorBytes(op.result(i)->type()));
@@ -587,9 +603,10 @@ Status Planner::planBranches(const Operation& op, LowerContext& lctx, int depth)
 
 // cuDNN's fast bf16/f16 convolutions read and write NHWC; given NCHW they transform both in a
 // workspace the size of input plus output. So the 4-d activations around such convolutions are
-// stored NHWC: a value is, if a convolution taking it (convolutionTakesChannelsLast) or a fused
-// group without reductions computes it, only such convolutions (as their input) and such
-// groups read it, and no such group mixes it with row-major values of its shape. Fused groups index by logical coordinates, so a group may mix layouts; one
+// stored NHWC: a value is, if a convolution taking it (convolutionTakesChannelsLast), a pool
+// taking it (poolTakesChannelsLast) or a fused group without reductions computes it, only such
+// convolutions and pools (as their input) and such groups read it, and no such group mixes it
+// with row-major values of its shape. Fused groups index by logical coordinates, so a group may mix layouts; one
 // whose operands share its root's layout walks memory in order. Function results, taps, values
 // that regions read and anything else (aliases, reductions, other kernels) keep row-major.
 void Planner::chooseChannelsLast(const Block& body, const FusionPlan& fusion,
@@ -606,15 +623,23 @@ void Planner::chooseChannelsLast(const Block& body, const FusionPlan& fusion,
       if (!loop) barred.insert(in);
     }
     if (loop && g.root()->result(0)->type().rank() == 4) produced.insert(g.root()->result(0));
+    // A loop group's side outputs have its root's shape and are written in their own layout.
+    if (loop)
+      for (const Operation* side : g.sideOutputs)
+        if (side->result(0)->type().rank() == 4) produced.insert(side->result(0));
   }
+  // Pools (max pooling after an image network's stem) read and write channels-last both at once.
+  std::vector<const Operation*> pools;
   for (const auto& opPtr : body.operations()) {
     const Operation& op = *opPtr;
     if (fusion.absorbed.count(&op) || fusion.groupOfRoot.count(&op)) continue;
-    const bool conv = convolutionTakesChannelsLast(op);
-    if (conv) produced.insert(op.result(0));
+    const bool pool = poolTakesChannelsLast(op);
+    const bool takes = pool || convolutionTakesChannelsLast(op);
+    if (takes) produced.insert(op.result(0));
+    if (pool) pools.push_back(&op);
     for (size_t i = 0; i < op.numOperands(); ++i) {
       ++readers[op.operand(i)];
-      if (!(conv && i == 0)) barred.insert(op.operand(i));
+      if (!(takes && i == 0)) barred.insert(op.operand(i));
     }
     std::vector<const Value*> captured;
     collectCaptures(op, op, captured);
@@ -625,25 +650,38 @@ void Planner::chooseChannelsLast(const Block& body, const FusionPlan& fusion,
   for (const Value* v : produced)
     if (!barred.count(v) && readers[v] > 0) chosen.insert(v);
   // A fused group whose full-size operands and result mix the two layouts reads one of them
-  // across its storage order, several times slower than its bandwidth. Where reductions read
-  // the activations (batch norm statistics and gradient sums in training, which keep them
-  // row-major), most groups would mix (a residual add of a channels-last convolution output and
-  // a row-major batch norm output): there such values stay row-major, until every group
-  // agrees. (On ResNet-50 b32 bf16 training this took the H100 step from 32.5 to 25.4 ms.)
-  // Elsewhere (inference) only the network's edges mix, which costs less than NHWC saves.
+  // across its storage order, several times slower than its bandwidth. Where reductions over
+  // the batch read the activations (batch norm statistics and gradient sums in training, which
+  // keep them row-major), most groups would mix (a residual add of a channels-last convolution
+  // output and a row-major batch norm output): there such values stay row-major, until every
+  // group agrees. (On ResNet-50 b32 bf16 training this took the H100 step from 32.5 to 25.4 ms.)
+  // Elsewhere (inference, where the only such reduction is the global average pool at the end)
+  // only the network's edges mix, which costs less than NHWC saves.
+  auto reducesBatchOfActivations = [](const Operation& op) {
+    if (op.code() != OpCode::Reduce || op.operand(0)->type().rank() != 4) return false;
+    const Attribute* dims = op.attr("dimensions");
+    const std::vector<int64_t> list = dims ? dims->asIntList().value_or(std::vector<int64_t>{}) : std::vector<int64_t>{};
+    return std::find(list.begin(), list.end(), 0) != list.end();
+  };
   bool activationsReduced = false;
   for (const FusionGroup& g : fusion.groups)
-    for (const Value* in : g.inputs) activationsReduced = activationsReduced || (g.hasReduce() && in->type().rank() == 4);
+    for (const Operation* op : g.ops) activationsReduced = activationsReduced || reducesBatchOfActivations(*op);
   for (const auto& op : body.operations())
-    if (op->code() == OpCode::Reduce && !fusion.absorbed.count(op.get()) && !fusion.groupOfRoot.count(op.get()))
-      activationsReduced = activationsReduced || op->operand(0)->type().rank() == 4;
-  for (bool changed = activationsReduced; changed;) {
+    if (!fusion.absorbed.count(op.get()) && !fusion.groupOfRoot.count(op.get()))
+      activationsReduced = activationsReduced || reducesBatchOfActivations(*op);
+  for (bool changed = true; changed;) {
     changed = false;
+    // A pool stores its result as it reads its operand.
+    for (const Operation* pool : pools)
+      if (chosen.count(pool->operand(0)) != chosen.count(pool->result(0)))
+        changed = (chosen.erase(pool->operand(0)) + chosen.erase(pool->result(0))) > 0 || changed;
+    if (!activationsReduced) continue;
     for (const FusionGroup& g : fusion.groups) {
       if (g.hasReduce()) continue;
       const Value* root = g.root()->result(0);
       if (root->type().rank() != 4) continue;
       std::vector<const Value*> same = {root};
+      for (const Operation* side : g.sideOutputs) same.push_back(side->result(0));
       for (const Value* in : g.inputs)
         if (in->type().shape() == root->type().shape()) same.push_back(in);
       size_t nhwc = 0;
@@ -718,11 +756,15 @@ Status Planner::planFusedGroup(const FusionGroup& group) {
     step.inputs.push_back(v);
     step.inputBuffers.push_back(it->second);
   }
+  // (A loop group writes its side outputs at the root's coordinates too: an input read in place
+  // may give its memory to any output stored in its layout.)
   if (!group.hasReduce())
-    for (size_t i = 0; i < group.inputs.size(); ++i)
-      if (readsInPlace(group, group.inputs[i]) &&
-          plan_.channelsLast.count(group.inputs[i]) == plan_.channelsLast.count(root.result(0)))
-        step.inPlaceInputs.push_back(i);
+    for (size_t i = 0; i < group.inputs.size(); ++i) {
+      bool sameLayout = plan_.channelsLast.count(group.inputs[i]) == plan_.channelsLast.count(root.result(0));
+      for (const Operation* side : group.sideOutputs)
+        sameLayout = sameLayout && plan_.channelsLast.count(group.inputs[i]) == plan_.channelsLast.count(side->result(0));
+      if (readsInPlace(group, group.inputs[i]) && sameLayout) step.inPlaceInputs.push_back(i);
+    }
   const int id = newBuffer(tensorBytes(root.result(0)->type()));
   plan_.bufferOf[root.result(0)] = id;
   if (!sideOutputs) fusedValues_[valueKey] = {id, plan_.steps.size()};
@@ -856,7 +898,8 @@ bool Planner::computeInPlace(int from, int arg) {
       }
   if (!writer) return false;
   Step& w = plan_.steps[*writer];
-  if (w.outputBuffers.size() != 1) return false;
+  // (Every output of a step with in-place inputs is written where those inputs are read.)
+  const auto slot = std::find(w.outputBuffers.begin(), w.outputBuffers.end(), from);
   for (const auto& [first, last] : plan_.loops)
     if (*writer >= first && *writer <= last) return false;
   bool readsInPlace = false;
@@ -869,7 +912,7 @@ bool Planner::computeInPlace(int from, int arg) {
     if (plan_.bufferOf.at(v) == arg) return false;
   for (const Value* v : plan_.taps)
     if (plan_.bufferOf.at(v) == arg) return false;
-  w.outputBuffers[0] = arg;
+  *slot = arg;
   for (size_t s = *writer + 1; s < plan_.steps.size(); ++s)
     for (int& b : plan_.steps[s].inputBuffers)
       if (b == from) b = arg;

@@ -580,13 +580,20 @@ FusionPlan planFusion(const Block& block, const std::unordered_set<const Value*>
     // A runs reduction roots a group of the elementwise work before it, no other reduction.
     const bool runsRoot = kind == FuseKind::kRunsReduce;
     bool allowReduce = !runsRoot;
-    // Side outputs only where the group ends up holding a reduction (a row group writes them in
-    // its last pass over the row); a group without one is planned again without them.
+    // Side outputs: a row group writes them in its last pass over the row, a loop group beside
+    // its root (a residual sum stored in f32 for the next block and rounded to bf16 for the next
+    // convolution, in one pass).
     bool allowSide = allowReduce && op.code() != OpCode::Reduce;
     for (int maxOps = options.maxOps;; maxOps = std::max(1, maxOps / 2)) {
       grow(op, maxOps, allowReduce, allowSide, members, sides, edges);
       group.ops = members;
-      if (!sides.empty() && !group.hasReduce()) {
+      // A loop kernel writes a side output at its root's coordinates: it must have the root's
+      // shape (a row group writes it at the root's linear index, any shape of that many
+      // elements).
+      bool sidesFit = true;
+      for (const Operation* side : sides)
+        sidesFit = sidesFit && (group.hasReduce() || side->result(0)->type().shape() == op.result(0)->type().shape());
+      if (!sidesFit) {
         allowSide = false;
         maxOps = options.maxOps * 2;
         continue;
@@ -736,8 +743,8 @@ class KernelEmitter {
     idx_ = wide ? "long long" : "int";
     memo_.emplace_back();
     rootStrides_ = stridesOf(group_.root()->result(0));
-    if (!group_.sideOutputs.empty() && (!group_.hasReduce() || group_.reducesRuns()))
-      return internalError("side outputs of a group that is not row-fused");
+    if (!group_.sideOutputs.empty() && group_.reducesRuns())
+      return internalError("side outputs of a runs reduction");
     if (group_.reducesRuns()) {
       if (!rootStrides_.empty()) return internalError("a runs reduction written in another storage order");
       return generateRuns(name);
@@ -753,6 +760,18 @@ class KernelEmitter {
     std::vector<std::string> coords = rootStrides_.empty() ? declareCoords(rootShape_, 0, "i", "    ")
                                                            : declareStoredCoords(rootShape_, rootStrides_);
     WF_ASSIGN_OR_RETURN(std::string result, emit(group_.root()->result(0), coords, true));
+    // Side outputs at the root's coordinates, each stored in its own layout.
+    std::string sideStores;
+    for (size_t w = 0; w < group_.sideOutputs.size(); ++w) {
+      const Value* v = group_.sideOutputs[w]->result(0);
+      if (v->type().shape() != rootShape_) return internalError("a loop group's side output of another shape than its root");
+      WF_ASSIGN_OR_RETURN(std::string x, emit(v, coords, true));
+      const std::vector<int64_t> stored = stridesOf(v);
+      const std::string at = stored == rootStrides_ ? "i"
+                             : stored.empty()       ? linearIndex(rootShape_, coords)
+                                                    : stridedIndex(rootShape_, stored, coords);
+      sideStores += "    out" + std::to_string(w + 1) + "[" + at + "] = " + storeRoot(v->type().elementType(), x) + ";\n";
+    }
     FusedKernelSource out;
     std::ostringstream src;
     src << signature(name);
@@ -768,7 +787,7 @@ class KernelEmitter {
     const bool guard = n % kLoopChunk != 0;
     if (guard) src << "    if (i < " << n << ") {\n";
     src << body_.str();
-    src << "    out[i] = " << storeRoot(rt.elementType(), result) << ";\n";
+    src << "    out[i] = " << storeRoot(rt.elementType(), result) << ";\n" << sideStores;
     if (guard) src << "    }\n";
     src << "  }\n  }\n}\n";
     out.code = src.str();

@@ -19,7 +19,9 @@
 // the producers of a move op all of whose users are in it (the bias add read through a reshape by
 // both halves of a GELU). A row group may also write side outputs: elementwise values of the
 // root's element count that ops after it read (FusionGroup::sideOutputs), so that a norm, the
-// residual sum before it and its low-precision copy are one kernel, not three.
+// residual sum before it and its low-precision copy are one kernel, not three. A loop group
+// writes side outputs of its root's shape at its root's coordinates (a bf16 network's f32
+// residual sum, read by the next residual add, beside its bf16 copy for the next convolution).
 //
 // Runs fusion: a reduction whose innermost dim is reduced under a kept one (a batch norm's
 // statistics and gradient sums over N, H and W of NCHW) roots a group of the elementwise work
@@ -44,11 +46,13 @@ namespace wf::cuda {
 struct FusionGroup {
   std::vector<const Operation*> ops;  // members in block order; the last one is the root
   std::vector<const Value*> inputs;   // values read from outside the group, in first-use order
-  // Row groups: members whose results are stored too, in block order. Each has the root's
-  // element count and is written at the root's linear index in the last pass over the row; ops
-  // outside the group read it only after the root. (A pre-norm block's residual sum, read again
-  // by the next residual add, beside the norm's bf16 output; a layer norm's f32 output, the next
-  // residual, beside its bf16 copy for the matrix product.)
+  // Members whose results are stored too, in block order; ops outside the group read them only
+  // after the root. In a row group each has the root's element count and is written at the
+  // root's linear index in the last pass over the row (a pre-norm block's residual sum, read
+  // again by the next residual add, beside the norm's bf16 output; a layer norm's f32 output, the
+  // next residual, beside its bf16 copy for the matrix product). In a loop group each has the
+  // root's shape and is written at the root's coordinates, in its own storage order (a residual
+  // block's f32 output beside its bf16 copy). Never in a runs reduction's group.
   std::vector<const Operation*> sideOutputs;
   const Operation* root() const { return ops.back(); }
   bool hasReduce() const;

@@ -48,11 +48,6 @@ class ConvKernel final : public OpKernel {
       if (inputCopy_) WF_RETURN_IF_ERROR(launchStridedCopy(ctx.stream, elemBytes_, *inputCopy_, in[0], dst));
       x = dst;
     }
-    if (kernelCopy_) {
-      void* dst = static_cast<char*>(ctx.workspace) + kernelOffset_;
-      WF_RETURN_IF_ERROR(launchStridedCopy(ctx.stream, elemBytes_, *kernelCopy_, in[1], dst));
-      w = dst;
-    }
     if (ctx.workspaceBytes < cudnnOffset_ + cudnnBytes_) return internalError("convolution workspace too small");
     // The device's cuDNN handle is shared by its executables: bind the stream and launch as one.
     std::lock_guard<std::mutex> lock(ctx.device->cudnnLaunchMutex());
@@ -70,8 +65,6 @@ class ConvKernel final : public OpKernel {
   bool empty_ = false;
   cudnnHandle_t handle_ = nullptr;
   int elemBytes_ = 0;
-  std::shared_ptr<const StridedCopyPlan> kernelCopy_;
-  size_t kernelOffset_ = 0;
   // Dilate-then-convolve: the padded, dilated input in the workspace (null copy: all padding).
   std::shared_ptr<const StridedCopyPlan> inputCopy_;
   size_t inputOffset_ = 0;
@@ -285,40 +278,45 @@ Expected<std::unique_ptr<OpKernel>> lowerConvolution(const Operation& op, LowerC
   WF_ASSIGN_OR_RETURN(k->x_, tensorDesc(dt, xd, xstr));
   WF_ASSIGN_OR_RETURN(k->y_, tensorDesc(dt, yd, ystr));
 
-  // Kernel: packed [O, I, spatial...]; copied there unless it already is.
+  // Kernel: packed [O, I, spatial...], or with a channels-last input [O, spatial..., I] (cuDNN's
+  // NHWC filter format, which its NHWC tensor-core kernels read without a transform). Where the
+  // operand is not stored so, a step of its own repacks it (LowerContext::operandCopies): a
+  // weight's repacking is then hoisted out of the run.
   std::vector<int64_t> order = {kOut, kIn};
   order.insert(order.end(), kSp.begin(), kSp.end());
-  bool packed = true;
-  for (size_t i = 0; i < order.size(); ++i) packed = packed && order[i] == static_cast<int64_t>(i);
-  packed = packed && !reversed;
-  // With a channels-last input the kernel is repacked [O, spatial..., I] too (cuDNN's NHWC
-  // filter format), which its NHWC tensor-core kernels read without a transform.
   const bool channelsLast = ctx.operandStrides != nullptr && r == 2;
-  packed = packed && !channelsLast;
+  const std::vector<int64_t> s = rowMajorStridesOf(ws);
+  std::vector<int64_t> kbox, src;
+  int64_t kOffset = 0;
+  for (int64_t d : order) {
+    kbox.push_back(ws[static_cast<size_t>(d)]);
+    src.push_back(s[static_cast<size_t>(d)]);
+  }
+  // Window reversal: the spatial dims read backwards.
+  for (size_t j = 0; j < r && reversed; ++j) {
+    if (reversal[j] == 0) continue;
+    const auto d = static_cast<size_t>(kSp[j]);
+    src[2 + j] = -s[d];
+    kOffset += (ws[d] - 1) * s[d];
+  }
+  std::vector<int64_t> dst = rowMajorStridesOf(kbox);
+  if (channelsLast) dst = {kbox[1] * kbox[2] * kbox[3], 1, kbox[3] * kbox[1], kbox[1]};
+  // Packed already when every dim of more than one element has the stride cuDNN reads (a 1x1
+  // filter [O, I, 1, 1] is both formats at once).
+  bool packed = kOffset == 0;
+  for (size_t i = 0; i < kbox.size(); ++i) packed = packed && (kbox[i] == 1 || src[i] == dst[i]);
   std::vector<int> wd;
   for (int64_t d : order) wd.push_back(static_cast<int>(ws[static_cast<size_t>(d)]));
   if (pad1d) wd.push_back(1);
   size_t wsOffset = 0;
   if (!packed) {
-    const std::vector<int64_t> s = rowMajorStridesOf(ws);
-    std::vector<int64_t> kbox, src;
-    int64_t kOffset = 0;
-    for (int64_t d : order) {
-      kbox.push_back(ws[static_cast<size_t>(d)]);
-      src.push_back(s[static_cast<size_t>(d)]);
-    }
-    // Window reversal: the spatial dims read backwards.
-    for (size_t j = 0; j < r && reversed; ++j) {
-      if (reversal[j] == 0) continue;
-      const auto d = static_cast<size_t>(kSp[j]);
-      src[2 + j] = -s[d];
-      kOffset += (ws[d] - 1) * s[d];
-    }
-    std::vector<int64_t> dst = rowMajorStridesOf(kbox);
-    if (channelsLast) dst = {kbox[1] * kbox[2] * kbox[3], 1, kbox[3] * kbox[1], kbox[1]};
-    WF_ASSIGN_OR_RETURN(k->kernelCopy_, planStridedCopy(op, kbox, dst, src, 0, kOffset));
-    k->kernelOffset_ = 0;
-    wsOffset = (static_cast<size_t>(numElementsOf(ws)) * static_cast<size_t>(k->elemBytes_) + 255) / 256 * 256;
+    WF_ASSIGN_OR_RETURN(std::shared_ptr<const StridedCopyPlan> repack, planStridedCopy(op, kbox, dst, src, 0, kOffset));
+    const int elemBytes = k->elemBytes_;
+    ctx.operandCopies.push_back(
+        {1, static_cast<size_t>(numElementsOf(ws)) * static_cast<size_t>(elemBytes),
+         makeKernel([repack, elemBytes](const LaunchContext& c, std::span<void* const> in, std::span<void* const> out) {
+           return launchStridedCopy(c.stream, elemBytes, *repack, in[0], out[0]);
+         })});
   }
   if (dilateInput) {
     k->inputOffset_ = wsOffset;

@@ -714,6 +714,7 @@ __global__ void reduceWindowKernel(RedKind k, const typename Tr::S* in, const ty
 struct PoolWindow {
   int32_t h = 0, w = 0, oh = 0, ow = 0, kh = 1, kw = 1, sh = 1, sw = 1, ph = 0, pw = 0;
   int32_t n = 0;
+  int32_t c = 0;  // channels-last storage ([N, C, H, W] stored [N, H, W, C]): the C of it
 };
 
 bool poolWindowForm(const WindowPlan& p, PoolWindow* q) {
@@ -758,6 +759,52 @@ __global__ void reducePoolWindowKernel(RedKind k, const typename Tr::S* __restri
   }
 }
 
+// The same pooling of [N, C, H, W] values stored channels-last ([N, H, W, C], the planner's
+// layout around convolutions), input and result alike: consecutive threads take consecutive
+// groups of V channels of one output position (one vector load each), so each window position
+// is read in contiguous runs.
+template <typename S, int V>
+struct alignas(sizeof(S) * V) ChannelVector {
+  S v[V];
+};
+
+template <typename Tr, int V>
+__global__ void reducePoolWindowChannelsLastKernel(RedKind k, const typename Tr::S* __restrict__ in,
+                                                   const typename Tr::S* init, typename Tr::S* __restrict__ out,
+                                                   PoolWindow p) {
+  using S = typename Tr::S;
+  using Vec = ChannelVector<S, V>;
+  const auto initValue = loadAcc<Tr>(*init);
+  const int32_t groups = p.c / V, n = p.n / V;
+  for (int32_t j = static_cast<int32_t>(blockIdx.x) * blockDim.x + threadIdx.x; j < n; j += blockDim.x * gridDim.x) {
+    const int32_t g = j % groups, t = j / groups, ox = t % p.ow, u = t / p.ow, oy = u % p.oh, image = u / p.oh;
+    const int32_t y0 = oy * p.sh - p.ph, x0 = ox * p.sw - p.pw;
+    const Vec* base = reinterpret_cast<const Vec*>(in + static_cast<int64_t>(image) * p.h * p.w * p.c) + g;
+    typename AccOf<Tr>::type acc[V];
+#pragma unroll
+    for (int e = 0; e < V; ++e) acc[e] = initValue;
+    for (int32_t ky = 0; ky < p.kh; ++ky) {
+      const int32_t y = y0 + ky;
+      const bool rowInside = y >= 0 && y < p.h;
+      for (int32_t kx = 0; kx < p.kw; ++kx) {
+        const int32_t x = x0 + kx;
+        if (rowInside && x >= 0 && x < p.w) {
+          const Vec v = base[(y * p.w + x) * groups];
+#pragma unroll
+          for (int e = 0; e < V; ++e) acc[e] = combine<Tr>(k, acc[e], loadAcc<Tr>(v.v[e]));
+        } else {
+#pragma unroll
+          for (int e = 0; e < V; ++e) acc[e] = combine<Tr>(k, acc[e], initValue);
+        }
+      }
+    }
+    Vec r;
+#pragma unroll
+    for (int e = 0; e < V; ++e) r.v[e] = storeAcc<Tr>(acc[e]);
+    reinterpret_cast<Vec*>(out)[j] = r;
+  }
+}
+
 // True if every offset and count of `p` fits in 32 bits (with room for the padded positions).
 bool windowFits32(const WindowPlan& p) {
   int64_t inElements = 1, reach = 0;
@@ -770,7 +817,7 @@ bool windowFits32(const WindowPlan& p) {
 }
 
 // reduce.cu's own kernel (one operand, one-op body), or Unimplemented when it does not take the op.
-Results lowerFastReduceWindow(const Operation& op, LowerContext&) {
+Results lowerFastReduceWindow(const Operation& op, LowerContext& ctx) {
   if (op.numOperands() != 2 || op.numResults() != 1)
     return unsupportedOnCuda(op, "no CUDA kernel for a reduce_window of " + std::to_string(op.numOperands() / 2) +
                                      " operands");
@@ -781,15 +828,33 @@ Results lowerFastReduceWindow(const Operation& op, LowerContext&) {
   if (isFloat(et) && (kind == RedKind::kAnd || kind == RedKind::kOr))
     return invalidArgument(op.describe() + ": and/or reduction of floats");
   WF_ASSIGN_OR_RETURN(WindowPlan p, planWindow(op));
+  // Channels-last storage, which the planner gives the operand and the result together
+  // (poolTakesChannelsLast).
+  PoolWindow channelsLast;
+  if (ctx.operandStrides || ctx.resultStrides) {
+    if (!ctx.operandStrides || !ctx.resultStrides || p.rank != 4 || !poolWindowForm(p, &channelsLast))
+      return internalError(op.describe() + ": channels-last storage for a window its kernel cannot pool so");
+    channelsLast.c = static_cast<int32_t>(p.inDims[1]);
+  }
   return dispatchType(et, Results(unsupportedOnCuda(op, "no CUDA kernel for element type " + std::string(elementTypeName(et)))),
                       [&](auto tag) -> Results {
                         using Tr = decltype(tag);
-                        return makeKernel([kind, p](const LaunchContext& ctx, std::span<void* const> in,
-                                                    std::span<void* const> out) {
+                        return makeKernel([kind, p, channelsLast](const LaunchContext& ctx, std::span<void* const> in,
+                                                                  std::span<void* const> out) {
                           if (p.n == 0) return Status::ok();
                           using S = typename Tr::S;
                           PoolWindow pool;
-                          if (poolWindowForm(p, &pool))
+                          // Four channels per thread where they make an aligned vector of at most 16 bytes
+                          // (buffers are allocated aligned to 256 bytes).
+                          if (channelsLast.c > 0 && channelsLast.c % 4 == 0 && sizeof(S) <= 4)
+                            reducePoolWindowChannelsLastKernel<Tr, 4><<<gridFor(p.n / 4), kThreads, 0, ctx.stream>>>(
+                                kind, static_cast<const S*>(in[0]), static_cast<const S*>(in[1]),
+                                static_cast<S*>(out[0]), channelsLast);
+                          else if (channelsLast.c > 0)
+                            reducePoolWindowChannelsLastKernel<Tr, 1><<<gridFor(p.n), kThreads, 0, ctx.stream>>>(
+                                kind, static_cast<const S*>(in[0]), static_cast<const S*>(in[1]),
+                                static_cast<S*>(out[0]), channelsLast);
+                          else if (poolWindowForm(p, &pool))
                             reducePoolWindowKernel<Tr><<<gridFor(p.n), kThreads, 0, ctx.stream>>>(
                                 kind, static_cast<const S*>(in[0]), static_cast<const S*>(in[1]),
                                 static_cast<S*>(out[0]), pool);
@@ -862,6 +927,18 @@ Expected<WindowPlan> planWindow(const Operation& op) {
     p.windowSize *= window[d];
   }
   return p;
+}
+
+bool poolTakesChannelsLast(const Operation& op) {
+  if (op.code() != OpCode::ReduceWindow || op.numOperands() != 2 || op.numResults() != 1) return false;
+  const Type& x = op.operand(0)->type();
+  if (!x.hasStaticShape() || x.rank() != 4 || !isFloat(x.elementType()) ||
+      op.result(0)->type().elementType() != x.elementType() || op.operand(1)->type().elementType() != x.elementType())
+    return false;
+  if (!bodyKind(op)) return false;
+  Expected<WindowPlan> p = planWindow(op);
+  PoolWindow pool;
+  return p && poolWindowForm(*p, &pool);
 }
 
 void registerReduceLowerings(CudaKernelRegistry& r) {
