@@ -143,7 +143,9 @@ void printPackageSummary(const json& p) {
 #ifdef WF_HAVE_CUDA
 // The fusion plan of a function's body (backends/cuda/codegen/fusion.h): its kernels and the ops that
 // keep their own (matrix products, convolutions, gathers, ...).
-json fusionPlanJson(const Operation& function, bool withSource) {
+// `boundArguments`: the weights a Session binds (a package's), whose per-channel work the plan
+// computes once (FusionOptions::constantArguments).
+json fusionPlanJson(const Operation& function, bool withSource, const std::vector<size_t>& boundArguments) {
   // The backend rewrites the entry before it plans (backends/cuda/plan_rewrites.h: batch norms
   // written out, repeated ops merged, bf16/f16 attention outlined): so does the plan shown, on a
   // copy of the function in a module of its own.
@@ -160,7 +162,10 @@ json fusionPlanJson(const Operation& function, bool withSource) {
   }
   const Operation& fn = rewritten ? *rewritten : function;
   const Block& body = FuncOp(&fn).body();
-  cuda::FusionPlan plan = cuda::planFusion(body, {});
+  cuda::FusionOptions fusionOptions;
+  for (size_t a : boundArguments)
+    if (a < body.numArguments()) fusionOptions.constantArguments.insert(body.argument(a));
+  cuda::FusionPlan plan = cuda::planFusion(body, {}, fusionOptions);
   json kernels = json::array();
   int64_t fusedOps = 0;
   for (const cuda::FusionGroup& g : plan.groups) {
@@ -282,10 +287,14 @@ int runInspect(const InspectOptions& inspectOptions) {
     printError("--cpu-plan: " + options.file + " is not a model package directory");
     return kExitUsage;
   }
+  std::string entryName;             // a package's entry function
+  std::vector<size_t> boundWeights;  // and the arguments a Session binds
   if (isPackageDirectory(options.file)) {
     auto pkg = Package::open(options.file);
     if (!pkg) return reportStatus(pkg.status());
     package = packageSummary(*pkg);
+    entryName = std::string(FuncOp(&pkg->entry()).symName());
+    for (const TensorSpec& w : pkg->manifest().weights) boundWeights.push_back(w.index);
     if (options.cpuPlan) {
       CompileOptions compile = options.compile;  // as a Session compiles it: the weights are bound
       for (const TensorSpec& w : pkg->manifest().weights) compile.boundArguments.push_back(w.index);
@@ -334,7 +343,8 @@ int runInspect(const InspectOptions& inspectOptions) {
       if (options.fusion) {
         bool isStatic = true;
         for (const Type& t : fn.functionType().inputs) isStatic = isStatic && t.isTensor() && t.hasStaticShape();
-        if (isStatic && !fn.body().operations().empty()) fusion.push_back(fusionPlanJson(*op, options.kernelSource));
+        if (isStatic && !fn.body().operations().empty()) fusion.push_back(fusionPlanJson(*op, options.kernelSource,
+                                                                                 fn.symName() == entryName ? boundWeights : std::vector<size_t>{}));
       }
 #endif
       functions.push_back({{"name", std::string(fn.symName())},

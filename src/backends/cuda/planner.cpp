@@ -1070,7 +1070,14 @@ Expected<Plan> Planner::build() {
   FusionPlan fusion;
   if (options_.fuse) {
     PhaseTimer phase("fusion");
-    fusion = planFusion(body, tapped);
+    // Bound arguments that no carried result replaces keep their value from run to run.
+    FusionOptions fusionOptions;
+    for (size_t a : options_.boundArguments) {
+      const bool carried = std::any_of(options_.carriedResults.begin(), options_.carriedResults.end(),
+                                       [&](const CarriedResult& c) { return c.argument == a; });
+      if (!carried && a < body.numArguments()) fusionOptions.constantArguments.insert(body.argument(a));
+    }
+    fusion = planFusion(body, tapped, fusionOptions);
   }
   {
     PhaseTimer phase("channels-last layout");

@@ -384,6 +384,24 @@ FusionPlan planFusion(const Block& block, const std::unordered_set<const Value*>
     }
     return leafBytesMemo[{v, depth}] = bytes;
   };
+  // Values computed from constant arguments and constants alone (FusionOptions::constantArguments).
+  std::unordered_map<const Value*, bool> constantMemo;
+  std::function<bool(const Value*)> computedFromConstants = [&](const Value* v) -> bool {
+    if (v->isBlockArgument()) return options.constantArguments.count(v) > 0;
+    if (auto it = constantMemo.find(v); it != constantMemo.end()) return it->second;
+    const Operation* p = producerInBlock(v);
+    bool constant = p && p->numRegions() == 0 && p->code() != OpCode::RngBitGenerator && p->code() != OpCode::Rng;
+    for (size_t i = 0; constant && i < p->numOperands(); ++i) constant = computedFromConstants(p->operand(i));
+    return constantMemo[v] = constant;
+  };
+  // A broadcast of a value worth computing once, at its own shape, before the run: computed
+  // (not only moved or widened) from constant arguments, at most 1/16 of the broadcast's size.
+  auto hoistableBeneathBroadcast = [&](const Operation& broadcast, const Operation& p) {
+    if (broadcast.code() != OpCode::BroadcastInDim || options.constantArguments.empty()) return false;
+    const Value* v = p.result(0);
+    return fuseKind(p) == FuseKind::kCompute && p.numResults() == 1 && v->type().rank() > 0 &&
+           v->type().numElements() * 16 <= broadcast.result(0)->type().numElements() && computedFromConstants(v);
+  };
   auto recomputedPerUser = [&](const Operation& p) {
     if (fuseKind(p) != FuseKind::kCompute || p.numResults() != 1) return false;
     const Value* v = p.result(0);
@@ -468,6 +486,7 @@ FusionPlan planFusion(const Block& block, const std::unordered_set<const Value*>
             if (allowSide) sideCandidates.push_back(p);
             continue;
           }
+          if (hoistableBeneathBroadcast(*m, *p)) continue;  // read from memory, computed once
           const FuseKind kind = fuseKind(*p);
           if (kind == FuseKind::kNone || kind == FuseKind::kRunsReduce || (kind == FuseKind::kReduce && !allowReduce))
             continue;
@@ -723,7 +742,8 @@ std::string splatLiteral(const Literal& lit) {
 // Loop kernels: elements per thread, the elements a block computes per pass, and the most blocks
 // launched (larger roots loop).
 constexpr int64_t kLoopElementsPerThread = 4;
-constexpr int64_t kLoopChunk = 256 * kLoopElementsPerThread;
+constexpr int64_t kLoopStride = 256;  // between a thread's elements (a block's threads)
+constexpr int64_t kLoopChunk = kLoopStride * kLoopElementsPerThread;
 constexpr int64_t kMaxLoopBlocks = int64_t{1} << 20;
 
 class KernelEmitter {
@@ -757,8 +777,10 @@ class KernelEmitter {
     }
 
     // The threads walk the root's storage order: `i` is the offset written.
+    loopKernel_ = true;
     std::vector<std::string> coords = rootStrides_.empty() ? declareCoords(rootShape_, 0, "i", "    ")
                                                            : declareStoredCoords(rootShape_, rootStrides_);
+    loopKernel_ = false;
     WF_ASSIGN_OR_RETURN(std::string result, emit(group_.root()->result(0), coords, true));
     // Side outputs at the root's coordinates, each stored in its own layout.
     std::string sideStores;
@@ -782,7 +804,7 @@ class KernelEmitter {
     src << "  for (" << idx_ << " base = blockIdx.x * " << kLoopChunk << " + threadIdx.x; base < " << n
         << "; base += gridDim.x * " << kLoopChunk << ") {\n";
     src << "#pragma unroll\n  for (int k = 0; k < " << kLoopElementsPerThread << "; ++k) {\n";
-    src << "    const " << idx_ << " i = base + k * 256;\n";
+    src << "    const " << idx_ << " i = base + k * " << kLoopStride << ";\n";
     // A grid-stride chunk lies wholly inside the root when the root is a whole number of them.
     const bool guard = n % kLoopChunk != 0;
     if (guard) src << "    if (i < " << n << ") {\n";
@@ -840,6 +862,16 @@ class KernelEmitter {
     return it == strides_->end() ? std::vector<int64_t>{} : it->second;
   }
 
+  // The index a coordinate of period `period` (it repeats every `period` elements of `i`) is
+  // computed from: in a loop kernel, where a thread's elements lie kLoopStride apart, one that
+  // repeats within that stride is the same for all of them, so it is computed from the thread's
+  // first element `base`. The expressions, and the loads and work at those coordinates alone (a
+  // per-channel scale of channels-last activations), are then the same for each element, and
+  // the compiler computes them once.
+  std::string periodic(int64_t period) const {
+    return loopKernel_ && period > 0 && kLoopStride % period == 0 ? "base" : "i";
+  }
+
   // Coordinates of the element at storage offset `i` of a value of `shape` stored with
   // `strides` (a permutation of a row-major layout).
   std::vector<std::string> declareStoredCoords(const std::vector<int64_t>& shape, const std::vector<int64_t>& strides) {
@@ -852,7 +884,7 @@ class KernelEmitter {
       int64_t outer = 1;  // the extent of the dims stored outside d: i / stride % size
       for (size_t e = 0; e < shape.size(); ++e)
         if (strides[e] > strides[d]) outer *= shape[e];
-      std::string expr = strides[d] == 1 ? "i" : "i / " + std::to_string(strides[d]);
+      std::string expr = strides[d] == 1 ? periodic(strides[d] * shape[d]) : periodic(strides[d] * shape[d]) + " / " + std::to_string(strides[d]);
       if (outer > 1) expr = "(" + expr + ") % " + std::to_string(shape[d]);
       coords[d] = "c" + std::to_string(d);
       body_ << "    const " << idx_ << " " << coords[d] << " = " << expr << ";\n";
@@ -893,7 +925,8 @@ class KernelEmitter {
     std::vector<std::string> decl(shape.size());
     int64_t stride = 1;
     for (size_t d = shape.size(); d-- > 0;) {
-      std::string expr = stride == 1 ? linear : linear + " / " + std::to_string(stride);
+      const std::string from = linear == "i" ? periodic(stride * shape[d]) : linear;
+      std::string expr = stride == 1 ? from : from + " / " + std::to_string(stride);
       if (d > 0) expr = "(" + expr + ") % " + std::to_string(shape[d]);
       const std::string c = "c" + std::to_string(first + d);
       decl[d] = indent + "const " + idx_ + " " + c + " = " + expr + ";\n";
@@ -905,6 +938,7 @@ class KernelEmitter {
     return coords;
   }
 
+  bool loopKernel_ = false;  // declaring a loop kernel's coordinates (periodic())
   static constexpr const char* kPreloadMarker = "@@WF_PRELOAD@@\n";
 
   // A pass over this thread's columns of the row: unrolled over its cached elements, or a

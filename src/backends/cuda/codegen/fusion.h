@@ -82,6 +82,12 @@ struct FusionPlan {
 struct FusionOptions {
   int maxOps = 64;     // members per group
   int maxInputs = 24;  // kernel parameters per group
+  // Arguments whose value stays the same from run to run (bound weights, not carried). Work
+  // computed from these and constants alone at a much smaller shape than a broadcast of it (a
+  // batch norm's scale, rsqrt(var + eps) * weight, per channel) gets a group of its own, which
+  // the executable hoists out of the run, instead of being recomputed for every element of the
+  // group reading the broadcast.
+  std::unordered_set<const Value*> constantArguments;
 };
 
 // Plans the top-level ops of `block` (nested regions are left alone). Groups of one op are made
