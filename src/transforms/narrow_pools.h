@@ -18,7 +18,8 @@
 namespace wf {
 
 // Narrows the max and min pools at the top level of `function`'s body that a narrowing float
-// conversion alone reads. Returns how many it narrowed.
+// conversion alone reads. Returns how many it narrowed. On error the function may be partly
+// rewritten (the CUDA backend rewrites a copy).
 Expected<int> narrowPools(Operation& function);
 
 }  // namespace wf
