@@ -200,7 +200,7 @@ class Remat {
       replacement[v] = mapping.at(v);
     }
     auto& ops = body_.mutableOperations();
-    for (size_t i = firstBackward_; i < ops.size(); ++i) replaceIn(*ops[i], replacement);
+    for (size_t i = firstBackward_; i < ops.size(); ++i) replaceUses(*ops[i], replacement);
     std::vector<std::unique_ptr<Operation>> rebuilt;
     rebuilt.reserve(ops.size());
     for (size_t i = 0; i < ops.size(); ++i) {
@@ -213,14 +213,6 @@ class Remat {
     }
     ops = std::move(rebuilt);
     return Status::ok();
-  }
-
-  static void replaceIn(Operation& op, const std::unordered_map<const Value*, Value*>& replacement) {
-    for (size_t i = 0; i < op.numOperands(); ++i)
-      if (auto it = replacement.find(op.operand(i)); it != replacement.end()) op.setOperand(i, it->second);
-    for (const auto& region : op.regions())
-      for (const auto& b : region->blocks())
-        for (auto& inner : b->mutableOperations()) replaceIn(*inner, replacement);
   }
 
   Block& body_;

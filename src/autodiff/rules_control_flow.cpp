@@ -191,18 +191,6 @@ Operation* buildStackingWhile(OpBuilder& b, const Operation& w, int64_t trips) {
   });
 }
 
-namespace {
-
-void replaceUses(Operation& op, const std::unordered_map<const Value*, Value*>& replacements) {
-  for (size_t i = 0; i < op.numOperands(); ++i)
-    if (auto it = replacements.find(op.operand(i)); it != replacements.end()) op.setOperand(i, it->second);
-  for (const auto& region : op.regions())
-    for (const auto& block : region->blocks())
-      for (const auto& inner : block->operations()) replaceUses(*inner, replacements);
-}
-
-}  // namespace
-
 Status storeLoopStates(Block& body, Differentiator& d, std::span<Operation* const> alsoUsers, const Module* module) {
   auto& ops = body.mutableOperations();
   for (size_t i = 0; i < ops.size(); ++i) {

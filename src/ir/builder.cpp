@@ -270,4 +270,15 @@ std::unique_ptr<Operation> cloneOperation(const Operation& op, std::unordered_ma
   return copy;
 }
 
+void replaceUses(Operation& op, const std::unordered_map<const Value*, Value*>& replacement) {
+  for (size_t i = 0; i < op.numOperands(); ++i)
+    if (auto it = replacement.find(op.operand(i)); it != replacement.end()) op.setOperand(i, it->second);
+  for (const auto& region : op.regions())
+    for (const auto& inner : region->blocks()) replaceUses(*inner, replacement);
+}
+
+void replaceUses(Block& block, const std::unordered_map<const Value*, Value*>& replacement) {
+  for (auto& op : block.mutableOperations()) replaceUses(*op, replacement);
+}
+
 }  // namespace wf

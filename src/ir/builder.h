@@ -134,4 +134,9 @@ Attribute i64Matrix(const std::vector<int64_t>& values, int64_t rows, int64_t co
 // to `mapping` as original -> copy.
 std::unique_ptr<Operation> cloneOperation(const Operation& op, std::unordered_map<const Value*, Value*>& mapping);
 
+// Makes `op` (its operands, and every op nested in its regions), or every op under `block`, read
+// replacement[v] where it read v.
+void replaceUses(Operation& op, const std::unordered_map<const Value*, Value*>& replacement);
+void replaceUses(Block& block, const std::unordered_map<const Value*, Value*>& replacement);
+
 }  // namespace wf

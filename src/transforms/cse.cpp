@@ -8,6 +8,8 @@
 #include <unordered_set>
 #include <vector>
 
+#include "ir/builder.h"
+
 namespace wf {
 namespace {
 
@@ -81,22 +83,11 @@ int eliminateInBlock(Block& block) {
   std::unordered_map<size_t, std::vector<Operation*>> seen;
   std::unordered_map<const Value*, Value*> replacement;
   std::unordered_set<const Operation*> dead;
-  std::function<void(Block&)> rewriteUses = [&](Block& b) {
-    for (auto& op : b.mutableOperations()) {
-      for (size_t i = 0; i < op->numOperands(); ++i)
-        if (auto it = replacement.find(op->operand(i)); it != replacement.end()) op->setOperand(i, it->second);
-      for (const auto& region : op->regions())
-        for (const auto& inner : region->blocks()) rewriteUses(*inner);
-    }
-  };
   for (auto& owned : block.mutableOperations()) {
     Operation& op = *owned;
     // Operands first: an op whose operand was merged away now reads the survivor, so repeats of
     // a chain (reshape, then convert) merge link by link.
-    for (size_t i = 0; i < op.numOperands(); ++i)
-      if (auto it = replacement.find(op.operand(i)); it != replacement.end()) op.setOperand(i, it->second);
-    for (const auto& region : op.regions())
-      for (const auto& inner : region->blocks()) rewriteUses(*inner);
+    replaceUses(op, replacement);
     if (!isPureOp(op.code()) || op.numRegions() != 0 || op.numResults() == 0) continue;
     std::vector<Operation*>& bucket = seen[hashOf(op)];
     auto match = std::find_if(bucket.begin(), bucket.end(), [&](const Operation* e) { return sameComputation(*e, op); });

@@ -5,23 +5,11 @@
 #include <optional>
 #include <unordered_map>
 
+#include "ir/builder.h"
 #include "transforms/dead_ops.h"
 #include "transforms/known_values.h"
 
 namespace wf {
-namespace {
-
-// Makes every op under `block` read replacement[v] where it read v.
-void replaceUses(Block& block, const std::unordered_map<const Value*, Value*>& replacement) {
-  for (auto& op : block.mutableOperations()) {
-    for (size_t i = 0; i < op->numOperands(); ++i)
-      if (auto it = replacement.find(op->operand(i)); it != replacement.end()) op->setOperand(i, it->second);
-    for (const auto& region : op->regions())
-      for (const auto& inner : region->blocks()) replaceUses(*inner, replacement);
-  }
-}
-
-}  // namespace
 
 Expected<int> foldUniformSelects(Module& module, std::string_view function, const FoldUniformSelectsOptions& options) {
   Operation* fnOp = module.lookupFunction(function);

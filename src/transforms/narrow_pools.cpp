@@ -37,15 +37,6 @@ void countUses(const Block& block, std::unordered_map<const Value*, int>& uses) 
   }
 }
 
-void replaceUses(Block& block, const std::unordered_map<const Value*, Value*>& replacement) {
-  for (const auto& op : block.operations()) {
-    for (size_t i = 0; i < op->numOperands(); ++i)
-      if (auto it = replacement.find(op->operand(i)); it != replacement.end()) op->setOperand(i, it->second);
-    for (const auto& region : op->regions())
-      for (const auto& inner : region->blocks()) replaceUses(*inner, replacement);
-  }
-}
-
 }  // namespace
 
 Expected<int> narrowPools(Operation& function) {

@@ -884,7 +884,8 @@ class KernelEmitter {
       int64_t outer = 1;  // the extent of the dims stored outside d: i / stride % size
       for (size_t e = 0; e < shape.size(); ++e)
         if (strides[e] > strides[d]) outer *= shape[e];
-      std::string expr = strides[d] == 1 ? periodic(strides[d] * shape[d]) : periodic(strides[d] * shape[d]) + " / " + std::to_string(strides[d]);
+      const std::string from = periodic(strides[d] * shape[d]);
+      std::string expr = strides[d] == 1 ? from : from + " / " + std::to_string(strides[d]);
       if (outer > 1) expr = "(" + expr + ") % " + std::to_string(shape[d]);
       coords[d] = "c" + std::to_string(d);
       body_ << "    const " << idx_ << " " << coords[d] << " = " << expr << ";\n";
