@@ -64,17 +64,31 @@ LOW_EAGER_FACTOR = 1.25  # ... or within this factor of PyTorch's own bf16 error
 BERT_BASE_FLOOR_MS = 2.0
 
 # ---- the roofline -------------------------------------------------------------------------------------
-# Ceilings of one H100 80GB HBM3 (SXM). Measured on the device machine (see the device notes):
-# cuBLAS bf16 8192^3 ran at 769-798 TFLOP/s on random data, a device-to-device copy moved about
-# 3.0 TB/s counting bytes read and written. The fp32 and TF32 ceilings are NVIDIA's nominal dense
-# figures (not measured here). A row's floor is the larger of its matrix work at the compute
-# ceiling and its weights read once at the bandwidth ceiling.
+# Ceilings per GPU, measured on the device machines (see the device notes): cuBLAS bf16 8192^3 ran
+# at 769-798 TFLOP/s on random data on both Hopper parts (same SMs and clocks); a device-to-device
+# copy moved about 3.0 TB/s on the H100 80GB HBM3 and about 4.3 TB/s on the H200, counting bytes
+# read and written. The fp32 and TF32 ceilings are NVIDIA's nominal dense figures (not measured
+# here). A row's floor is the larger of its matrix work at the compute ceiling and its weights read
+# once at the bandwidth ceiling. A GPU not listed takes the H100's figures, and the table says so.
 CEILINGS = {
     "bf16": dict(tflops=798.0, nominal_tflops=989.0, what="bf16 tensor cores, measured; 989 nominal"),
     "fp32": dict(tflops=67.0, nominal_tflops=67.0, what="fp32 CUDA cores, nominal"),
     "tf32": dict(tflops=494.0, nominal_tflops=494.0, what="TF32 tensor cores, nominal"),
 }
-HBM_TBPS = 3.0  # measured (3.35 nominal)
+HBM = {  # GPU name contains -> (measured TB/s, nominal TB/s)
+    "H200": (4.3, 4.8),
+    "H100": (3.0, 3.35),
+}
+
+
+def hbm_ceiling(device_name: str) -> tuple[float, float, str]:
+    """(measured, nominal) TB/s of the GPU's memory, and the name they were measured on."""
+    for key, (measured, nominal) in HBM.items():
+        if key in device_name:
+            return measured, nominal, key
+    return HBM["H100"][0], HBM["H100"][1], "H100 (not measured on this GPU)"
+
+
 _SIGNATURE = re.compile(r"\} : \((tensor<[^>]*>), (tensor<[^>]*>)\) -> (tensor<[^>]*>)")
 _CONTRACT = re.compile(r"lhs_contracting_dimensions = \[([0-9, ]*)\]")
 _KERNEL_SPEC = re.compile(r"x\[([a-z0-9, ]+)\]->")
@@ -120,7 +134,7 @@ def roofline(row: dict, meta: dict) -> dict | None:
     precision = row["spec"]["dtype"] if row["spec"]["dtype"] == "bf16" else ("tf32" if meta.get("allow_tf32") else "fp32")
     ceiling = CEILINGS[precision]
     compute_ms = work["flops"] / (ceiling["tflops"] * 1e12) * 1e3
-    memory_ms = work["weight_bytes"] / (HBM_TBPS * 1e12) * 1e3
+    memory_ms = work["weight_bytes"] / (hbm_ceiling(meta.get("device_name", ""))[0] * 1e12) * 1e3
     floor_ms = max(compute_ms, memory_ms)
     achieved = work["flops"] / (t * 1e-3) / 1e12
     return {"precision": precision, "ceiling": ceiling, "compute_ms": compute_ms, "memory_ms": memory_ms,
@@ -971,12 +985,13 @@ def table(results: list[dict], meta: dict) -> str:
         "cache in this process." + ("" if cuda else " On cpu there is no kernel cache: cold and warm do the same work."),
     ]
     roof = [(r, roofline(r, meta)) for r in results] if cuda else []
+    hbm = hbm_ceiling(meta.get("device_name", ""))
     if any(x for _, x in roof):
         lines += [
             "",
             f"Roofline (WarpForge column): work = 2 x multiply-adds of the matrix products and convolutions "
             f"(model.mlir's shapes); floor = max(work at the compute ceiling, weights read once at "
-            f"{HBM_TBPS:g} TB/s, measured; 3.35 nominal); ceilings: " +
+            f"{hbm[0]:g} TB/s, measured on the {hbm[2]}; {hbm[1]:g} nominal); ceilings: " +
             "; ".join(f"{k} {c['tflops']:g} TFLOP/s ({c['what']})" for k, c in CEILINGS.items()) + ".",
             "",
             "| row | work TFLOP | weights GB | floor ms | WarpForge ms | achieved TFLOP/s | of ceiling | of nominal | WF / floor |",

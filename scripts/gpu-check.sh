@@ -4,7 +4,8 @@
 # CLI on `--device cuda` (model packages; the conformance files when `warpforge check` takes
 # --device), the benchmark (bench/gpu_models.py: WarpForge vs PyTorch eager, torch.compile and
 # XLA; WF_GPU_BENCH=0 leaves it out), and prints a summary table, then the benchmark's table.
-# Meant to finish in under 10 minutes on one H100.
+# Meant to finish in under 10 minutes on one H100 or H200 with WF_GPU_BENCH=0, and again with
+# WF_GPU_TESTS=0 WF_GPU_CLI=0 (the benchmark alone).
 #
 #   scripts/gpu-check.sh                 # configure + build into build-gpu/, then run
 #   WF_GPU_BUILD=build-cuda scripts/gpu-check.sh   # reuse a build (or its carry/ folder of
@@ -13,7 +14,8 @@
 #
 # WF_EXPORT_ZOO="resnet18 bert bert:bf16 ..." exports zoo models here (torch on this machine) and
 # validates them on cuda: "name" in fp32, "name:bf16" in bf16 against the fp32 model's outputs
-# (relative L2 1e-2). WF_GPU_TESTS=0 skips the unit tests. WF_GPU_BENCH_FP32_PAIRS=1 adds two
+# (relative L2 1e-2). WF_GPU_TESTS=0 skips the unit tests, WF_GPU_CLI=0 the CLI, training,
+# conformance, serving and NVTX steps, WF_GPU_BENCH=0 the benchmark. WF_GPU_BENCH_FP32_PAIRS=1 adds two
 # benchmark passes of the fp32 rows (TF32 everywhere; true fp32 beside XLA at precision HIGHEST). Rows of the summary are also written to
 # $LOGS/summary.txt as each step ends.
 # Logs go to $WF_GPU_LOGS (default $OUT when set, else /tmp/wf-gpu-check).
@@ -134,6 +136,11 @@ PY
 fi
 
 # --- CLI on the GPU: model packages ----------------------------------------------------------------
+# WF_GPU_CLI=0 leaves out this step and the training, conformance, serving and NVTX steps below
+# (a run of the benchmark alone, after a run with WF_GPU_BENCH=0: two calls of under 10 minutes).
+if [[ "${WF_GPU_CLI:-1}" != 1 ]]; then
+  row "CLI, training, conformance, serving" "skipped" "WF_GPU_CLI=0"
+else
 for pkg in tests/data/packages/* ${WF_MODEL_ZOO:-} $ZOO_PKGS; do
   [[ -f "$pkg/manifest.json" ]] || continue
   T0=$(date +%s)
@@ -217,6 +224,8 @@ elif command -v ncu >/dev/null && [[ -f tests/data/packages/mlp/manifest.json ]]
 else
   row "NVTX ranges" "skipped" "neither nsys nor ncu here"
 fi
+
+fi  # WF_GPU_CLI
 
 # --- the benchmark: WarpForge vs PyTorch eager, torch.compile and XLA (bench/gpu_models.py) ------
 BENCH_TABLE=""

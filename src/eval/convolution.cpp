@@ -44,13 +44,6 @@ Expected<int64_t> intField(const Operation& op, const Attribute& s, const char* 
   return *v;
 }
 
-std::vector<int64_t> listOr(const Attribute* a, size_t n, int64_t fill) {
-  if (a) {
-    if (auto v = a->asIntList()) return *v;
-  }
-  return std::vector<int64_t>(n, fill);
-}
-
 // `padding` is an [R, 2] tensor (from the attribute, or dynamic_conv's third operand).
 Expected<ConvParams> readParams(const Operation& op, const Literal* paddingOperand) {
   const Attribute* dn = op.attr("dimension_numbers");
@@ -72,15 +65,15 @@ Expected<ConvParams> readParams(const Operation& op, const Literal* paddingOpera
   size_t r = p.inSpatial.size();
   if (p.kSpatial.size() != r || p.outSpatial.size() != r)
     return invalidArgument(op.describe() + ": spatial dimension counts differ");
-  p.strides = listOr(op.attr("window_strides"), r, 1);
-  p.lhsDil = listOr(op.attr("lhs_dilation"), r, 1);
-  p.rhsDil = listOr(op.attr("rhs_dilation"), r, 1);
-  p.reversal = listOr(op.attr("window_reversal"), r, 0);
+  p.strides = windowAttributeOr(op, "window_strides", r, 1);
+  p.lhsDil = windowAttributeOr(op, "lhs_dilation", r, 1);
+  p.rhsDil = windowAttributeOr(op, "rhs_dilation", r, 1);
+  p.reversal = windowAttributeOr(op, "window_reversal", r, 0);
   std::vector<int64_t> pad;
   if (paddingOperand) {
     for (int64_t i = 0; i < paddingOperand->numElements(); ++i) pad.push_back(paddingOperand->getInt(i));
   } else {
-    pad = listOr(op.attr("padding"), 2 * r, 0);
+    pad = windowAttributeOr(op, "padding", 2 * r, 0);
   }
   if (p.strides.size() != r || p.lhsDil.size() != r || p.rhsDil.size() != r || p.reversal.size() != r ||
       pad.size() != 2 * r)

@@ -7,6 +7,12 @@
 
 namespace wf {
 
+std::vector<int64_t> windowAttributeOr(const Operation& op, const char* name, size_t n, int64_t fill) {
+  if (const Attribute* a = op.attr(name))
+    if (auto v = a->asIntList()) return *v;
+  return std::vector<int64_t>(n, fill);
+}
+
 int64_t windowOutputSize(int64_t input, int64_t window, int64_t stride, int64_t padLow, int64_t padHigh,
                          int64_t baseDilation, int64_t windowDilation) {
   if (input == kDynamic || window == kDynamic) return kDynamic;

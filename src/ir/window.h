@@ -15,6 +15,10 @@ namespace wf {
 // A size stretched by `dilation` (holes between elements): (size - 1) * dilation + 1, 0 for 0.
 inline int64_t dilatedSize(int64_t size, int64_t dilation) { return size == 0 ? 0 : (size - 1) * dilation + 1; }
 
+// A window attribute of `op` (window_strides, padding, lhs_dilation, ...) as a list, or `n` copies of
+// `fill` (the attribute's default) where the op lacks it.
+std::vector<int64_t> windowAttributeOr(const Operation& op, const char* name, size_t n, int64_t fill);
+
 // Window positions along one dimension: the input dilated by `baseDilation` and padded by
 // `padLow`/`padHigh` (negative crops), the window dilated by `windowDilation`, moved by `stride`.
 // 0 where the window does not fit (the spec's is_empty_window); kDynamic where the input or the

@@ -152,6 +152,10 @@ struct ExecutableStats {
   // cuDNN's backward kernels rather than as forward convolutions.
   int convolutionBackwardData = 0;    // input gradients: cudnnConvolutionBackwardData
   int convolutionBackwardFilter = 0;  // weight gradients: cudnnConvolutionBackwardFilter
+  // cuda: convolutions run with the elementwise group that reads their result as one cuDNN graph
+  // (kernels/convolution_epilogue.h): a batch norm, ReLU, a residual add in the epilogue.
+  int convolutionEpilogues = 0;
+  int convolutionEpiloguesDeclined = 0;  // pairs offered that cuDNN (or the translation) declined
   // Fusion (CompileOptions::fuse): generated kernels.
   int fusedKernels = 0;        // steps that run a generated fusion kernel
   int fusedOps = 0;            // ops computed inside them (each op once, even where duplicated)

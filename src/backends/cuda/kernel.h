@@ -98,6 +98,12 @@ struct LowerContext {
 // (NHWC storage of NCHW dimension numbers): 2-d, f16 or bf16, no input dilation or asymmetric
 // padding (convolution.cpp). Not the gradient forms of convolution_backward.cpp (it says why).
 bool convolutionTakesChannelsLast(const Operation& op);
+// Asks for a convolution's filter (operand 1, shape `ws`) packed in the order cuDNN reads: dims
+// `order` ([O, I, spatial...] as dims of ws), or with `channelsLast` [O, spatial..., I], the
+// spatial dims listed in `reversedSpatial` read backwards. Where the operand is not stored so, a
+// copy of its own (ctx.operandCopies) does it (convolution.cpp).
+Status requestPackedFilter(const Operation& op, const std::vector<int64_t>& ws, const std::vector<int64_t>& order,
+                           const std::vector<int64_t>& reversedSpatial, bool channelsLast, LowerContext& ctx);
 // True if `op` is a reduce_window pooling the last two dims of a rank-4 float value (max or
 // average pooling) that reduce.cu's kernel can read and write channels-last, both at once.
 bool poolTakesChannelsLast(const Operation& op);

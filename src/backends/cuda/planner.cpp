@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <cstring>
 #include <functional>
+#include <iostream>
 #include <optional>
 #include <unordered_map>
 #include <unordered_set>
@@ -14,7 +15,9 @@
 #include "backends/cuda/executor.h"
 #include "backends/cuda/codegen/fusion.h"
 #include "backends/cuda/kernel.h"
+#include "backends/cuda/kernels/convolution_epilogue.h"
 #include "backends/cuda/codegen/nvrtc.h"
+#include "backends/cuda/tuning.h"
 #include "support/phase_timer.h"
 
 namespace wf::cuda {
@@ -161,6 +164,15 @@ class Planner {
   // interpreter.run_parallel: an executor per process, run by one step (GridKernel).
   Expected<std::unique_ptr<OpKernel>> planGrid(const Operation& op);
   Status planFusedGroup(const FusionGroup& group);
+  // Convolutions whose result one loop group alone reads, lowered with that group as their
+  // epilogue where cuDNN takes the pair (kernels/convolution_epilogue.h): epilogues_.
+  Status planConvolutionEpilogues(const Block& body, const FusionPlan& fusion,
+                                  const std::unordered_set<const Value*>& keep, LowerContext& lctx);
+  // The step of a convolution and its epilogue group, at the group's root.
+  Status planConvolutionEpilogueStep(const FusionGroup& group);
+  // Steps copying operands into the layout a kernel reads (LowerContext::operandCopies), before
+  // `step`, whose input buffers then name the copies.
+  void planOperandCopies(const Operation& op, std::vector<LowerContext::OperandCopy>& copies, Step& step);
   // Picks the activations stored channels-last (Plan::channelsLast): see the comment inside.
   void chooseChannelsLast(const Block& body, const FusionPlan& fusion, const std::unordered_set<const Value*>& keep);
   Status compileFusedKernels();
@@ -205,6 +217,15 @@ class Planner {
     size_t step;  // the index of the step computing it
   };
   std::unordered_map<std::string, FusedValue> fusedValues_;  // source + input buffers -> its value
+  // Convolutions run in their epilogue group's step, by the group they run in.
+  struct ConvolutionEpilogue {
+    const Operation* convolution = nullptr;
+    std::unique_ptr<OpKernel> kernel;
+    std::vector<LowerContext::OperandCopy> operandCopies;
+    size_t workspaceBytes = 0;
+  };
+  std::unordered_map<const FusionGroup*, ConvolutionEpilogue> epilogues_;
+  std::unordered_set<const Operation*> epilogueConvolutions_;
 };
 
 Status Planner::inlineCall(const Operation& op, const Operation& callee, LowerContext& lctx, int depth) {
@@ -381,19 +402,7 @@ Status Planner::planOp(const Operation& op, LowerContext& lctx, int depth) {
     if (it == plan_.bufferOf.end()) return internalError(op.describe() + ": operand has no device buffer");
     step.inputBuffers.push_back(it->second);
   }
-  // Operands the kernel reads repacked: each copy is a step of its own, which planHoisting hoists
-  // into the prologue where the operand is a weight.
-  for (LowerContext::OperandCopy& copy : operandCopies) {
-    Step repack;
-    repack.op = &op;
-    repack.kernel = std::move(copy.kernel);
-    repack.inputs = {op.operand(copy.operand)};
-    repack.inputBuffers = {step.inputBuffers[copy.operand]};
-    repack.outputBuffers = {newBuffer(copy.bytes)};
-    step.inputBuffers[copy.operand] = repack.outputBuffers[0];
-    ++plan_.stats.deviceSteps;
-    plan_.steps.push_back(std::move(repack));
-  }
+  planOperandCopies(op, operandCopies, step);
   for (size_t i = 0; i < op.numResults(); ++i) {
     const int id = newBuffer(tensorBytes(op.result(i)->type()));
     plan_.bufferOf[op.result(i)] = id;
@@ -406,6 +415,22 @@ Status Planner::planOp(const Operation& op, LowerContext& lctx, int depth) {
   lctx.workspaceBytes = std::max(workspaceBefore, lctx.workspaceBytes);
   plan_.steps.push_back(std::move(step));
   return Status::ok();
+}
+
+// Operands the kernel reads repacked: each copy is a step of its own, which planHoisting hoists
+// into the prologue where the operand is a weight.
+void Planner::planOperandCopies(const Operation& op, std::vector<LowerContext::OperandCopy>& copies, Step& step) {
+  for (LowerContext::OperandCopy& copy : copies) {
+    Step repack;
+    repack.op = &op;
+    repack.kernel = std::move(copy.kernel);
+    repack.inputs = {op.operand(copy.operand)};
+    repack.inputBuffers = {step.inputBuffers[copy.operand]};
+    repack.outputBuffers = {newBuffer(copy.bytes)};
+    step.inputBuffers[copy.operand] = repack.outputBuffers[0];
+    ++plan_.stats.deviceSteps;
+    plan_.steps.push_back(std::move(repack));
+  }
 }
 
 Expected<bool> Planner::planOrUndo(const std::function<Status()>& plan) {
@@ -785,6 +810,88 @@ Status Planner::planFusedGroup(const FusionGroup& group) {
   return Status::ok();
 }
 
+// A convolution's result that one loop group alone reads (a batch norm + ReLU, or a residual
+// block's tail) need not be stored: where cuDNN runs the convolution with that group's work as
+// its epilogue, the pair is one step at the group's root. The rest stays as it was planned.
+Status Planner::planConvolutionEpilogues(const Block& body, const FusionPlan& fusion,
+                                         const std::unordered_set<const Value*>& keep, LowerContext& lctx) {
+  if (!options_.fuse || plan_.channelsLast.empty()) return Status::ok();
+  std::unordered_map<const Value*, int> readers;
+  std::unordered_map<const Value*, const Operation*> convolutionOf;
+  for (const FusionGroup& g : fusion.groups)
+    for (const Value* in : g.inputs) ++readers[in];
+  for (const auto& opPtr : body.operations()) {
+    const Operation& op = *opPtr;
+    if (fusion.absorbed.count(&op) || fusion.groupOfRoot.count(&op)) continue;
+    for (const Value* v : op.operands()) ++readers[v];
+    std::vector<const Value*> captured;
+    collectCaptures(op, op, captured);
+    for (const Value* v : captured) ++readers[v];
+    if (op.code() == OpCode::Convolution && plan_.channelsLast.count(op.result(0)))
+      convolutionOf[op.result(0)] = &op;
+  }
+  for (const FusionGroup& g : fusion.groups) {
+    if (g.hasReduce()) continue;
+    for (const Value* in : g.inputs) {
+      auto conv = convolutionOf.find(in);
+      if (conv == convolutionOf.end() || readers[in] != 1 || keep.count(in) || epilogueConvolutions_.count(conv->second))
+        continue;
+      lctx.operandCopies.clear();
+      const size_t workspaceBefore = lctx.workspaceBytes;
+      lctx.workspaceBytes = 0;
+      Expected<std::unique_ptr<OpKernel>> kernel = lowerConvolutionEpilogue(*conv->second, g, plan_.channelsLast, lctx);
+      const size_t workspace = lctx.workspaceBytes;
+      lctx.workspaceBytes = std::max(workspaceBefore, workspace);
+      if (!kernel) {
+        if (kernel.status().code() != StatusCode::kUnimplemented) return kernel.status();
+        ++plan_.stats.convolutionEpiloguesDeclined;
+        if (tuningLogOn()) std::cerr << "warpforge: " << kernel.status().message() << "\n";
+        continue;
+      }
+      epilogues_[&g] = {conv->second, std::move(*kernel), std::move(lctx.operandCopies), workspace};
+      epilogueConvolutions_.insert(conv->second);
+      break;
+    }
+  }
+  lctx.operandCopies.clear();
+  if (tuningLogOn() && !epilogues_.empty())
+    std::cerr << "warpforge: " << epilogues_.size() << " convolutions with their epilogue group, "
+              << plan_.stats.convolutionEpiloguesDeclined << " declined\n";
+  return Status::ok();
+}
+
+Status Planner::planConvolutionEpilogueStep(const FusionGroup& group) {
+  ConvolutionEpilogue& e = epilogues_.at(&group);
+  const Operation& conv = *e.convolution;
+  Step step;
+  step.op = &conv;
+  step.kernel = std::move(e.kernel);
+  std::vector<const Value*> inputs = {conv.operand(0), conv.operand(1)};
+  for (const Value* v : group.inputs)
+    if (v != conv.result(0)) inputs.push_back(v);
+  for (const Value* v : inputs) {
+    WF_ASSIGN_OR_RETURN(int buffer, bufferFor(conv, v));
+    step.inputs.push_back(v);
+    step.inputBuffers.push_back(buffer);
+  }
+  planOperandCopies(conv, e.operandCopies, step);
+  std::vector<const Value*> outputs = {group.root()->result(0)};
+  for (const Operation* side : group.sideOutputs) outputs.push_back(side->result(0));
+  for (const Value* v : outputs) {
+    const int id = newBuffer(tensorBytes(v->type()));
+    plan_.bufferOf[v] = id;
+    step.outputBuffers.push_back(id);
+  }
+  if (e.workspaceBytes > 0) {
+    step.workspaceBytes = e.workspaceBytes;
+    step.workspaceBuffer = newBuffer(e.workspaceBytes);
+  }
+  plan_.steps.push_back(std::move(step));
+  ++plan_.stats.deviceSteps;
+  plan_.stats.fusedOps += static_cast<int>(group.ops.size());
+  return Status::ok();
+}
+
 Status Planner::compileFusedKernels() {
   if (fusedSources_.empty()) return Status::ok();
   WF_ASSIGN_OR_RETURN(std::vector<cudaKernel_t> kernels,
@@ -1079,17 +1186,21 @@ Expected<Plan> Planner::build() {
     }
     fusion = planFusion(body, tapped, fusionOptions);
   }
+  std::unordered_set<const Value*> keep = tapped;
+  for (const auto& op : body.operations())
+    if (op->code() == OpCode::FuncReturn || op->code() == OpCode::Return)
+      for (const Value* v : op->operands()) keep.insert(v);
   {
     PhaseTimer phase("channels-last layout");
-    std::unordered_set<const Value*> keep = tapped;
-    for (const auto& op : body.operations())
-      if (op->code() == OpCode::FuncReturn || op->code() == OpCode::Return)
-        for (const Value* v : op->operands()) keep.insert(v);
     chooseChannelsLast(body, fusion, keep);
   }
 
   LowerContext lctx{*device_, options_};
   lctx.stats = &plan_.stats;
+  {
+    PhaseTimer phase("convolution epilogues (cuDNN graphs)");
+    WF_RETURN_IF_ERROR(planConvolutionEpilogues(body, fusion, keep, lctx));
+  }
   const Operation* terminator = nullptr;
   std::optional<PhaseTimer> planningOps("ops");
   for (const auto& opPtr : body.operations()) {
@@ -1098,10 +1209,16 @@ Expected<Plan> Planner::build() {
       terminator = &op;
       break;
     }
-    if (fusion.absorbed.count(&op)) continue;
+    if (fusion.absorbed.count(&op) || epilogueConvolutions_.count(&op)) continue;
     if (auto it = fusion.groupOfRoot.find(&op); it != fusion.groupOfRoot.end()) {
+      const FusionGroup& group = fusion.groups[static_cast<size_t>(it->second)];
+      if (epilogues_.count(&group)) {
+        PhaseTimer phase("convolution epilogues (cuDNN graphs)");
+        WF_RETURN_IF_ERROR(planConvolutionEpilogueStep(group));
+        continue;
+      }
       PhaseTimer phase("fused groups");
-      WF_RETURN_IF_ERROR(planFusedGroup(fusion.groups[static_cast<size_t>(it->second)]));
+      WF_RETURN_IF_ERROR(planFusedGroup(group));
       continue;
     }
     PhaseTimer phase(op.name());

@@ -83,10 +83,14 @@ Status storeTuningDecision(Device& device, const CompileOptions& options, const 
   return Status::ok();
 }
 
+bool tuningLogOn() {
+  const char* logVar = std::getenv("WARPFORGE_TUNING_LOG");
+  return logVar && parseSwitch(logVar).value_or(false);
+}
+
 size_t fastestCandidate(size_t count, const std::function<Status(size_t, cudaStream_t)>& launch,
                         const std::string& problem, const std::function<std::string(size_t)>& label) {
-  const char* logVar = std::getenv("WARPFORGE_TUNING_LOG");
-  const bool log = logVar && parseSwitch(logVar).value_or(false);
+  const bool log = tuningLogOn();
   std::ostringstream text;
   size_t best = 0;
   float bestMs = 0;

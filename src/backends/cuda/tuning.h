@@ -48,6 +48,8 @@ Status storeTuningDecision(Device& device, const CompileOptions& options, const 
 size_t fastestCandidate(size_t count, const std::function<Status(size_t, cudaStream_t)>& launch,
                         const std::string& problem = {}, const std::function<std::string(size_t)>& label = {});
 
+// WARPFORGE_TUNING_LOG is on: choices (and what was declined) are written to stderr.
+bool tuningLogOn();
 // Forgets the decisions this process holds (tests: the next compile reads them from disk).
 void forgetTuningDecisions();
 

@@ -143,12 +143,6 @@ Expected<int64_t> field(const Operation& op, const Attribute& dn, const char* na
   return *v;
 }
 
-std::vector<int64_t> listOr(const Attribute* a, size_t n, int64_t fill) {
-  if (a)
-    if (auto v = a->asIntList()) return *v;
-  return std::vector<int64_t>(n, fill);
-}
-
 
 Expected<std::unique_ptr<OpKernel>> lowerConvolution(const Operation& op, LowerContext& ctx) {
   // A convolution's data or filter gradient runs as cuDNN's backward kernel where it takes it.
@@ -196,11 +190,11 @@ Expected<std::unique_ptr<OpKernel>> lowerConvolution(const Operation& op, LowerC
   const size_t r = inSp.size();
   if (kSp.size() != r || outSp.size() != r || r == 0 || r > 3)
     return unsupportedOnCuda(op, "no cuDNN convolution with " + std::to_string(r) + " spatial dims");
-  const std::vector<int64_t> strides = listOr(op.attr("window_strides"), r, 1);
-  const std::vector<int64_t> lhsDil = listOr(op.attr("lhs_dilation"), r, 1);
-  const std::vector<int64_t> rhsDil = listOr(op.attr("rhs_dilation"), r, 1);
-  const std::vector<int64_t> reversal = listOr(op.attr("window_reversal"), r, 0);
-  const std::vector<int64_t> pad = listOr(op.attr("padding"), 2 * r, 0);
+  const std::vector<int64_t> strides = windowAttributeOr(op, "window_strides", r, 1);
+  const std::vector<int64_t> lhsDil = windowAttributeOr(op, "lhs_dilation", r, 1);
+  const std::vector<int64_t> rhsDil = windowAttributeOr(op, "rhs_dilation", r, 1);
+  const std::vector<int64_t> reversal = windowAttributeOr(op, "window_reversal", r, 0);
+  const std::vector<int64_t> pad = windowAttributeOr(op, "padding", 2 * r, 0);
   if (strides.size() != r || lhsDil.size() != r || rhsDil.size() != r || pad.size() != 2 * r)
     return invalidArgument(op.describe() + ": window attributes must have one entry per spatial dimension");
   bool dilateInput = false;  // lhs dilation, asymmetric or negative padding: dilate-then-convolve
@@ -285,39 +279,14 @@ Expected<std::unique_ptr<OpKernel>> lowerConvolution(const Operation& op, LowerC
   std::vector<int64_t> order = {kOut, kIn};
   order.insert(order.end(), kSp.begin(), kSp.end());
   const bool channelsLast = ctx.operandStrides != nullptr && r == 2;
-  const std::vector<int64_t> s = rowMajorStridesOf(ws);
-  std::vector<int64_t> kbox, src;
-  int64_t kOffset = 0;
-  for (int64_t d : order) {
-    kbox.push_back(ws[static_cast<size_t>(d)]);
-    src.push_back(s[static_cast<size_t>(d)]);
-  }
-  // Window reversal: the spatial dims read backwards.
-  for (size_t j = 0; j < r && reversed; ++j) {
-    if (reversal[j] == 0) continue;
-    const auto d = static_cast<size_t>(kSp[j]);
-    src[2 + j] = -s[d];
-    kOffset += (ws[d] - 1) * s[d];
-  }
-  std::vector<int64_t> dst = rowMajorStridesOf(kbox);
-  if (channelsLast) dst = {kbox[1] * kbox[2] * kbox[3], 1, kbox[3] * kbox[1], kbox[1]};
-  // Packed already when every dim of more than one element has the stride cuDNN reads (a 1x1
-  // filter [O, I, 1, 1] is both formats at once).
-  bool packed = kOffset == 0;
-  for (size_t i = 0; i < kbox.size(); ++i) packed = packed && (kbox[i] == 1 || src[i] == dst[i]);
+  std::vector<int64_t> reversedSpatial;
+  for (size_t j = 0; j < r && reversed; ++j)
+    if (reversal[j] != 0) reversedSpatial.push_back(kSp[j]);
+  WF_RETURN_IF_ERROR(requestPackedFilter(op, ws, order, reversedSpatial, channelsLast, ctx));
   std::vector<int> wd;
   for (int64_t d : order) wd.push_back(static_cast<int>(ws[static_cast<size_t>(d)]));
   if (pad1d) wd.push_back(1);
   size_t wsOffset = 0;
-  if (!packed) {
-    WF_ASSIGN_OR_RETURN(std::shared_ptr<const StridedCopyPlan> repack, planStridedCopy(op, kbox, dst, src, 0, kOffset));
-    const int elemBytes = k->elemBytes_;
-    ctx.operandCopies.push_back(
-        {1, static_cast<size_t>(numElementsOf(ws)) * static_cast<size_t>(elemBytes),
-         makeKernel([repack, elemBytes](const LaunchContext& c, std::span<void* const> in, std::span<void* const> out) {
-           return launchStridedCopy(c.stream, elemBytes, *repack, in[0], out[0]);
-         })});
-  }
   if (dilateInput) {
     k->inputOffset_ = wsOffset;
     wsOffset += (k->inputBytes_ + 255) / 256 * 256;
@@ -413,6 +382,39 @@ Expected<std::unique_ptr<OpKernel>> lowerConvolution(const Operation& op, LowerC
 
 }  // namespace
 
+Status requestPackedFilter(const Operation& op, const std::vector<int64_t>& ws, const std::vector<int64_t>& order,
+                           const std::vector<int64_t>& reversedSpatial, bool channelsLast, LowerContext& ctx) {
+  const std::vector<int64_t> s = rowMajorStridesOf(ws);
+  std::vector<int64_t> kbox, src;
+  int64_t kOffset = 0;
+  for (int64_t d : order) {
+    kbox.push_back(ws[static_cast<size_t>(d)]);
+    src.push_back(s[static_cast<size_t>(d)]);
+  }
+  // Window reversal: those spatial dims read backwards.
+  for (size_t i = 2; i < order.size(); ++i) {
+    const auto d = static_cast<size_t>(order[i]);
+    if (std::find(reversedSpatial.begin(), reversedSpatial.end(), order[i]) == reversedSpatial.end()) continue;
+    src[i] = -s[d];
+    kOffset += (ws[d] - 1) * s[d];
+  }
+  std::vector<int64_t> dst = rowMajorStridesOf(kbox);
+  if (channelsLast) dst = {kbox[1] * kbox[2] * kbox[3], 1, kbox[3] * kbox[1], kbox[1]};
+  // Packed already when every dim of more than one element has the stride cuDNN reads (a 1x1
+  // filter [O, I, 1, 1] is both formats at once).
+  bool packed = kOffset == 0;
+  for (size_t i = 0; i < kbox.size(); ++i) packed = packed && (kbox[i] == 1 || src[i] == dst[i]);
+  if (packed) return Status::ok();
+  WF_ASSIGN_OR_RETURN(std::shared_ptr<const StridedCopyPlan> repack, planStridedCopy(op, kbox, dst, src, 0, kOffset));
+  const int elemBytes = storageBytes(op.operand(1)->type().elementType());
+  ctx.operandCopies.push_back(
+      {1, static_cast<size_t>(numElementsOf(ws)) * static_cast<size_t>(elemBytes),
+       makeKernel([repack, elemBytes](const LaunchContext& c, std::span<void* const> in, std::span<void* const> out) {
+         return launchStridedCopy(c.stream, elemBytes, *repack, in[0], out[0]);
+       })});
+  return Status::ok();
+}
+
 bool convolutionTakesChannelsLast(const Operation& op) {
   if (op.code() != OpCode::Convolution || op.numOperands() != 2 || op.numResults() != 1) return false;
   const Type& x = op.operand(0)->type();
@@ -437,8 +439,8 @@ bool convolutionTakesChannelsLast(const Operation& op) {
       number("output_batch_dimension") != 0 || number("output_feature_dimension") != 1 ||
       list("input_spatial_dimensions") != spatial || list("output_spatial_dimensions") != spatial)
     return false;
-  const std::vector<int64_t> lhsDil = listOr(op.attr("lhs_dilation"), 2, 1);
-  const std::vector<int64_t> pad = listOr(op.attr("padding"), 4, 0);
+  const std::vector<int64_t> lhsDil = windowAttributeOr(op, "lhs_dilation", 2, 1);
+  const std::vector<int64_t> pad = windowAttributeOr(op, "padding", 4, 0);
   if (lhsDil.size() != 2 || pad.size() != 4 || lhsDil[0] != 1 || lhsDil[1] != 1) return false;
   for (size_t d = 0; d < 2; ++d)
     if (pad[2 * d] != pad[2 * d + 1] || pad[2 * d] < 0) return false;

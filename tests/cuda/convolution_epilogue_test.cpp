@@ -1,0 +1,183 @@
+// Convolutions run with the elementwise group that reads their result as one cuDNN graph
+// (kernels/convolution_epilogue.h): a batch norm written out as the bf16 export writes it
+// ((x - mean) * scale + shift in f32, ReLU, narrowed to bf16), and a residual block's tail (the
+// shortcut added, ReLU, its f32 value written beside its bf16 copy). Compared with the CPU
+// interpreter and with the program compiled without fusion, on fresh random inputs of sizes that
+// are no multiple of cuDNN's tiles (3 images of 13x13, 24 and 40 channels).
+#include "cuda_test_util.h"
+
+namespace wf::cudatest {
+namespace {
+
+std::string tensor(int64_t c, const char* type, int64_t n = 3, int64_t hw = 13) {
+  return "tensor<" + std::to_string(n) + "x" + std::to_string(c) + "x" + std::to_string(hw) + "x" +
+         std::to_string(hw) + "x" + type + ">";
+}
+
+std::string convolution(const std::string& result, const std::string& x, const std::string& w, int64_t in,
+                        int64_t out, int64_t window) {
+  const int64_t pad = window / 2;
+  const std::string wt = "tensor<" + std::to_string(out) + "x" + std::to_string(in) + "x" + std::to_string(window) +
+                         "x" + std::to_string(window) + "xbf16>";
+  return "  " + result + " = stablehlo.convolution(" + x + ", " + w +
+         ") dim_numbers = [b, f, 0, 1]x[o, i, 0, 1]->[b, f, 0, 1], window = {stride = [1, 1], pad = [[" +
+         std::to_string(pad) + ", " + std::to_string(pad) + "], [" + std::to_string(pad) + ", " + std::to_string(pad) +
+         "]]} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (" + tensor(in, "bf16") + ", " + wt +
+         ") -> " + tensor(out, "bf16") + "\n";
+}
+
+// y = relu((convert(c) - mean) * scale + shift) in f32, as `name`; its bf16 copy as `name`b. With
+// `bf16Params`, mean and shift are bf16 arguments widened before their broadcasts (as the export
+// of a bf16 model writes its batch norms' buffers).
+std::string batchNormRelu(const std::string& name, const std::string& c, int64_t k, const std::string& mean,
+                          const std::string& scale, const std::string& shift, bool bf16Params = false) {
+  const std::string f = tensor(k, "f32"), b = tensor(k, "bf16"), v = "tensor<" + std::to_string(k) + "xf32>";
+  auto bcast = [&](const std::string& r, const std::string& x) {
+    return "  " + r + " = \"stablehlo.broadcast_in_dim\"(" + x + ") {broadcast_dimensions = array<i64: 1>} : (" + v +
+           ") -> " + f + "\n";
+  };
+  std::string s;
+  if (bf16Params) {
+    const std::string vb = "tensor<" + std::to_string(k) + "xbf16>";
+    s += "  " + name + "_mw = \"stablehlo.convert\"(" + mean + ") : (" + vb + ") -> " + v + "\n";
+    s += "  " + name + "_hw = \"stablehlo.convert\"(" + shift + ") : (" + vb + ") -> " + v + "\n";
+    return s + batchNormRelu(name, c, k, name + "_mw", scale, name + "_hw");
+  }
+  s += "  " + name + "_f = \"stablehlo.convert\"(" + c + ") : (" + b + ") -> " + f + "\n";
+  s += bcast(name + "_mb", mean);
+  s += "  " + name + "_d = \"stablehlo.subtract\"(" + name + "_f, " + name + "_mb) : (" + f + ", " + f + ") -> " + f + "\n";
+  s += bcast(name + "_sb", scale);
+  s += "  " + name + "_m = \"stablehlo.multiply\"(" + name + "_d, " + name + "_sb) : (" + f + ", " + f + ") -> " + f + "\n";
+  s += bcast(name + "_hb", shift);
+  s += "  " + name + "_a = \"stablehlo.add\"(" + name + "_m, " + name + "_hb) : (" + f + ", " + f + ") -> " + f + "\n";
+  s += "  " + name + "_z = \"stablehlo.constant\"() {value = dense<0.0> : " + f + "} : () -> " + f + "\n";
+  s += "  " + name + " = \"stablehlo.maximum\"(" + name + "_a, " + name + "_z) : (" + f + ", " + f + ") -> " + f + "\n";
+  s += "  " + name + "b = \"stablehlo.convert\"(" + name + ") : (" + f + ") -> " + b + "\n";
+  return s;
+}
+
+// conv0 (of the argument, row-major: no epilogue) -> bn + ReLU -> conv1 3x3 24->40 -> bn + ReLU
+// (an epilogue) -> conv2 1x1 40->24 -> bn, + the first block's f32 output, ReLU (an epilogue with
+// a full-size input and a side output) -> conv3 -> + the residual, returned in f32.
+std::string network() {
+  const std::string v24 = "tensor<24xf32>", v40 = "tensor<40xf32>";
+  const std::string b40 = "tensor<40xbf16>";
+  std::string s = "func.func @main(%x: " + tensor(8, "bf16") +
+                  ", %w0: tensor<24x8x3x3xbf16>, %w1: tensor<40x24x3x3xbf16>, %w2: tensor<24x40x1x1xbf16>, "
+                  "%w3: tensor<24x24x3x3xbf16>, %m0: " + v24 + ", %s0: " + v24 + ", %h0: " + v24 + ", %m1: " + b40 +
+                  ", %s1: " + v40 + ", %h1: " + b40 + ", %m2: " + v24 + ", %s2: " + v24 + ", %h2: " + v24 + ") -> " +
+                  tensor(24, "f32") + " {\n";
+  const std::string f24 = tensor(24, "f32");
+  s += convolution("%c0", "%x", "%w0", 8, 24, 3);
+  s += batchNormRelu("%y0", "%c0", 24, "%m0", "%s0", "%h0");
+  s += convolution("%c1", "%y0b", "%w1", 24, 40, 3);
+  s += batchNormRelu("%y1", "%c1", 40, "%m1", "%s1", "%h1", /*bf16Params=*/true);
+  s += convolution("%c2", "%y1b", "%w2", 40, 24, 1);
+  // The residual tail: bn (without its ReLU), + %y0, ReLU.
+  s += "  %c2f = \"stablehlo.convert\"(%c2) : (" + tensor(24, "bf16") + ") -> " + f24 + "\n";
+  s += "  %m2b = \"stablehlo.broadcast_in_dim\"(%m2) {broadcast_dimensions = array<i64: 1>} : (" + v24 + ") -> " + f24 + "\n";
+  s += "  %s2b = \"stablehlo.broadcast_in_dim\"(%s2) {broadcast_dimensions = array<i64: 1>} : (" + v24 + ") -> " + f24 + "\n";
+  s += "  %h2b = \"stablehlo.broadcast_in_dim\"(%h2) {broadcast_dimensions = array<i64: 1>} : (" + v24 + ") -> " + f24 + "\n";
+  s += "  %d2 = \"stablehlo.subtract\"(%c2f, %m2b) : (" + f24 + ", " + f24 + ") -> " + f24 + "\n";
+  s += "  %p2 = \"stablehlo.multiply\"(%d2, %s2b) : (" + f24 + ", " + f24 + ") -> " + f24 + "\n";
+  s += "  %a2 = \"stablehlo.add\"(%p2, %h2b) : (" + f24 + ", " + f24 + ") -> " + f24 + "\n";
+  s += "  %r2 = \"stablehlo.add\"(%a2, %y0) : (" + f24 + ", " + f24 + ") -> " + f24 + "\n";
+  s += "  %z2 = \"stablehlo.constant\"() {value = dense<0.0> : " + f24 + "} : () -> " + f24 + "\n";
+  s += "  %y2 = \"stablehlo.maximum\"(%r2, %z2) : (" + f24 + ", " + f24 + ") -> " + f24 + "\n";
+  s += "  %y2b = \"stablehlo.convert\"(%y2) : (" + f24 + ") -> " + tensor(24, "bf16") + "\n";
+  s += convolution("%c3", "%y2b", "%w3", 24, 24, 3);
+  s += "  %c3f = \"stablehlo.convert\"(%c3) : (" + tensor(24, "bf16") + ") -> " + f24 + "\n";
+  s += "  %out = \"stablehlo.add\"(%c3f, %y2) : (" + f24 + ", " + f24 + ") -> " + f24 + "\n";
+  s += "  func.return %out : " + f24 + "\n}\n";
+  return s;
+}
+
+std::vector<Literal> randomArguments() {
+  auto bf16 = [](std::vector<int64_t> shape, double scale) {
+    return randomLiteral(Type::tensor(std::move(shape), ElementType::kBF16), -scale, scale);
+  };
+  auto channel = [](int64_t k, double lo, double hi) {
+    return randomLiteral(Type::tensor({k}, ElementType::kF32), lo, hi);
+  };
+  std::vector<Literal> args;
+  args.push_back(bf16({3, 8, 13, 13}, 1));
+  args.push_back(bf16({24, 8, 3, 3}, 0.3));
+  args.push_back(bf16({40, 24, 3, 3}, 0.2));
+  args.push_back(bf16({24, 40, 1, 1}, 0.3));
+  args.push_back(bf16({24, 24, 3, 3}, 0.2));
+  for (int64_t k : {24, 40, 24}) {
+    // The second layer's mean and shift are bf16.
+    const ElementType t = k == 40 ? ElementType::kBF16 : ElementType::kF32;
+    args.push_back(randomLiteral(Type::tensor({k}, t), -0.2, 0.2));  // mean
+    args.push_back(channel(k, 0.5, 1.5));                             // scale: rsqrt(var + eps) * weight
+    args.push_back(randomLiteral(Type::tensor({k}, t), -0.3, 0.3));  // shift
+  }
+  return args;
+}
+
+TEST(CudaConvolutionEpilogue, BatchNormsAndResidualTailsMatchTheInterpreter) {
+  WF_REQUIRE_GPU();
+  Module m = parse(network());
+  ASSERT_TRUE(mainOf(m));
+  auto exe = cudaBackend().compile(m, *mainOf(m), {});
+  ASSERT_TRUE(exe) << exe.status().toString();
+  const ExecutableStats info = (*exe)->stats();
+  // Each convolution is offered its group. conv1 and conv2 are taken; conv0 reads the argument,
+  // stored row-major, and is declined (conv3's result goes to a row-major result).
+  EXPECT_EQ(info.convolutionEpilogues + info.convolutionEpiloguesDeclined, 4);
+  EXPECT_GE(info.convolutionEpilogues, 2);
+  CompileOptions unfused;
+  unfused.fuse = false;
+  auto plain = cudaBackend().compile(m, *mainOf(m), unfused);
+  ASSERT_TRUE(plain) << plain.status().toString();
+  EXPECT_EQ((*plain)->stats().convolutionEpilogues, 0);
+  for (int run = 0; run < 2; ++run) {
+    SCOPED_TRACE("run " + std::to_string(run));
+    std::vector<Literal> args = randomArguments();
+    auto want = runCpu(m, cloneAll(args));
+    ASSERT_TRUE(want) << want.status().toString();
+    auto got = (*exe)->run(args);
+    ASSERT_TRUE(got) << got.status().toString();
+    auto reference = (*plain)->run(args);
+    ASSERT_TRUE(reference) << reference.status().toString();
+    // The epilogue reads the convolution's f32 sums where the interpreter rounds them to bf16
+    // first: bf16's relative precision, over four layers.
+    EXPECT_EQ(compareLiterals(got->outputs[0], (*want)[0], Tolerance{0, 0, 1e-2}), "");
+    EXPECT_EQ(compareLiterals(got->outputs[0], reference->outputs[0], Tolerance{0, 0, 1e-2}), "");
+    EXPECT_EQ(compareLiterals(reference->outputs[0], (*want)[0], Tolerance{0, 0, 1e-2}), "");
+  }
+}
+
+// With the weights bound, the filters the epilogue graphs read are repacked once, in the
+// prologue; rebinding one repacks it again.
+TEST(CudaConvolutionEpilogue, BoundFiltersAreRepackedOncePerBind) {
+  WF_REQUIRE_GPU();
+  Module m = parse(network());
+  ASSERT_TRUE(mainOf(m));
+  CompileOptions options;
+  for (size_t i = 1; i < 14; ++i) options.boundArguments.push_back(i);
+  auto exe = cudaBackend().compile(m, *mainOf(m), options);
+  ASSERT_TRUE(exe) << exe.status().toString();
+  EXPECT_GE((*exe)->stats().convolutionEpilogues, 1);
+  EXPECT_GE((*exe)->stats().hoistedSteps, 1);
+  std::vector<Literal> args = randomArguments();
+  for (size_t i = 1; i < args.size(); ++i) ASSERT_TRUE((*exe)->bindArgument(i, args[i]).isOk());
+  for (int run = 0; run < 3; ++run) {
+    SCOPED_TRACE("run " + std::to_string(run));
+    if (run == 2) {  // a new filter for conv1, whose batch norm is an epilogue
+      args[2] = randomLiteral(Type::tensor({40, 24, 3, 3}, ElementType::kBF16), -0.2, 0.2);
+      ASSERT_TRUE((*exe)->bindArgument(2, args[2]).isOk());
+    }
+    args[0] = randomLiteral(Type::tensor({3, 8, 13, 13}, ElementType::kBF16), -1, 1);
+    auto want = runCpu(m, cloneAll(args));
+    ASSERT_TRUE(want) << want.status().toString();
+    std::vector<Literal> batch;
+    batch.push_back(args[0].clone());
+    auto got = (*exe)->run(batch);
+    ASSERT_TRUE(got) << got.status().toString();
+    EXPECT_EQ(compareLiterals(got->outputs[0], (*want)[0], Tolerance{0, 0, 1e-2}), "");
+  }
+}
+
+}  // namespace
+}  // namespace wf::cudatest
