@@ -168,6 +168,8 @@ class Planner {
   // epilogue where cuDNN takes the pair (kernels/convolution_epilogue.h): epilogues_.
   Status planConvolutionEpilogues(const Block& body, const FusionPlan& fusion,
                                   const std::unordered_set<const Value*>& keep, LowerContext& lctx);
+  // The buffers a group's step writes (its root, then its side outputs) and its workspace.
+  void planGroupOutputs(const FusionGroup& group, size_t workspaceBytes, Step& step);
   // The step of a convolution and its epilogue group, at the group's root.
   Status planConvolutionEpilogueStep(const FusionGroup& group);
   // Steps copying operands into the layout a kernel reads (LowerContext::operandCopies), before
@@ -626,6 +628,22 @@ Status Planner::planBranches(const Operation& op, LowerContext& lctx, int depth)
   return Status::ok();
 }
 
+// How many readers each value of `body` has among the steps `fusion` leaves: the groups (as their
+// inputs) and the ops no group absorbs (their operands and what their regions capture).
+std::unordered_map<const Value*, int> countReaders(const Block& body, const FusionPlan& fusion) {
+  std::unordered_map<const Value*, int> readers;
+  for (const FusionGroup& g : fusion.groups)
+    for (const Value* in : g.inputs) ++readers[in];
+  for (const auto& op : body.operations()) {
+    if (fusion.absorbed.count(op.get()) || fusion.groupOfRoot.count(op.get())) continue;
+    for (const Value* v : op->operands()) ++readers[v];
+    std::vector<const Value*> captured;
+    collectCaptures(*op, *op, captured);
+    for (const Value* v : captured) ++readers[v];
+  }
+  return readers;
+}
+
 // cuDNN's fast bf16/f16 convolutions read and write NHWC; given NCHW they transform both in a
 // workspace the size of input plus output. So the 4-d activations around such convolutions are
 // stored NHWC: a value is, if a convolution taking it (convolutionTakesChannelsLast), a pool
@@ -640,13 +658,10 @@ void Planner::chooseChannelsLast(const Block& body, const FusionPlan& fusion,
   for (const auto& op : body.operations()) anyConvolution = anyConvolution || convolutionTakesChannelsLast(*op);
   if (!anyConvolution) return;
   std::unordered_set<const Value*> produced, barred;
-  std::unordered_map<const Value*, int> readers;
+  std::unordered_map<const Value*, int> readers = countReaders(body, fusion);
   for (const FusionGroup& g : fusion.groups) {
     const bool loop = !g.hasReduce();
-    for (const Value* in : g.inputs) {
-      ++readers[in];
-      if (!loop) barred.insert(in);
-    }
+    if (!loop) barred.insert(g.inputs.begin(), g.inputs.end());
     if (loop && g.root()->result(0)->type().rank() == 4) produced.insert(g.root()->result(0));
     // A loop group's side outputs have its root's shape and are written in their own layout.
     if (loop)
@@ -662,10 +677,8 @@ void Planner::chooseChannelsLast(const Block& body, const FusionPlan& fusion,
     const bool takes = pool || convolutionTakesChannelsLast(op);
     if (takes) produced.insert(op.result(0));
     if (pool) pools.push_back(&op);
-    for (size_t i = 0; i < op.numOperands(); ++i) {
-      ++readers[op.operand(i)];
+    for (size_t i = 0; i < op.numOperands(); ++i)
       if (!(takes && i == 0)) barred.insert(op.operand(i));
-    }
     std::vector<const Value*> captured;
     collectCaptures(op, op, captured);
     barred.insert(captured.begin(), captured.end());
@@ -790,19 +803,8 @@ Status Planner::planFusedGroup(const FusionGroup& group) {
         sameLayout = sameLayout && plan_.channelsLast.count(group.inputs[i]) == plan_.channelsLast.count(side->result(0));
       if (readsInPlace(group, group.inputs[i]) && sameLayout) step.inPlaceInputs.push_back(i);
     }
-  const int id = newBuffer(tensorBytes(root.result(0)->type()));
-  plan_.bufferOf[root.result(0)] = id;
-  if (!sideOutputs) fusedValues_[valueKey] = {id, plan_.steps.size()};
-  step.outputBuffers.push_back(id);
-  for (const Operation* side : group.sideOutputs) {
-    const int sideId = newBuffer(tensorBytes(side->result(0)->type()));
-    plan_.bufferOf[side->result(0)] = sideId;
-    step.outputBuffers.push_back(sideId);
-  }
-  if (source.workspaceBytes > 0) {
-    step.workspaceBytes = source.workspaceBytes;
-    step.workspaceBuffer = newBuffer(source.workspaceBytes);
-  }
+  planGroupOutputs(group, source.workspaceBytes, step);
+  if (!sideOutputs) fusedValues_[valueKey] = {step.outputBuffers[0], plan_.steps.size()};
   plan_.steps.push_back(std::move(step));
   ++plan_.stats.deviceSteps;
   ++plan_.stats.fusedKernels;
@@ -816,20 +818,11 @@ Status Planner::planFusedGroup(const FusionGroup& group) {
 Status Planner::planConvolutionEpilogues(const Block& body, const FusionPlan& fusion,
                                          const std::unordered_set<const Value*>& keep, LowerContext& lctx) {
   if (!options_.fuse || plan_.channelsLast.empty()) return Status::ok();
-  std::unordered_map<const Value*, int> readers;
+  std::unordered_map<const Value*, int> readers = countReaders(body, fusion);
   std::unordered_map<const Value*, const Operation*> convolutionOf;
-  for (const FusionGroup& g : fusion.groups)
-    for (const Value* in : g.inputs) ++readers[in];
-  for (const auto& opPtr : body.operations()) {
-    const Operation& op = *opPtr;
-    if (fusion.absorbed.count(&op) || fusion.groupOfRoot.count(&op)) continue;
-    for (const Value* v : op.operands()) ++readers[v];
-    std::vector<const Value*> captured;
-    collectCaptures(op, op, captured);
-    for (const Value* v : captured) ++readers[v];
-    if (op.code() == OpCode::Convolution && plan_.channelsLast.count(op.result(0)))
-      convolutionOf[op.result(0)] = &op;
-  }
+  for (const auto& op : body.operations())
+    if (op->code() == OpCode::Convolution && !fusion.absorbed.count(op.get()) && plan_.channelsLast.count(op->result(0)))
+      convolutionOf[op->result(0)] = op.get();
   for (const FusionGroup& g : fusion.groups) {
     if (g.hasReduce()) continue;
     for (const Value* in : g.inputs) {
@@ -860,6 +853,20 @@ Status Planner::planConvolutionEpilogues(const Block& body, const FusionPlan& fu
   return Status::ok();
 }
 
+void Planner::planGroupOutputs(const FusionGroup& group, size_t workspaceBytes, Step& step) {
+  std::vector<const Value*> outputs = {group.root()->result(0)};
+  for (const Operation* side : group.sideOutputs) outputs.push_back(side->result(0));
+  for (const Value* v : outputs) {
+    const int id = newBuffer(tensorBytes(v->type()));
+    plan_.bufferOf[v] = id;
+    step.outputBuffers.push_back(id);
+  }
+  if (workspaceBytes > 0) {
+    step.workspaceBytes = workspaceBytes;
+    step.workspaceBuffer = newBuffer(workspaceBytes);
+  }
+}
+
 Status Planner::planConvolutionEpilogueStep(const FusionGroup& group) {
   ConvolutionEpilogue& e = epilogues_.at(&group);
   const Operation& conv = *e.convolution;
@@ -875,17 +882,7 @@ Status Planner::planConvolutionEpilogueStep(const FusionGroup& group) {
     step.inputBuffers.push_back(buffer);
   }
   planOperandCopies(conv, e.operandCopies, step);
-  std::vector<const Value*> outputs = {group.root()->result(0)};
-  for (const Operation* side : group.sideOutputs) outputs.push_back(side->result(0));
-  for (const Value* v : outputs) {
-    const int id = newBuffer(tensorBytes(v->type()));
-    plan_.bufferOf[v] = id;
-    step.outputBuffers.push_back(id);
-  }
-  if (e.workspaceBytes > 0) {
-    step.workspaceBytes = e.workspaceBytes;
-    step.workspaceBuffer = newBuffer(e.workspaceBytes);
-  }
+  planGroupOutputs(group, e.workspaceBytes, step);
   plan_.steps.push_back(std::move(step));
   ++plan_.stats.deviceSteps;
   plan_.stats.fusedOps += static_cast<int>(group.ops.size());

@@ -45,6 +45,8 @@
 
 #include <cudnn_frontend.h>
 
+#include "backends/cuda/kernels/cudnn_graph.h"
+
 #include <exception>
 #include <memory>
 #include <mutex>
@@ -147,29 +149,17 @@ Expected<Signature> readSignature(const Operation& op) {
   return s;
 }
 
-fe::DataType_t feType(ElementType t) {
-  switch (t) {
-    case ElementType::kBF16: return fe::DataType_t::BFLOAT16;
-    case ElementType::kF16: return fe::DataType_t::HALF;
-    default: return fe::DataType_t::FLOAT;
-  }
-}
+// q, k and v are bf16 or f16 (readSignature); an added mask is of their type or f32.
+fe::DataType_t feType(ElementType t) { return cudnnGraphType(t).value_or(fe::DataType_t::FLOAT); }
 
 // The large negative number a false select-mask entry adds to its score (see the top of the file):
 // a power of two, exact in T, far below any score, and (in bf16) so large that every masked
 // score rounds to the same f32 value.
 float maskedScore(ElementType t) { return t == ElementType::kBF16 ? -0x1p41f : -0x1p15f; }
 
-// A frontend error at lowering time: cuDNN refusing the graph (or failing to plan it), which
-// leaves the composite to its decomposition.
-Status declined(const Operation& op, const std::string& stage, fe::error_t error) {
-  return unsupportedOnCuda(op, "cuDNN attention: " + stage + ": " + error.get_message());
-}
-#define WF_FE_DECLINE(op, expr)                                                 \
-  do {                                                                          \
-    ::cudnn_frontend::error_t wf_fe_rc_ = (expr);                               \
-    if (wf_fe_rc_.is_bad()) return declined((op), #expr, std::move(wf_fe_rc_)); \
-  } while (0)
+// What attention's errors are named by. A frontend error at lowering time (WF_FE_DECLINE) leaves
+// the composite to its decomposition.
+constexpr const char* kWhat = "cuDNN attention";
 
 class AttentionKernel final : public OpKernel {
  public:
@@ -192,15 +182,8 @@ class AttentionKernel final : public OpKernel {
         address = isResult ? out[index] : in[index];
       }
     }
-    WF_CUDNN_CHECK(cudnnSetStream(handle_, ctx.stream));
-    fe::error_t executed;
-    try {
-      executed = graph_->execute(handle_, pack_, cudnnWorkspaceBytes_ > 0 ? workspace + cudnnOffset_ : nullptr);
-    } catch (const std::exception& e) {
-      return internalError("cuDNN attention: execute: " + std::string(e.what()));
-    }
-    if (executed.is_bad()) return internalError("cuDNN attention: execute: " + executed.get_message());
-    return Status::ok();
+    return executeCudnnGraph(handle_, ctx.stream, *graph_, pack_,
+                             cudnnWorkspaceBytes_ > 0 ? workspace + cudnnOffset_ : nullptr, -1, kWhat);
   }
 
   std::shared_ptr<fe::graph::Graph> graph_;
@@ -324,12 +307,12 @@ Expected<std::unique_ptr<OpKernel>> lowerAttention(const Operation& op, LowerCon
         output(dk, kDK, kDims, io);
         output(dv, kDV, vDims, io);
       }
-      WF_FE_DECLINE(op, graph->validate());
-      WF_FE_DECLINE(op, graph->build_operation_graph(k->handle_));
-      WF_FE_DECLINE(op, graph->create_execution_plans({fe::HeurMode_t::A, fe::HeurMode_t::FALLBACK}));
-      WF_FE_DECLINE(op, graph->check_support());
-      WF_FE_DECLINE(op, graph->build_plans(fe::BuildPlanPolicy_t::HEURISTICS_CHOICE));
-      WF_FE_DECLINE(op, graph->get_workspace_size(cudnnWorkspace));
+      WF_FE_DECLINE(op, kWhat, graph->validate());
+      WF_FE_DECLINE(op, kWhat, graph->build_operation_graph(k->handle_));
+      WF_FE_DECLINE(op, kWhat, graph->create_execution_plans({fe::HeurMode_t::A, fe::HeurMode_t::FALLBACK}));
+      WF_FE_DECLINE(op, kWhat, graph->check_support());
+      WF_FE_DECLINE(op, kWhat, graph->build_plans(fe::BuildPlanPolicy_t::HEURISTICS_CHOICE));
+      WF_FE_DECLINE(op, kWhat, graph->get_workspace_size(cudnnWorkspace));
       builtGraphs()[problem] = {graph, cudnnWorkspace};
     } catch (const std::exception& e) {
       return unsupportedOnCuda(op, "cuDNN attention: " + std::string(e.what()));

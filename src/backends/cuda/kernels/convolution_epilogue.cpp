@@ -5,6 +5,8 @@
 
 #include <cudnn_frontend.h>
 
+#include "backends/cuda/kernels/cudnn_graph.h"
+
 #include <algorithm>
 #include <chrono>
 #include <cstring>
@@ -28,14 +30,7 @@ using TensorPtr = std::shared_ptr<fe::graph::Tensor_attributes>;
 constexpr int64_t kInputUid = 1;
 constexpr int64_t kOutputUid = 1000;
 
-std::optional<fe::DataType_t> feType(ElementType t) {
-  switch (t) {
-    case ElementType::kBF16: return fe::DataType_t::BFLOAT16;
-    case ElementType::kF16: return fe::DataType_t::HALF;
-    case ElementType::kF32: return fe::DataType_t::FLOAT;
-    default: return std::nullopt;
-  }
-}
+constexpr const char* kWhat = "cuDNN convolution epilogue";  // names its declines and errors
 
 class ConvolutionEpilogueKernel final : public OpKernel {
  public:
@@ -44,15 +39,8 @@ class ConvolutionEpilogueKernel final : public OpKernel {
     std::lock_guard<std::mutex> lock(ctx.device->cudnnLaunchMutex());
     for (auto& [uid, address] : pack_)
       address = uid >= kOutputUid ? out[static_cast<size_t>(uid - kOutputUid)] : in[static_cast<size_t>(uid - kInputUid)];
-    WF_CUDNN_CHECK(cudnnSetStream(handle_, ctx.stream));
-    fe::error_t executed;
-    try {
-      executed = graph_->execute_plan_at_index(handle_, pack_, workspaceBytes_ > 0 ? ctx.workspace : nullptr, plan_);
-    } catch (const std::exception& e) {
-      return internalError("cuDNN convolution epilogue: execute: " + std::string(e.what()));
-    }
-    if (executed.is_bad()) return internalError("cuDNN convolution epilogue: execute: " + executed.get_message());
-    return Status::ok();
+    return executeCudnnGraph(handle_, ctx.stream, *graph_, pack_, workspaceBytes_ > 0 ? ctx.workspace : nullptr, plan_,
+                             kWhat);
   }
 
   std::shared_ptr<fe::graph::Graph> graph_;
@@ -95,7 +83,7 @@ class Translation {
     std::optional<float> scalar;  // a splat constant, passed by value
   };
 
-  Status decline(const std::string& why) const { return unsupportedOnCuda(conv_, "cuDNN convolution epilogue: " + why); }
+  Status decline(const std::string& why) const { return unsupportedOnCuda(conv_, std::string(kWhat) + ": " + why); }
   std::vector<int64_t> stridesOf(const Value* v) const {
     auto it = layouts_.find(v);
     return it != layouts_.end() ? it->second : rowMajorStridesOf(v->type().shape());
@@ -147,7 +135,7 @@ Expected<TensorPtr> Translation::input(fe::graph::Graph& graph, const Value* v, 
     if (it->second.first != how) return decline("an input read both per channel and whole");
     return it->second.second;
   }
-  std::optional<fe::DataType_t> type = feType(v->type().elementType());
+  std::optional<fe::DataType_t> type = cudnnGraphType(v->type().elementType());
   if (!type) return decline("an input of type " + v->type().toString());
   const int64_t uid = kInputUid + static_cast<int64_t>(*index);
   problem_ += " in" + std::to_string(*index) + " " + how + " t" + std::to_string(static_cast<int>(*type));
@@ -165,8 +153,7 @@ Expected<TensorPtr> Translation::input(fe::graph::Graph& graph, const Value* v, 
 }
 
 Status Translation::translate(fe::graph::Graph& graph) {
-  const Operation& conv = conv_;
-  if (!convolutionTakesChannelsLast(conv)) return decline("not a 2-d bf16/f16 NCHW convolution");
+  const Operation& conv = conv_;  // a convolution convolutionTakesChannelsLast takes
   if (const Attribute* a = conv.attr("feature_group_count"); a && a->asInt().value_or(1) != 1)
     return decline("feature groups");
   for (int64_t r : windowAttributeOr(conv, "window_reversal", 2, 0))
@@ -183,7 +170,7 @@ Status Translation::translate(fe::graph::Graph& graph) {
   if (!layouts_.count(x) || !layouts_.count(y)) return decline("activations not stored channels-last");
   const std::vector<int64_t> xs = x->type().shape(), ws = conv.operand(1)->type().shape(), ys = y->type().shape();
   const ElementType et = x->type().elementType();
-  const fe::DataType_t io = *feType(et);
+  const fe::DataType_t io = *cudnnGraphType(et);
   const std::vector<int64_t> strides = windowAttributeOr(conv, "window_strides", 2, 1);
   const std::vector<int64_t> dilation = windowAttributeOr(conv, "rhs_dilation", 2, 1);
   const std::vector<int64_t> pad = windowAttributeOr(conv, "padding", 4, 0);
@@ -241,7 +228,7 @@ Status Translation::translate(fe::graph::Graph& graph) {
     // A per-channel input widened before its broadcast (a bf16 batch norm's mean and shift):
     // the graph reads it in its own type.
     if (op->code() == OpCode::Convert && r->type().shape() != ys && rt == ElementType::kF32 &&
-        op->operand(0)->type().rank() <= 1 && inputIndex(op->operand(0)) && feType(op->operand(0)->type().elementType())) {
+        op->operand(0)->type().rank() <= 1 && inputIndex(op->operand(0)) && cudnnGraphType(op->operand(0)->type().elementType())) {
       widened_[r] = op->operand(0);
       problem_ += " ; widen " + reference(op->operand(0));
       continue;
@@ -249,7 +236,7 @@ Status Translation::translate(fe::graph::Graph& graph) {
     if (r->type().shape() != ys) return decline(op->name() + " of another shape than the convolution's");
     // Every value computes in f32; only a result or side output narrows.
     const bool narrowing = rt != ElementType::kF32;
-    if (narrowing && !(op->code() == OpCode::Convert && isOutput(r) && feType(rt)))
+    if (narrowing && !(op->code() == OpCode::Convert && isOutput(r) && cudnnGraphType(rt)))
       return decline(op->name() + " of type " + r->type().toString());
     problem_ += " ; " + op->name();
     for (const Value* in : op->operands()) problem_ += " " + reference(in);
@@ -367,7 +354,7 @@ Status Translation::translate(fe::graph::Graph& graph) {
         .set_uid(kOutputUid + static_cast<int64_t>(i))
         .set_dim(ys)
         .set_stride(s)
-        .set_data_type(*feType(t));
+        .set_data_type(*cudnnGraphType(t));
     problem_ += " out" + std::to_string(i) + " " + reference(v) + " t" + std::to_string(static_cast<int>(t));
     for (int64_t e : s) problem_ += " " + std::to_string(e);
     uids_.push_back(kOutputUid + static_cast<int64_t>(i));
@@ -376,12 +363,6 @@ Status Translation::translate(fe::graph::Graph& graph) {
   return Status::ok();
 }
 
-#define WF_FE_DECLINE(op, stage, expr)                                                                          \
-  do {                                                                                                          \
-    ::cudnn_frontend::error_t wf_fe_rc_ = (expr);                                                               \
-    if (wf_fe_rc_.is_bad()) return unsupportedOnCuda((op), "cuDNN convolution epilogue: " stage ": " + wf_fe_rc_.get_message()); \
-  } while (0)
-
 // Builds the graph's plans and picks one: the fastest of the first few cuDNN ranks, timed once per
 // problem (tuning.h), or the first that builds for small problems.
 Expected<BuiltGraph> buildAndTune(const Operation& conv, LowerContext& ctx, cudnnHandle_t handle,
@@ -389,11 +370,10 @@ Expected<BuiltGraph> buildAndTune(const Operation& conv, LowerContext& ctx, cudn
   BuiltGraph built;
   built.graph = graph;
   built.uids = t.uids();
-  WF_FE_DECLINE(conv, "validate", graph->validate());
-  WF_FE_DECLINE(conv, "build_operation_graph", graph->build_operation_graph(handle));
-  WF_FE_DECLINE(conv, "create_execution_plans",
-                graph->create_execution_plans({fe::HeurMode_t::A, fe::HeurMode_t::FALLBACK}));
-  WF_FE_DECLINE(conv, "check_support", graph->check_support());
+  WF_FE_DECLINE(conv, kWhat, graph->validate());
+  WF_FE_DECLINE(conv, kWhat, graph->build_operation_graph(handle));
+  WF_FE_DECLINE(conv, kWhat, graph->create_execution_plans({fe::HeurMode_t::A, fe::HeurMode_t::FALLBACK}));
+  WF_FE_DECLINE(conv, kWhat, graph->check_support());
   const std::string what = "cudnnGraph convolution epilogue " + std::to_string(cudnnGetVersion()) + " " + t.problem();
   WF_ASSIGN_OR_RETURN(std::optional<std::string> known, loadTuningDecision(ctx.device, ctx.options, what));
   const int64_t count = graph->get_execution_plan_count();
@@ -407,7 +387,7 @@ Expected<BuiltGraph> buildAndTune(const Operation& conv, LowerContext& ctx, cudn
     if (i >= count) break;
     if (graph->build_plan_at_index(i).is_good()) candidates.push_back(i);
   }
-  if (candidates.empty()) return unsupportedOnCuda(conv, "cuDNN convolution epilogue: no engine builds this graph");
+  if (candidates.empty()) return unsupportedOnCuda(conv, std::string(kWhat) + ": no engine builds this graph");
   built.plan = candidates.front();
   if (candidates.size() > 1) {
     const auto start = std::chrono::steady_clock::now();
@@ -420,7 +400,7 @@ Expected<BuiltGraph> buildAndTune(const Operation& conv, LowerContext& ctx, cudn
     int64_t workspace = 0;
     for (int64_t c : candidates) {
       int64_t w = 0;
-      WF_FE_DECLINE(conv, "workspace", graph->get_workspace_size_plan_at_index(c, w));
+      WF_FE_DECLINE(conv, kWhat, graph->get_workspace_size_plan_at_index(c, w));
       workspace = std::max(workspace, w);
     }
     TuningBuffer scratch;
@@ -428,14 +408,14 @@ Expected<BuiltGraph> buildAndTune(const Operation& conv, LowerContext& ctx, cudn
     const size_t fastest = fastestCandidate(candidates.size(), [&](size_t i, cudaStream_t stream) -> Status {
       WF_CUDNN_CHECK(cudnnSetStream(handle, stream));
       fe::error_t rc = graph->execute_plan_at_index(handle, pack, scratch.data(), candidates[i]);
-      if (rc.is_bad()) return unsupportedOnCuda(conv, "cuDNN convolution epilogue plan: " + rc.get_message());
+      if (rc.is_bad()) return cudnnGraphDeclined(conv, kWhat, "plan " + std::to_string(candidates[i]), rc);
       return Status::ok();
     }, what, [&](size_t i) { return "plan " + std::to_string(candidates[i]); });
     built.plan = candidates[fastest];
     const double millis = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
     WF_RETURN_IF_ERROR(storeTuningDecision(ctx.device, ctx.options, what, std::to_string(built.plan), millis));
   }
-  WF_FE_DECLINE(conv, "workspace", graph->get_workspace_size_plan_at_index(built.plan, built.workspace));
+  WF_FE_DECLINE(conv, kWhat, graph->get_workspace_size_plan_at_index(built.plan, built.workspace));
   if (built.workspace < 0) return internalError(conv.describe() + ": cuDNN asks for a negative workspace");
   return built;
 }
@@ -445,12 +425,12 @@ Expected<BuiltGraph> buildAndTune(const Operation& conv, LowerContext& ctx, cudn
 Expected<std::unique_ptr<OpKernel>> lowerConvolutionEpilogue(const Operation& convolution, const FusionGroup& group,
                                                              const ValueStrides& layouts, LowerContext& ctx) {
   if (!convolutionTakesChannelsLast(convolution))
-    return unsupportedOnCuda(convolution, "cuDNN convolution epilogue: not a 2-d bf16/f16 NCHW convolution");
+    return unsupportedOnCuda(convolution, std::string(kWhat) + ": not a 2-d bf16/f16 NCHW convolution");
   WF_RETURN_IF_ERROR(ctx.device.activate());
   auto k = std::make_unique<ConvolutionEpilogueKernel>();
   WF_ASSIGN_OR_RETURN(k->handle_, ctx.device.cudnn());
   auto graph = std::make_shared<fe::graph::Graph>();
-  const fe::DataType_t io = *feType(convolution.operand(0)->type().elementType());
+  const fe::DataType_t io = *cudnnGraphType(convolution.operand(0)->type().elementType());
   graph->set_io_data_type(io)
       .set_intermediate_data_type(fe::DataType_t::FLOAT)
       .set_compute_data_type(fe::DataType_t::FLOAT);
@@ -471,7 +451,7 @@ Expected<std::unique_ptr<OpKernel>> lowerConvolutionEpilogue(const Operation& co
       builtGraphs()[key] = built;
     }
   } catch (const std::exception& e) {
-    return unsupportedOnCuda(convolution, "cuDNN convolution epilogue: " + std::string(e.what()));
+    return unsupportedOnCuda(convolution, std::string(kWhat) + ": " + std::string(e.what()));
   }
   // The filter in cuDNN's NHWC order ([O, H, W, I]): a step of its own, hoisted for a weight.
   const std::vector<int64_t>& ws = convolution.operand(1)->type().shape();
