@@ -217,6 +217,8 @@ json fusionPlanJson(const Operation& function, bool withSource, const std::vecto
           {"uniform_selects_folded", rewrites.uniformSelects},
           {"causal_masks", rewrites.causalMasks},
           {"pools_narrowed", rewrites.narrowedPools},
+          {"space_to_depth_convolutions", rewrites.spaceToDepth},
+          {"products_merged", rewrites.mergedProducts},
           {"repeated_ops_merged", rewrites.merged},
           {"composites", compositeList}};
 }
@@ -238,6 +240,10 @@ void printFusionPlan(const json& plan) {
     std::cout << " (" << n << " of them with the causal mask)";
   if (const int64_t n = plan["pools_narrowed"].get<int64_t>())
     std::cout << " (" << n << " max/min pools narrowed to the type their reader converts to)";
+  if (const int64_t n = plan["products_merged"].get<int64_t>())
+    std::cout << " (" << n << " products by weights merged into a sibling product of the same activation)";
+  if (const int64_t n = plan["space_to_depth_convolutions"].get<int64_t>())
+    std::cout << " (" << n << " strided convolutions over few channels read 2x2 pixel blocks as channels)";
   std::cout << "\n";
   for (const json& k : plan["kernels"]) {
     std::cout << "  " << k["kind"].get<std::string>() << " " << k["root"].get<std::string>() << " at "

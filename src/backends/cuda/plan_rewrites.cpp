@@ -10,7 +10,9 @@
 #include "transforms/cse.h"
 #include "transforms/expand_batch_norm.h"
 #include "transforms/fold_uniform_selects.h"
+#include "transforms/merge_products.h"
 #include "transforms/narrow_pools.h"
+#include "transforms/space_to_depth.h"
 
 namespace wf::cuda {
 bool holdsOp(const Block& block, std::initializer_list<OpCode> codes) {
@@ -51,8 +53,15 @@ Expected<PlanRewrites> rewriteForPlanning(Module& module, std::string_view funct
   if (holdsOp(FuncOp(fn).body(), {OpCode::Composite})) {
     WF_ASSIGN_OR_RETURN(done.causalMasks, markCausalAttentionMasks(module, function));
   }
+  // After outlining, so that attention's patterns are matched as the exporter wrote them.
+  if (holdsOp(FuncOp(fn).body(), {OpCode::DotGeneral})) {
+    WF_ASSIGN_OR_RETURN(done.mergedProducts, mergeSiblingProducts(*fn));
+  }
   if (holdsOp(FuncOp(fn).body(), {OpCode::ReduceWindow})) {
     WF_ASSIGN_OR_RETURN(done.narrowedPools, narrowPools(*fn));
+  }
+  if (holdsOp(FuncOp(fn).body(), {OpCode::Convolution})) {
+    WF_ASSIGN_OR_RETURN(done.spaceToDepth, spaceToDepthConvolutions(*fn));
   }
   return done;
 }

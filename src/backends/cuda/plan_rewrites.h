@@ -10,8 +10,13 @@
 //     everywhere, then costs nothing and leaves the attention unmasked;
 //   - repeated pure ops merged (transforms/cse.h), so that a value several products read is
 //     computed once;
+//   - products of one activation by several weights (query, key and value) merged into one
+//     product by the weights side by side (transforms/merge_products.h);
 //   - max and min pools that only a narrowing conversion reads run on the narrowed values
-//     (transforms/narrow_pools.h): the same bits, from half the bytes.
+//     (transforms/narrow_pools.h): the same bits, from half the bytes;
+//   - bf16/f16 stride-2 convolutions of at most 4 input channels (ResNet's stem) as stride-1
+//     convolutions of 16 channels over the input's 2x2 pixel blocks (transforms/space_to_depth.h),
+//     which cuDNN runs channels-last on tensor cores.
 // All but the first only with fusion on (`--no-fusion` runs every op as written).
 #pragma once
 
@@ -30,6 +35,8 @@ struct PlanRewrites {
   int uniformSelects = 0;  // selects on a uniform compile-time predicate replaced
   int causalMasks = 0;     // outlined attention whose mask is the causal mask (transforms/causal_masks.h)
   int narrowedPools = 0;   // pools read by a narrowing conversion alone (transforms/narrow_pools.h)
+  int mergedProducts = 0;  // products merged into a sibling's (transforms/merge_products.h)
+  int spaceToDepth = 0;    // strided convolutions over few channels (transforms/space_to_depth.h)
 };
 
 // Whether `block` (or a region nested in it) holds an op of one of `codes`.

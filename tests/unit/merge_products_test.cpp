@@ -1,0 +1,90 @@
+// Products of one activation by several weights merged into one (src/transforms/merge_products.cpp):
+// query, key and value projections (of different widths, f32 and bf16 with the weights
+// converted) become one product whose slices the old results' users read, with the same bits;
+// products of other activations, by activations, or of other shapes stay.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "ir/printer.h"
+#include "program_test_helpers.h"
+#include "transforms/merge_products.h"
+
+namespace wf {
+namespace {
+
+using programtest::mainOf;
+
+// x [2, 5, 12] times the transposes of three weights [8, 12], [8, 12], [4, 12] of `type`, each
+// plus a bias; the key's weight chain is written after the query's users, as exporters do.
+// With `activationRhs`, the value's rhs is computed from x instead of a weight.
+std::string projections(const std::string& type, bool activationRhs = false) {
+  const std::string t = type;
+  std::string s = "func.func @main(%x: tensor<2x5x12x" + t + ">, %wq: tensor<8x12xf32>, %wk: tensor<8x12xf32>, "
+                  "%wv: tensor<4x12xf32>, %b: tensor<8x" + t + ">) -> (tensor<2x5x8x" + t + ">, tensor<2x5x8x" + t +
+                  ">, tensor<2x5x4x" + t + ">) {\n";
+  auto weight = [&](const std::string& w, int n) {
+    const std::string wt = "tensor<" + std::to_string(n) + "x12xf32>", tt = "tensor<12x" + std::to_string(n) + "xf32>",
+                      ct = "tensor<12x" + std::to_string(n) + "x" + t + ">";
+    std::string r = "  %" + w + "t = \"stablehlo.transpose\"(%" + w + ") {permutation = array<i64: 1, 0>} : (" + wt + ") -> " + tt + "\n";
+    r += "  %" + w + "c = \"stablehlo.convert\"(%" + w + "t) : (" + tt + ") -> " + ct + "\n";
+    return r;
+  };
+  auto dot = [&](const std::string& name, const std::string& rhs, int n) {
+    const std::string rt = "tensor<12x" + std::to_string(n) + "x" + t + ">", out = "tensor<2x5x" + std::to_string(n) + "x" + t + ">";
+    return "  %" + name + " = \"stablehlo.dot_general\"(%x, %" + rhs + ") {dot_dimension_numbers = #stablehlo.dot<" +
+           "lhs_contracting_dimensions = [2], rhs_contracting_dimensions = [0]>} : (tensor<2x5x12x" + t + ">, " + rt +
+           ") -> " + out + "\n";
+  };
+  const std::string o8 = "tensor<2x5x8x" + t + ">";
+  s += weight("wq", 8) + dot("q", "wqc", 8);
+  s += "  %bb = \"stablehlo.broadcast_in_dim\"(%b) {broadcast_dimensions = array<i64: 2>} : (tensor<8x" + t + ">) -> " + o8 + "\n";
+  s += "  %qb = \"stablehlo.add\"(%q, %bb) : (" + o8 + ", " + o8 + ") -> " + o8 + "\n";
+  s += weight("wk", 8) + dot("k", "wkc", 8);
+  s += "  %kb = \"stablehlo.multiply\"(%k, %qb) : (" + o8 + ", " + o8 + ") -> " + o8 + "\n";
+  if (activationRhs) {
+    s += "  %xs = \"stablehlo.slice\"(%x) {start_indices = array<i64: 0, 0, 0>, limit_indices = array<i64: 1, 4, 12>, "
+         "strides = array<i64: 1, 1, 1>} : (tensor<2x5x12x" + t + ">) -> tensor<1x4x12x" + t + ">\n";
+    s += "  %vr = \"stablehlo.reshape\"(%xs) : (tensor<1x4x12x" + t + ">) -> tensor<4x12x" + t + ">\n";
+    s += "  %wvc = \"stablehlo.transpose\"(%vr) {permutation = array<i64: 1, 0>} : (tensor<4x12x" + t + ">) -> tensor<12x4x" + t + ">\n";
+  } else {
+    s += weight("wv", 4);
+  }
+  s += dot("v", "wvc", 4);
+  s += "  func.return %qb, %kb, %v : " + o8 + ", " + o8 + ", tensor<2x5x4x" + t + ">\n}\n";
+  return s;
+}
+
+int countOps(const Module& m, OpCode code) {
+  int n = 0;
+  for (const auto& op : FuncOp(mainOf(m)).body().operations()) n += op->code() == code;
+  return n;
+}
+
+// Merges @main of `text`; expects `removed` products gone and the same bits.
+void check(const std::string& text, int removed) {
+  auto original = programtest::parseAndVerify(text, "products.mlir");
+  auto changed = programtest::parseAndVerify(text, "products.mlir");
+  ASSERT_TRUE(original && changed) << (original ? changed.status() : original.status()).toString() << "\n" << text;
+  Expected<int> n = mergeSiblingProducts(*changed->lookupFunction("main"));
+  ASSERT_TRUE(n) << n.status().toString();
+  EXPECT_EQ(*n, removed);
+  auto reparsed = programtest::parseAndVerify(printModule(*changed), "merged.mlir");
+  ASSERT_TRUE(reparsed) << reparsed.status().toString() << "\n" << printModule(*changed);
+  EXPECT_EQ(countOps(*reparsed, OpCode::DotGeneral), countOps(*original, OpCode::DotGeneral) - removed);
+  for (uint32_t seed : {3u, 4u})
+    EXPECT_EQ(programtest::sameResults(*original, *reparsed, programtest::randomArguments(*original, seed)), "");
+}
+
+TEST(MergeProducts, ProjectionsOfOneActivationBecomeOneProduct) {
+  check(projections("f32"), 2);
+  check(projections("bf16"), 2);
+}
+
+TEST(MergeProducts, ProductsByActivationsStay) {
+  // The value's rhs is computed from x: the query and key still merge.
+  check(projections("f32", /*activationRhs=*/true), 1);
+}
+
+}  // namespace
+}  // namespace wf
