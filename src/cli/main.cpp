@@ -126,6 +126,9 @@ void addCompileFlags(CLI::App* cmd, wf::CompileOptions& compile) {
                 "Run 3x3 convolutions directly, never by Winograd's algorithm (cpu; it rounds a little differently)");
   cmd->add_flag("--no-fusion{false}", compile.fuse,
                 "Run one kernel per op instead of generated fused kernels (cuda) or fused loops and convolutions (cpu); for debugging");
+  cmd->add_flag("--no-merge-products{false}", compile.mergeProducts,
+                "Keep products of one activation by several weights (query, key, value) apart instead of running them "
+                "as one product by a side-by-side copy of the weights (cuda; saves that copy's memory)");
   cmd->add_flag("--no-cuda-graphs{false}", compile.cudaGraphs,
                 "Launch step by step instead of replaying a captured CUDA graph (cuda; for comparing)");
   wf::cli::addKernelCacheFlags(cmd, compile);

@@ -70,6 +70,12 @@ struct CompileOptions {
   // Fuse chains of elementwise and data-movement ops into generated kernels (backends that can).
   // On by default; off runs one kernel per op, for debugging and for comparing the two.
   bool fuse = true;
+  // Products of one activation by several bound weights (query, key and value; gate and up) run
+  // as one product by the weights side by side (cuda, with fusion: transforms/merge_products.h).
+  // Faster where the products are small, at the cost of a second copy of those weights on the
+  // device: the side-by-side copy is made once per bind and the bound originals are kept for the
+  // next bind. Off keeps each product as written.
+  bool mergeProducts = true;
   // Capture a run into a CUDA graph and replay it on later runs where the program allows it
   // (cuda: static shapes, no host steps, control flow or collectives). On by default; off
   // launches step by step, for comparing the two. Backends without graphs ignore it.

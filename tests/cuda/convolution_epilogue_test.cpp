@@ -184,8 +184,9 @@ TEST(CudaConvolutionEpilogue, BoundFiltersAreRepackedOncePerBind) {
 // scale and ReLU. With 16 channels it is channels-last and takes its epilogue.
 std::string stem() {
   const std::string x = "tensor<3x3x29x31xf32>", xb = "tensor<3x3x29x31xbf16>", w = "tensor<16x3x7x7xbf16>",
-                    y = "tensor<3x16x15x16xbf16>", f = "tensor<3x16x15x16xf32>", v = "tensor<16xf32>";
-  std::string s = "func.func @main(%x: " + x + ", %w: " + w + ", %s: " + v + ") -> " + y + " {\n";
+                    y = "tensor<3x16x15x16xbf16>", f = "tensor<3x16x15x16xf32>", v = "tensor<16xf32>",
+                    w2 = "tensor<8x16x1x1xbf16>", y2 = "tensor<3x8x15x16xbf16>";
+  std::string s = "func.func @main(%x: " + x + ", %w: " + w + ", %s: " + v + ", %w2: " + w2 + ") -> " + y2 + " {\n";
   s += "  %xb = \"stablehlo.convert\"(%x) : (" + x + ") -> " + xb + "\n";
   s += "  %c = \"stablehlo.convolution\"(%xb, %w) {dimension_numbers = #stablehlo.conv<[b, f, 0, 1]x[o, i, 0, 1]->[b, f, 0, 1]>, "
        "window_strides = array<i64: 2, 2>, padding = dense<[[3, 3], [3, 3]]> : tensor<2x2xi64>, lhs_dilation = array<i64: 1, 1>, "
@@ -196,7 +197,12 @@ std::string stem() {
   s += "  %z = \"stablehlo.constant\"() {value = dense<0.0> : " + f + "} : () -> " + f + "\n";
   s += "  %r = \"stablehlo.maximum\"(%m, %z) : (" + f + ", " + f + ") -> " + f + "\n";
   s += "  %out = \"stablehlo.convert\"(%r) : (" + f + ") -> " + y + "\n";
-  s += "  func.return %out : " + y + "\n}\n";
+  // A 1x1 convolution reads the stem's output, which may then stay channels-last (a program's
+  // results are row-major, so a group writing one declines the epilogue).
+  s += "  %c2 = \"stablehlo.convolution\"(%out, %w2) {dimension_numbers = #stablehlo.conv<[b, f, 0, 1]x[o, i, 0, 1]->[b, f, 0, 1]>, "
+       "window_strides = array<i64: 1, 1>, padding = dense<[[0, 0], [0, 0]]> : tensor<2x2xi64>, lhs_dilation = array<i64: 1, 1>, "
+       "rhs_dilation = array<i64: 1, 1>, feature_group_count = 1 : i64, batch_group_count = 1 : i64} : (" + y + ", " + w2 + ") -> " + y2 + "\n";
+  s += "  func.return %c2 : " + y2 + "\n}\n";
   return s;
 }
 
@@ -205,7 +211,7 @@ TEST(CudaConvolutionEpilogue, StemOverPixelBlocksMatchesTheInterpreter) {
   Module m = parse(stem());
   ASSERT_TRUE(mainOf(m));
   CompileOptions options;
-  options.boundArguments = {1, 2};
+  options.boundArguments = {1, 2, 3};
   auto exe = cudaBackend().compile(m, *mainOf(m), options);
   ASSERT_TRUE(exe) << exe.status().toString();
   // 3 channels would decline the epilogue (no multiple of 8); 16 take it. The filter's
@@ -218,7 +224,8 @@ TEST(CudaConvolutionEpilogue, StemOverPixelBlocksMatchesTheInterpreter) {
   ASSERT_TRUE(plain) << plain.status().toString();
   std::vector<Literal> args = {randomLiteral(Type::tensor({3, 3, 29, 31}, ElementType::kF32), -1, 1),
                                randomLiteral(Type::tensor({16, 3, 7, 7}, ElementType::kBF16), -0.3, 0.3),
-                               randomLiteral(Type::tensor({16}, ElementType::kF32), 0.5, 1.5)};
+                               randomLiteral(Type::tensor({16}, ElementType::kF32), 0.5, 1.5),
+                               randomLiteral(Type::tensor({8, 16, 1, 1}, ElementType::kBF16), -0.3, 0.3)};
   for (size_t i = 1; i < args.size(); ++i) ASSERT_TRUE((*exe)->bindArgument(i, args[i]).isOk());
   for (int run = 0; run < 2; ++run) {
     SCOPED_TRACE("run " + std::to_string(run));

@@ -31,7 +31,7 @@ bool wantsPlanRewrites(const Operation& function, bool fuse) {
   return holdsBatchNorm(body) || (fuse && !body.operations().empty());
 }
 
-Expected<PlanRewrites> rewriteForPlanning(Module& module, std::string_view function, bool fuse) {
+Expected<PlanRewrites> rewriteForPlanning(Module& module, std::string_view function, bool fuse, bool mergeProducts) {
   Operation* fn = module.lookupFunction(function);
   if (!fn) return notFound("cuda: no function @" + std::string(function) + " to plan");
   PlanRewrites done;
@@ -54,7 +54,7 @@ Expected<PlanRewrites> rewriteForPlanning(Module& module, std::string_view funct
     WF_ASSIGN_OR_RETURN(done.causalMasks, markCausalAttentionMasks(module, function));
   }
   // After outlining, so that attention's patterns are matched as the exporter wrote them.
-  if (holdsOp(FuncOp(fn).body(), {OpCode::DotGeneral})) {
+  if (mergeProducts && holdsOp(FuncOp(fn).body(), {OpCode::DotGeneral})) {
     WF_ASSIGN_OR_RETURN(done.mergedProducts, mergeSiblingProducts(*fn));
   }
   if (holdsOp(FuncOp(fn).body(), {OpCode::ReduceWindow})) {

@@ -11,7 +11,8 @@
 //   - repeated pure ops merged (transforms/cse.h), so that a value several products read is
 //     computed once;
 //   - products of one activation by several weights (query, key and value) merged into one
-//     product by the weights side by side (transforms/merge_products.h);
+//     product by the weights side by side (transforms/merge_products.h), unless
+//     CompileOptions::mergeProducts is off;
 //   - max and min pools that only a narrowing conversion reads run on the narrowed values
 //     (transforms/narrow_pools.h): the same bits, from half the bytes;
 //   - bf16/f16 stride-2 convolutions of at most 4 input channels (ResNet's stem) as stride-1
@@ -46,7 +47,9 @@ bool holdsOp(const Block& block, std::initializer_list<OpCode> codes);
 bool wantsPlanRewrites(const Operation& function, bool fuse);
 
 // Rewrites @function of `module` in place (outlining adds decomposition functions to `module`).
-// On error the module may be partly rewritten: callers rewrite a copy.
-Expected<PlanRewrites> rewriteForPlanning(Module& module, std::string_view function, bool fuse);
+// `mergeProducts`: CompileOptions::mergeProducts. On error the module may be partly rewritten:
+// callers rewrite a copy.
+Expected<PlanRewrites> rewriteForPlanning(Module& module, std::string_view function, bool fuse,
+                                          bool mergeProducts = true);
 
 }  // namespace wf::cuda
