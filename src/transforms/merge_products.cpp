@@ -70,7 +70,7 @@ bool sameProduct(const Operation& dot, int64_t freeDim, const Siblings& group) {
 
 }  // namespace
 
-Expected<int> mergeSiblingProducts(Operation& function) {
+Expected<int> mergeSiblingProducts(Operation& function, const MergeProductsOptions& options) {
   if (function.code() != OpCode::FuncFunc || function.numRegions() == 0 || function.region(0).empty())
     return invalidArgument("mergeSiblingProducts: not a function with a body");
   Block& body = function.region(0).front();
@@ -78,7 +78,7 @@ Expected<int> mergeSiblingProducts(Operation& function) {
   std::unordered_map<const Operation*, std::vector<Operation*>> chains;  // each product's weight chain
   for (const auto& op : body.operations()) {
     const std::optional<int64_t> freeDim = rhsFreeDim(*op);
-    if (!freeDim) continue;
+    if (!freeDim || op->result(0)->type().numElements() > options.maxResultElements) continue;
     std::vector<Operation*> chain;
     if (!weightChain(op->operand(1), body, chain)) continue;
     chains[op.get()] = std::move(chain);

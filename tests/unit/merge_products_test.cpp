@@ -62,11 +62,11 @@ int countOps(const Module& m, OpCode code) {
 }
 
 // Merges @main of `text`; expects `removed` products gone and the same bits.
-void check(const std::string& text, int removed) {
+void check(const std::string& text, int removed, const MergeProductsOptions& options = {}) {
   auto original = programtest::parseAndVerify(text, "products.mlir");
   auto changed = programtest::parseAndVerify(text, "products.mlir");
   ASSERT_TRUE(original && changed) << (original ? changed.status() : original.status()).toString() << "\n" << text;
-  Expected<int> n = mergeSiblingProducts(*changed->lookupFunction("main"));
+  Expected<int> n = mergeSiblingProducts(*changed->lookupFunction("main"), options);
   ASSERT_TRUE(n) << n.status().toString();
   EXPECT_EQ(*n, removed);
   auto reparsed = programtest::parseAndVerify(printModule(*changed), "merged.mlir");
@@ -79,6 +79,13 @@ void check(const std::string& text, int removed) {
 TEST(MergeProducts, ProjectionsOfOneActivationBecomeOneProduct) {
   check(projections("f32"), 2);
   check(projections("bf16"), 2);
+}
+
+TEST(MergeProducts, ProductsThatFillTheDeviceStay) {
+  // The query and key results have 80 elements, the value's 40: with a bound of 79 the value's
+  // product has no sibling left.
+  check(projections("f32"), 0, MergeProductsOptions{.maxResultElements = 79});
+  check(projections("f32"), 2, MergeProductsOptions{.maxResultElements = 80});
 }
 
 TEST(MergeProducts, ProductsByActivationsStay) {

@@ -10,8 +10,8 @@
 //     everywhere, then costs nothing and leaves the attention unmasked;
 //   - repeated pure ops merged (transforms/cse.h), so that a value several products read is
 //     computed once;
-//   - products of one activation by several weights (query, key and value) merged into one
-//     product by the weights side by side (transforms/merge_products.h), unless
+//   - products of one activation by several weights (query, key and value) too small to fill the
+//     GPU merged into one product by the weights side by side (transforms/merge_products.h), unless
 //     CompileOptions::mergeProducts is off;
 //   - max and min pools that only a narrowing conversion reads run on the narrowed values
 //     (transforms/narrow_pools.h): the same bits, from half the bytes;
