@@ -148,6 +148,20 @@ TEST(CudaConvolutionEpilogue, BatchNormsAndResidualTailsMatchTheInterpreter) {
   }
 }
 
+// Runs `exe`, whose arguments past the first are bound, on args[0], and expects its result to
+// match the interpreter's on all of `args`; returns that result (none where a run failed).
+std::optional<Literal> runMatchesInterpreter(Executable& exe, const Module& m, const std::vector<Literal>& args) {
+  auto want = runCpu(m, cloneAll(args));
+  EXPECT_TRUE(want) << want.status().toString();
+  std::vector<Literal> batch;
+  batch.push_back(args[0].clone());
+  auto got = exe.run(batch);
+  EXPECT_TRUE(got) << got.status().toString();
+  if (!want || !got) return std::nullopt;
+  EXPECT_EQ(compareLiterals(got->outputs[0], (*want)[0], Tolerance{0, 0, 1e-2}), "");
+  return std::move(got->outputs[0]);
+}
+
 // With the weights bound, the filters the epilogue graphs read are repacked once, in the
 // prologue; rebinding one repacks it again.
 TEST(CudaConvolutionEpilogue, BoundFiltersAreRepackedOncePerBind) {
@@ -169,13 +183,7 @@ TEST(CudaConvolutionEpilogue, BoundFiltersAreRepackedOncePerBind) {
       ASSERT_TRUE((*exe)->bindArgument(2, args[2]).isOk());
     }
     args[0] = randomLiteral(Type::tensor({3, 8, 13, 13}, ElementType::kBF16), -1, 1);
-    auto want = runCpu(m, cloneAll(args));
-    ASSERT_TRUE(want) << want.status().toString();
-    std::vector<Literal> batch;
-    batch.push_back(args[0].clone());
-    auto got = (*exe)->run(batch);
-    ASSERT_TRUE(got) << got.status().toString();
-    EXPECT_EQ(compareLiterals(got->outputs[0], (*want)[0], Tolerance{0, 0, 1e-2}), "");
+    runMatchesInterpreter(**exe, m, args);
   }
 }
 
@@ -230,16 +238,10 @@ TEST(CudaConvolutionEpilogue, StemOverPixelBlocksMatchesTheInterpreter) {
   for (int run = 0; run < 2; ++run) {
     SCOPED_TRACE("run " + std::to_string(run));
     args[0] = randomLiteral(Type::tensor({3, 3, 29, 31}, ElementType::kF32), -1, 1);
-    auto want = runCpu(m, cloneAll(args));
-    ASSERT_TRUE(want) << want.status().toString();
-    std::vector<Literal> batch;
-    batch.push_back(args[0].clone());
-    auto got = (*exe)->run(batch);
-    ASSERT_TRUE(got) << got.status().toString();
+    std::optional<Literal> got = runMatchesInterpreter(**exe, m, args);
     auto reference = (*plain)->run(args);
-    ASSERT_TRUE(reference) << reference.status().toString();
-    EXPECT_EQ(compareLiterals(got->outputs[0], (*want)[0], Tolerance{0, 0, 1e-2}), "");
-    EXPECT_EQ(compareLiterals(got->outputs[0], reference->outputs[0], Tolerance{0, 0, 1e-2}), "");
+    ASSERT_TRUE(got && reference) << (reference ? "" : reference.status().toString());
+    EXPECT_EQ(compareLiterals(*got, reference->outputs[0], Tolerance{0, 0, 1e-2}), "");
   }
 }
 
