@@ -137,7 +137,7 @@ struct InspectOptions {
   bool fusion = false;  // also the CUDA backend's fusion plan of each function with static shapes
   bool kernelSource = false;  // with the fusion plan, each generated kernel's CUDA source
   bool cpuPlan = false;  // a model package: also the CPU backend's plan of its entry (backends/cpu/plan.h)
-  CompileOptions compile;  // --cpu-plan: the plan of these options (--no-winograd, --no-fusion)
+  CompileOptions compile;  // the plans of these options (--cpu-plan: --no-winograd, --no-fusion; --fusion: --no-merge-products)
 };
 int runInspect(const InspectOptions& options);
 

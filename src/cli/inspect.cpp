@@ -144,8 +144,9 @@ void printPackageSummary(const json& p) {
 // The fusion plan of a function's body (backends/cuda/codegen/fusion.h): its kernels and the ops that
 // keep their own (matrix products, convolutions, gathers, ...).
 // `boundArguments`: the weights a Session binds (a package's), whose per-channel work the plan
-// computes once (FusionOptions::constantArguments).
-json fusionPlanJson(const Operation& function, bool withSource, const std::vector<size_t>& boundArguments) {
+// computes once (FusionOptions::constantArguments). `mergeProducts`: CompileOptions::mergeProducts.
+json fusionPlanJson(const Operation& function, bool withSource, const std::vector<size_t>& boundArguments,
+                    bool mergeProducts) {
   // The backend rewrites the entry before it plans (backends/cuda/plan_rewrites.h: batch norms
   // written out, repeated ops merged, bf16/f16 attention outlined): so does the plan shown, on a
   // copy of the function in a module of its own.
@@ -155,7 +156,7 @@ json fusionPlanJson(const Operation& function, bool withSource, const std::vecto
   if (cuda::wantsPlanRewrites(function, /*fuse=*/true)) {
     std::unordered_map<const Value*, Value*> mapping;
     Operation* copy = scratch.append(cloneOperation(function, mapping));
-    if (auto r = cuda::rewriteForPlanning(scratch, FuncOp(copy).symName(), /*fuse=*/true)) {
+    if (auto r = cuda::rewriteForPlanning(scratch, FuncOp(copy).symName(), /*fuse=*/true, mergeProducts)) {
       rewrites = *r;
       rewritten = copy;
     }
@@ -349,8 +350,10 @@ int runInspect(const InspectOptions& inspectOptions) {
       if (options.fusion) {
         bool isStatic = true;
         for (const Type& t : fn.functionType().inputs) isStatic = isStatic && t.isTensor() && t.hasStaticShape();
-        if (isStatic && !fn.body().operations().empty()) fusion.push_back(fusionPlanJson(*op, options.kernelSource,
-                                                                                 fn.symName() == entryName ? boundWeights : std::vector<size_t>{}));
+        if (isStatic && !fn.body().operations().empty())
+          fusion.push_back(fusionPlanJson(*op, options.kernelSource,
+                                          fn.symName() == entryName ? boundWeights : std::vector<size_t>{},
+                                          options.compile.mergeProducts));
       }
 #endif
       functions.push_back({{"name", std::string(fn.symName())},

@@ -253,6 +253,8 @@ int main(int argc, char** argv) {
   inspectCmd->add_flag("--no-winograd{false}", inspect.compile.winograd,
                        "With --cpu-plan: the plan that --no-winograd runs");
   inspectCmd->add_flag("--no-fusion{false}", inspect.compile.fuse, "With --cpu-plan: the plan that --no-fusion runs");
+  inspectCmd->add_flag("--no-merge-products{false}", inspect.compile.mergeProducts,
+                       "With --fusion: the plan that --no-merge-products runs (products by weights kept apart)");
 
   PrintCommandOptions print;
   CLI::App* printCmd = app.add_subcommand("print", "Parse, verify and print a module in generic form");

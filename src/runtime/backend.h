@@ -71,7 +71,8 @@ struct CompileOptions {
   // On by default; off runs one kernel per op, for debugging and for comparing the two.
   bool fuse = true;
   // Products of one activation by several bound weights (query, key and value; gate and up) run
-  // as one product by the weights side by side (cuda, with fusion: transforms/merge_products.h).
+  // as one product by the weights side by side (cuda, with fusion: transforms/merge_products.h),
+  // where the merged product has at most 2^21 result elements (MergeProductsOptions).
   // Faster where the products are small, at the cost of a second copy of those weights on the
   // device: the side-by-side copy is made once per bind and the bound originals are kept for the
   // next bind. Off keeps each product as written.

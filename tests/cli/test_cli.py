@@ -664,6 +664,26 @@ class PackageCommands(unittest.TestCase):
                         r.stdout)
         j = json.loads(wf("inspect", prenorm, "--fusion", "--json").stdout)
         self.assertEqual([k.get("side_outputs") for k in j["fusion"][0]["kernels"]], [["tensor<4x64xf32>"]])
+        # Products of one activation by two weights: merged into one product (transforms/merge_products.h)
+        # unless --no-merge-products, which shows the plan that flag runs.
+        qk = os.path.join(self.dir, "qk.mlir")
+        with open(qk, "w") as f:
+            f.write("""func.func @main(%x: tensor<6x12xf32>, %wq: tensor<12x8xf32>, %wk: tensor<12x4xf32>) -> (tensor<6x8xf32>, tensor<6x4xf32>) {
+  %q = "stablehlo.dot_general"(%x, %wq) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>} : (tensor<6x12xf32>, tensor<12x8xf32>) -> tensor<6x8xf32>
+  %k = "stablehlo.dot_general"(%x, %wk) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>} : (tensor<6x12xf32>, tensor<12x4xf32>) -> tensor<6x4xf32>
+  %qt = "stablehlo.tanh"(%q) : (tensor<6x8xf32>) -> tensor<6x8xf32>
+  %kt = "stablehlo.tanh"(%k) : (tensor<6x4xf32>) -> tensor<6x4xf32>
+  func.return %qt, %kt : tensor<6x8xf32>, tensor<6x4xf32>
+}
+""")
+        merged = json.loads(wf("inspect", qk, "--fusion", "--json").stdout)["fusion"][0]
+        self.assertEqual((merged["products_merged"], merged["ops_with_their_own_step"].get("stablehlo.dot_general")),
+                         (1, 1), merged)
+        self.assertIn("(1 products by weights merged into a sibling product of the same activation)",
+                      wf("inspect", qk, "--fusion").stdout)
+        apart = json.loads(wf("inspect", qk, "--fusion", "--json", "--no-merge-products").stdout)["fusion"][0]
+        self.assertEqual((apart["products_merged"], apart["ops_with_their_own_step"].get("stablehlo.dot_general")),
+                         (0, 2), apart)
         # Dynamic shapes: planned per input shapes when run, nothing to show here.
         r = wf("inspect", os.path.join(PACKAGES, "dyn"), "--fusion")
         self.assertEqual(r.returncode, 0)
