@@ -53,7 +53,6 @@ points above EM on this set); with --twins N the median of each side's N + 1 run
 against the target itself. The exactness of the training is what the step-by-step checks hold.
 """
 
-
 from __future__ import annotations
 
 import argparse
