@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <cstring>
 #include <iostream>
 
 #include "backends/cuda/codegen/fusion.h"
@@ -97,6 +98,37 @@ func.func @main(%a: tensor<7x9xi32>, %b: tensor<7x9xi32>, %lo: tensor<i32>, %hi:
 // A transformer FFN's first half as the exporter lowers BERT's: the matmul's bias add, a reshape
 // back to [batch, seq, hidden] that both halves of the (erf) GELU read, and the reshape to the
 // next matmul's operand.
+// A loop group whose rows are whole vectors (24 bf16 elements: three of 8), with each way an
+// input can be read: a head transpose and a bias (the next element each), a per-row scale (one
+// element for the whole group) and a transpose of the last dim (element by element); the f32
+// sum is also a side output.
+const char* kVectorRows = R"(
+func.func @main(%x: tensor<3x16x5x24xbf16>, %bias: tensor<24xbf16>, %s: tensor<3x5x16xf32>, %y: tensor<3x5x24x16xbf16>) -> (tensor<3x5x16x24xbf16>, tensor<3x5x16x24xf32>) {
+  %xt = "stablehlo.transpose"(%x) {permutation = array<i64: 0, 2, 1, 3>} : (tensor<3x16x5x24xbf16>) -> tensor<3x5x16x24xbf16>
+  %xf = "stablehlo.convert"(%xt) : (tensor<3x5x16x24xbf16>) -> tensor<3x5x16x24xf32>
+  %bf = "stablehlo.convert"(%bias) : (tensor<24xbf16>) -> tensor<24xf32>
+  %bb = "stablehlo.broadcast_in_dim"(%bf) {broadcast_dimensions = array<i64: 3>} : (tensor<24xf32>) -> tensor<3x5x16x24xf32>
+  %sb = "stablehlo.broadcast_in_dim"(%s) {broadcast_dimensions = array<i64: 0, 1, 2>} : (tensor<3x5x16xf32>) -> tensor<3x5x16x24xf32>
+  %yt = "stablehlo.transpose"(%y) {permutation = array<i64: 0, 1, 3, 2>} : (tensor<3x5x24x16xbf16>) -> tensor<3x5x16x24xbf16>
+  %yf = "stablehlo.convert"(%yt) : (tensor<3x5x16x24xbf16>) -> tensor<3x5x16x24xf32>
+  %a = "stablehlo.add"(%xf, %bb) : (tensor<3x5x16x24xf32>, tensor<3x5x16x24xf32>) -> tensor<3x5x16x24xf32>
+  %m = "stablehlo.multiply"(%a, %sb) : (tensor<3x5x16x24xf32>, tensor<3x5x16x24xf32>) -> tensor<3x5x16x24xf32>
+  %r = "stablehlo.add"(%m, %yf) : (tensor<3x5x16x24xf32>, tensor<3x5x16x24xf32>) -> tensor<3x5x16x24xf32>
+  %o = "stablehlo.convert"(%r) : (tensor<3x5x16x24xf32>) -> tensor<3x5x16x24xbf16>
+  func.return %o, %r : tensor<3x5x16x24xbf16>, tensor<3x5x16x24xf32>
+}
+)";
+
+// Its inputs, fresh.
+std::vector<Literal> vectorRowsArgs() {
+  std::vector<Literal> args;
+  args.push_back(randomLiteral(Type::tensor({3, 16, 5, 24}, ElementType::kBF16)));
+  args.push_back(randomLiteral(Type::tensor({24}, ElementType::kBF16)));
+  args.push_back(randomLiteral(Type::tensor({3, 5, 16}, ElementType::kF32)));
+  args.push_back(randomLiteral(Type::tensor({3, 5, 24, 16}, ElementType::kBF16)));
+  return args;
+}
+
 const char* kGeluFfn = R"(
 func.func @main(%h: tensor<32x64xf32>, %w: tensor<64x128xf32>, %b: tensor<128xf32>) -> tensor<32x128xf32> {
   %d = "stablehlo.dot_general"(%h, %w) {dot_dimension_numbers = #stablehlo.dot<lhs_batching_dimensions = [], rhs_batching_dimensions = [], lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>} : (tensor<32x64xf32>, tensor<64x128xf32>) -> tensor<32x128xf32>
@@ -357,10 +389,56 @@ TEST(FusionPlan, ValuesOnlyARegionReadsStayAlive) {
   EXPECT_EQ(plan.groups[0].root()->result(0)->nameHint(), "%d");
 }
 
+// How a vector loop kernel reads each input (the kernel text), and that a root whose rows are
+// not whole vectors keeps the scalar loop.
+TEST(FusionPlan, VectorLoopKernelsReadWholeRowsAsVectors) {
+  Module m = parse(kVectorRows);
+  ASSERT_TRUE(mainOf(m));
+  cuda::FusionPlan plan = cuda::planFusion(mainBody(m), {});
+  ASSERT_EQ(plan.groups.size(), 1u);
+  const cuda::FusionGroup& g = plan.groups[0];
+  ASSERT_EQ(g.sideOutputs.size(), 1u);
+  Expected<cuda::FusedKernelSource> code = cuda::generateFusedKernel(g, "k");
+  ASSERT_TRUE(code) << code.status().toString();
+  auto in = [&](const std::string& name) {
+    for (size_t i = 0; i < g.inputs.size(); ++i)
+      if (g.inputs[i]->nameHint() == name) return "in" + std::to_string(i);
+    ADD_FAILURE() << name << " is not an input of the group";
+    return std::string("?");
+  };
+  const std::string& k = code->code;
+  EXPECT_EQ(code->blocks, 3 * 5 * 16 * 24 / (256 * 8) + 1);
+  for (const std::string& vector : {in("%x"), in("%bias")})
+    EXPECT_NE(k.find("reinterpret_cast<const wf_vec<unsigned short, 8>*>(" + vector + " + "), std::string::npos) << vector << "\n" << k;
+  EXPECT_NE(k.find("if (wf_e == 0) wf_r"), std::string::npos) << k;  // the row's scale, once
+  EXPECT_NE(k.find(" = " + in("%s") + "["), std::string::npos) << k;
+  EXPECT_EQ(k.find("reinterpret_cast<const wf_vec<float"), std::string::npos) << k;
+  EXPECT_NE(k.find(in("%y") + "[(int)"), std::string::npos) << k;  // element by element
+  EXPECT_EQ(k.find("wf_vec<unsigned short, 8>*>(" + in("%y")), std::string::npos) << k;
+  // The root and the f32 side output are stored as vectors.
+  EXPECT_NE(k.find("reinterpret_cast<wf_vec<unsigned short, 8>*>(out + base)"), std::string::npos) << k;
+  EXPECT_NE(k.find("reinterpret_cast<wf_vec<float, 8>*>(out1 + base)"), std::string::npos) << k;
+
+  // Rows of 20 bf16 elements are not whole vectors of 8: four elements per thread, 256 apart.
+  std::string text = kVectorRows;
+  for (const auto& [from, to] : {std::pair<std::string, std::string>{"x24x", "x20x"}, {"x24xbf16", "x20xbf16"},
+                                 {"<24xbf16>", "<20xbf16>"}, {"<24xf32>", "<20xf32>"}, {"x24xf32", "x20xf32"}})
+    for (size_t at = text.find(from); at != std::string::npos; at = text.find(from, at + to.size()))
+      text.replace(at, from.size(), to);
+  Module narrow = parse(text);
+  ASSERT_TRUE(mainOf(narrow));
+  cuda::FusionPlan narrowPlan = cuda::planFusion(mainBody(narrow), {});
+  ASSERT_EQ(narrowPlan.groups.size(), 1u);
+  Expected<cuda::FusedKernelSource> scalar = cuda::generateFusedKernel(narrowPlan.groups[0], "k");
+  ASSERT_TRUE(scalar) << scalar.status().toString();
+  EXPECT_EQ(scalar->code.find("wf_vec"), std::string::npos) << scalar->code;
+  EXPECT_NE(scalar->code.find("base + k * 256"), std::string::npos) << scalar->code;
+}
+
 TEST(FusionPlan, GeneratedKernelsCompileWithNvrtc) {
   const std::string batchNorm = batchNormProgram({32, 8, 28, 28}, "bf16"),
                     batchNormOnePhase = batchNormProgram({32, 256, 7, 7}, "f32");
-  for (const char* text : {kLayerNorm, kHeads, kInts, kGeluFfn, batchNorm.c_str(), batchNormOnePhase.c_str()}) {
+  for (const char* text : {kLayerNorm, kHeads, kInts, kGeluFfn, kVectorRows, batchNorm.c_str(), batchNormOnePhase.c_str()}) {
     Module m = parse(text);
     ASSERT_TRUE(mainOf(m));
     cuda::FusionPlan plan = cuda::planFusion(mainBody(m), {});
@@ -533,6 +611,85 @@ TEST(FusionRun, GeluWithItsBiasAdd) {
                                 randomLiteral(Type::tensor({64, 128}, ElementType::kF32)),
                                 randomLiteral(Type::tensor({128}, ElementType::kF32))},
                      /*bitwise=*/true, /*hasDot=*/true);
+}
+
+TEST(FusionRun, VectorLoopKernels) {
+  WF_REQUIRE_GPU();
+  expectFusedMatches(kVectorRows, vectorRowsArgs());
+}
+
+// A caller's buffers need not be 16-byte aligned: the vector loop kernel then moves the same
+// elements one at a time, to the same bits.
+TEST(FusionRun, VectorLoopKernelsOnUnalignedBuffers) {
+  WF_REQUIRE_GPU();
+  Module m = parse(kVectorRows);
+  ASSERT_TRUE(mainOf(m));
+  cuda::FusionPlan plan = cuda::planFusion(mainBody(m), {});
+  ASSERT_EQ(plan.groups.size(), 1u);
+  const cuda::FusionGroup& g = plan.groups[0];
+  Expected<cuda::FusedKernelSource> code = cuda::generateFusedKernel(g, "wf_vector_rows");
+  ASSERT_TRUE(code) << code.status().toString();
+  Expected<std::shared_ptr<cuda::Device>> device = cuda::Device::get(0);
+  ASSERT_TRUE(device) << device.status().toString();
+  Expected<std::vector<cudaKernel_t>> kernels =
+      cuda::compileRuntimeKernels(**device, cuda::fusedKernelPrelude(), {{"wf_vector_rows", code->code}}, CompileOptions{});
+  ASSERT_TRUE(kernels) << kernels.status().toString();
+  ASSERT_EQ((*kernels).size(), 1u);
+  Status active = (*device)->activate();
+  ASSERT_TRUE(active) << active.toString();
+
+  const std::vector<Literal> args = vectorRowsArgs();
+  const std::vector<std::string> names = {"%x", "%bias", "%s", "%y"};
+  std::vector<const Literal*> inputs;
+  for (const Value* v : g.inputs)
+    inputs.push_back(&args[static_cast<size_t>(std::find(names.begin(), names.end(), v->nameHint()) - names.begin())]);
+  const std::vector<size_t> outBytes = {3 * 5 * 16 * 24 * 2, 3 * 5 * 16 * 24 * 4};
+  // Every buffer at `shift` bytes past a 256-byte boundary; the results as bytes.
+  auto launch = [&](size_t shift) {
+    std::vector<char*> buffers;
+    std::vector<void*> pointers;
+    for (const Literal* l : inputs) {
+      char* b = nullptr;
+      EXPECT_EQ(cudaMalloc(&b, l->sizeBytes() + 256), cudaSuccess);
+      EXPECT_EQ(cudaMemcpy(b + shift, l->data(), l->sizeBytes(), cudaMemcpyHostToDevice), cudaSuccess);
+      buffers.push_back(b);
+      pointers.push_back(b + shift);
+    }
+    for (size_t bytes : outBytes) {
+      char* b = nullptr;
+      EXPECT_EQ(cudaMalloc(&b, bytes + 256), cudaSuccess);
+      buffers.push_back(b);
+      pointers.push_back(b + shift);
+    }
+    std::vector<void*> params;
+    for (void*& p : pointers) params.push_back(&p);
+    EXPECT_EQ(cudaLaunchKernel(reinterpret_cast<const void*>((*kernels)[0]), dim3(static_cast<unsigned>(code->blocks)),
+                               dim3(static_cast<unsigned>(code->threads)), params.data(), 0, nullptr),
+              cudaSuccess);
+    EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+    std::vector<std::string> out;
+    for (size_t k = 0; k < outBytes.size(); ++k) {
+      std::string bytes(outBytes[k], '\0');
+      EXPECT_EQ(cudaMemcpy(bytes.data(), pointers[inputs.size() + k], outBytes[k], cudaMemcpyDeviceToHost), cudaSuccess);
+      out.push_back(std::move(bytes));
+    }
+    for (char* b : buffers) EXPECT_EQ(cudaFree(b), cudaSuccess);
+    return out;
+  };
+  const std::vector<std::string> aligned = launch(0), shifted = launch(4);
+  EXPECT_TRUE(aligned == shifted);
+
+  // And both are what the program computes.
+  Expected<std::vector<Literal>> want = runCpu(m, cloneAll(args));
+  ASSERT_TRUE(want) << want.status().toString();
+  ASSERT_EQ(want->size(), 2u);
+  for (size_t k = 0; k < 2; ++k) {
+    const Literal& w = (*want)[k];
+    ASSERT_EQ(w.sizeBytes(), outBytes[k]);
+    Literal got = Literal::uninitialized(w.type());
+    std::memcpy(got.data(), aligned[k].data(), outBytes[k]);
+    EXPECT_EQ(compareLiterals(got, w, defaultTolerance(w.elementType())), "") << "result #" << k;
+  }
 }
 
 TEST(FusionRun, Bf16ProductPlusBiasRoundsOnce) {
