@@ -831,7 +831,7 @@ class KernelEmitter {
   // bf16 root: 8 elements). Scalar loads of 2 bytes, 4 per thread 256 apart, moved 1.5 TB/s of
   // the H200's 4.8 in BERT-large's bias + head-transpose kernels; 16-byte ones moved 2.6.
   // An input is read the same way where every element of the group reads the next element of
-  // it (classifyInputs), once where they all read one element, else element by element.
+  // it (classify), once where they all read one element, else element by element.
   // The element width, or 0 where the loop kernel stays scalar.
   int64_t vectorWidth(int64_t n) const {
     if (!rootStrides_.empty() || rootShape_.empty() || idx_ != "int") return 0;
