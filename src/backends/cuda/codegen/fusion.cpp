@@ -696,11 +696,10 @@ const char* computeCType(ElementType t) {
 // the row kernels.
 const std::string& preludeText() {
   static const std::string text = std::string("#include \"") + kElementMathInclude + "\"\n" + R"(
-// Four consecutive elements, moved by one load or store (row kernels with rows in registers).
-template <typename S> struct alignas(4 * sizeof(S)) wf_vec4 { S v[4]; };
-// N consecutive elements of a vector loop kernel, moved by one load or store of up to 16 bytes
-// (two where they take 32).
+// N consecutive elements, moved by one load or store of up to 16 bytes (two where they take
+// 32): vector loop kernels, and row kernels with rows in registers (four).
 template <typename S, int N> struct alignas(N * sizeof(S) < 16 ? N * sizeof(S) : 16) wf_vec { S v[N]; };
+template <typename S> using wf_vec4 = wf_vec<S, 4>;
 // Every lane ends with the combination of the warp's values (the same order on every lane).
 template <typename T, typename F> __device__ __forceinline__ T wf_warp_allreduce(T v, F f) {
   for (int o = 16; o > 0; o /= 2) v = f(v, __shfl_xor_sync(0xffffffffu, v, o));
@@ -749,6 +748,11 @@ constexpr int64_t kLoopElementsPerThread = 4;
 constexpr int64_t kLoopStride = 256;  // between a thread's elements (a block's threads)
 constexpr int64_t kLoopChunk = kLoopStride * kLoopElementsPerThread;
 constexpr int64_t kMaxLoopBlocks = int64_t{1} << 20;
+
+// The blocks a loop kernel launches over `n` elements, `perBlock` of them per block and pass.
+int64_t loopBlocks(int64_t n, int64_t perBlock) {
+  return std::max<int64_t>(1, std::min<int64_t>((n + perBlock - 1) / perBlock, kMaxLoopBlocks));
+}
 
 class KernelEmitter {
  public:
@@ -820,7 +824,7 @@ class KernelEmitter {
     src << "  }\n  }\n}\n";
     out.code = src.str();
     out.threads = 256;
-    out.blocks = std::max<int64_t>(1, std::min<int64_t>((n + kLoopChunk - 1) / kLoopChunk, kMaxLoopBlocks));
+    out.blocks = loopBlocks(n, kLoopChunk);
     return out;
   }
 
@@ -839,8 +843,7 @@ class KernelEmitter {
     const int64_t vec = bytes <= 2 ? 8 : (bytes == 4 ? 4 : 0);
     if (vec == 0 || rootShape_.back() % vec != 0) return 0;
     // The index passes n by up to a grid's stride before the loop stops.
-    const int64_t blocks = std::min<int64_t>((n + kLoopStride * vec - 1) / (kLoopStride * vec), kMaxLoopBlocks);
-    return n + blocks * kLoopStride * vec > INT32_MAX ? 0 : vec;
+    return n + loopBlocks(n, kLoopStride * vec) * kLoopStride * vec > INT32_MAX ? 0 : vec;
   }
 
   // How a value's row-major linear index moves over a thread's `vec` consecutive root
@@ -955,7 +958,7 @@ class KernelEmitter {
     FusedKernelSource out;
     out.code = src.str();
     out.threads = static_cast<int>(kLoopStride);
-    out.blocks = std::max<int64_t>(1, std::min<int64_t>((n + kLoopStride * vec - 1) / (kLoopStride * vec), kMaxLoopBlocks));
+    out.blocks = loopBlocks(n, kLoopStride * vec);
     return out;
   }
 
@@ -1068,7 +1071,7 @@ class KernelEmitter {
       std::string from = linear == "i" ? periodic(stride * shape[d]) : linear;
       // A vector loop's group lies in one row (vectorWidth): its outer coordinates are those of
       // its first element, and the last steps from that one's.
-      if (vec_ > 0 && linear == "i" && (stride % vec_ == 0 || d + 1 == shape.size())) from = "base";
+      if (vec_ > 0 && linear == "i") from = "base";
       std::string expr = stride == 1 ? from : from + " / " + std::to_string(stride);
       if (d > 0) expr = "(" + expr + ") % " + std::to_string(shape[d]);
       if (vec_ > 0 && linear == "i" && d + 1 == shape.size()) expr = "(" + expr + ") + wf_e";
