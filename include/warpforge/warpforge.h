@@ -64,7 +64,7 @@ typedef struct wf_result wf_result;
 
 typedef struct wf_session_options {
   const char* device;     /* "cpu" (also when NULL), "cuda" (= "cuda:0"), "cuda:1", ... */
-  int allow_tf32;         /* nonzero: fp32 matrix products may use TF32 tensor cores */
+  int allow_tf32;         /* nonzero: fp32 matrix products and convolutions may use TF32 tensor cores */
   int allow_cpu_fallback; /* nonzero: ops the device lacks run on the host (named in the report) */
   int threads;            /* worker threads for host kernels; 0: the backend chooses */
 } wf_session_options;

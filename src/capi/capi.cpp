@@ -281,7 +281,7 @@ wf_status wf_session_open(const char* package_dir, const wf_session_options* opt
     auto device = wf::DeviceSpec::parse(o.device != nullptr ? o.device : "cpu");
     if (!device) return fail(device.status());
     sessionOptions.device = *device;
-    sessionOptions.compile.allowTf32 = o.allow_tf32 != 0;
+    sessionOptions.compile.allowTf32 = sessionOptions.compile.allowTf32Convolutions = o.allow_tf32 != 0;
     sessionOptions.compile.allowCpuFallback = o.allow_cpu_fallback != 0;
     sessionOptions.compile.numThreads = o.threads;
     wf::registerBuiltinBackends();

@@ -91,7 +91,7 @@ struct RunOptions {
   std::string outputDir;
   std::string outputFormat = "npy";  // npy | safetensors
   std::string device = "cpu";
-  CompileOptions compile;         // --allow-cpu-fallback, --allow-tf32, --no-fusion
+  CompileOptions compile;         // --allow-cpu-fallback, --allow-tf32[-matmul|-conv], --no-fusion
   std::string traceFile;          // --trace: Chrome trace-event JSON of the run (serve/trace.h)
 };
 // `file` is an MLIR file, or a model package directory (inputs by manifest name, weights from
@@ -187,6 +187,10 @@ struct TrainOptions {
 // names the step and the first tensor that went non-finite), 2 on input errors.
 int runTrain(const TrainOptions& options);
 
+// `--allow-tf32` (TF32 for fp32 matrix products and convolutions), `--allow-tf32-matmul` and
+// `--allow-tf32-conv` (one of the two, as PyTorch's two switches: CompileOptions::allowTf32,
+// allowTf32Convolutions), for every command that compiles for a device (main.cpp).
+void addTf32Flags(CLI::App* cmd, CompileOptions& compile);
 // `--kernel-cache DIR` and `--no-kernel-cache` (CompileOptions::kernelCache, kernelCacheDir), for
 // every command that compiles for a device (main.cpp).
 void addKernelCacheFlags(CLI::App* cmd, CompileOptions& compile);

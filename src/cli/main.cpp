@@ -64,6 +64,17 @@ void printHostFallback(const RunReport& report) {
   std::cerr << "\n";
 }
 
+void addTf32Flags(CLI::App* cmd, CompileOptions& compile) {
+  cmd->add_flag_callback(
+      "--allow-tf32", [&compile] { compile.allowTf32 = compile.allowTf32Convolutions = true; },
+      "Let fp32 matrix products and convolutions use TF32 tensor cores (cuda): both of PyTorch's allow_tf32 switches");
+  cmd->add_flag("--allow-tf32-matmul", compile.allowTf32,
+                "Let fp32 matrix products use TF32 tensor cores (cuda): torch.backends.cuda.matmul.allow_tf32");
+  cmd->add_flag("--allow-tf32-conv", compile.allowTf32Convolutions,
+                "Let fp32 convolutions use TF32 tensor cores (cuda): torch.backends.cudnn.allow_tf32, on by default "
+                "in PyTorch");
+}
+
 void addKernelCacheFlags(CLI::App* cmd, CompileOptions& compile) {
   CLI::Option* dir = cmd->add_option(
       "--kernel-cache", compile.kernelCacheDir,
@@ -121,7 +132,7 @@ namespace {
 void addCompileFlags(CLI::App* cmd, wf::CompileOptions& compile) {
   cmd->add_flag("--allow-cpu-fallback", compile.allowCpuFallback,
                 "Run ops the device has no kernel for on the host instead of failing (each is reported)");
-  cmd->add_flag("--allow-tf32", compile.allowTf32, "Let fp32 matrix products use TF32 tensor cores (cuda)");
+  wf::cli::addTf32Flags(cmd, compile);
   cmd->add_flag("--no-winograd{false}", compile.winograd,
                 "Run 3x3 convolutions directly, never by Winograd's algorithm (cpu; it rounds a little differently)");
   cmd->add_flag("--no-fusion{false}", compile.fuse,

@@ -64,7 +64,7 @@ CLI::App* addServeCommand(CLI::App& app) {
                   "Write Chrome trace-event JSON (opens in Perfetto): a span per request, per model run and per op");
   cmd->add_flag("--allow-cpu-fallback", o.compile.allowCpuFallback,
                 "Run ops the device has no kernel for on the host instead of failing (each is reported)");
-  cmd->add_flag("--allow-tf32", o.compile.allowTf32, "Let fp32 matrix products use TF32 tensor cores (cuda)");
+  addTf32Flags(cmd, o.compile);
   cmd->add_flag("--no-winograd{false}", o.compile.winograd,
                 "Run 3x3 convolutions directly, never by Winograd's algorithm (cpu; it rounds a little differently)");
   addKernelCacheFlags(cmd, o.compile);

@@ -47,8 +47,13 @@ struct CompileOptions {
   // Ops the backend has no kernel for run on the host instead of failing compile(); each such op
   // is named in RunReport::hostFallbackOps. Off by default: no silent fallback.
   bool allowCpuFallback = false;
-  // fp32 matrix products may use TF32 tensor cores (PyTorch's allow_tf32). Off by default.
+  // fp32 matrix products (dot_general) may use TF32 tensor cores: PyTorch's
+  // torch.backends.cuda.matmul.allow_tf32. Off by default.
   bool allowTf32 = false;
+  // fp32 convolutions (forward and gradients) may use TF32 tensor cores: PyTorch's
+  // torch.backends.cudnn.allow_tf32, which PyTorch turns on by default. Off by default here: true
+  // f32 unless asked.
+  bool allowTf32Convolutions = false;
   // SSA names (as printed in the source, e.g. "%layer1") of values of the entry function whose
   // values each run also returns, in this order, in RunResult::taps. Used for activations.
   std::vector<std::string> tapValues;

@@ -44,7 +44,7 @@ struct ServeOptions {
   double drainTimeoutSeconds = 30;
   bool accessLog = false;             // one log line per request (errors are always logged)
   std::string traceFile;              // Chrome trace-event JSON (trace.h); empty: none
-  CompileOptions compile;             // --allow-cpu-fallback, --allow-tf32, --threads (numThreads), --kernel-cache, --no-kernel-cache
+  CompileOptions compile;             // --allow-cpu-fallback, --allow-tf32[-matmul|-conv], --threads (numThreads), --kernel-cache, --no-kernel-cache
 };
 
 // Loads every package, listens, calls `onListening(port)` once the socket accepts, serves until

@@ -291,6 +291,21 @@ class PackageCommands(unittest.TestCase):
         self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
         self.assertIn("records no activations", r.stderr)
 
+    def test_tf32_flags(self):
+        # --allow-tf32 is both of PyTorch's switches; --allow-tf32-matmul and --allow-tf32-conv one
+        # each (their effect on the GPU: tests/cuda dot_test and convolution_test). On the CPU
+        # they change nothing: the package still validates.
+        pkg = os.path.join(PACKAGES, "mlp")
+        for cmd in ("validate", "bench", "run", "serve"):
+            help_text = wf(cmd, "--help").stdout
+            for flag in ("--allow-tf32 ", "--allow-tf32-matmul", "--allow-tf32-conv"):
+                self.assertIn(flag, help_text, cmd)
+        for flags in (["--allow-tf32"], ["--allow-tf32-matmul"], ["--allow-tf32-conv"],
+                      ["--allow-tf32-matmul", "--allow-tf32-conv"]):
+            r = wf("validate", pkg, *flags)
+            self.assertEqual(r.returncode, 0, flags + [r.stdout, r.stderr])
+            self.assertTrue(r.stdout.strip().endswith("within rtol=0.001 atol=1e-05"), r.stdout)
+
     def test_validate_json(self):
         r = wf("validate", os.path.join(PACKAGES, "mlp"), "--activations", "--json")
         self.assertEqual(r.returncode, 0, r.stdout + r.stderr)

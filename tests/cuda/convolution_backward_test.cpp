@@ -57,7 +57,7 @@ TEST_P(CudaConvolutionBackward, GradientsMatchTheInterpreter) {
   std::optional<Module> m = gradientModule(c, type.et);
   ASSERT_TRUE(m.has_value());
   CompileOptions options;
-  options.allowTf32 = type.tf32;
+  options.allowTf32Convolutions = type.tf32;
   auto exe = cudaBackend().compile(*m, *mainOf(*m), options);
   ASSERT_TRUE(exe) << exe.status().toString();
   // The recognised gradients took cuDNN's backward kernels; the others the forward path. cuDNN 9

@@ -101,6 +101,8 @@ INSTANTIATE_TEST_SUITE_P(Cases, CudaConvolution,
                                   typeName(convTypes()[static_cast<size_t>(std::get<1>(info.param))].et);
                          });
 
+// TF32 for convolutions is its own switch (CompileOptions::allowTf32Convolutions, PyTorch's
+// torch.backends.cudnn.allow_tf32): TF32 for matrix products alone leaves them true f32.
 TEST(CudaConvolution, F32IsTrueF32UnlessTf32IsAllowed) {
   WF_REQUIRE_GPU();
   // 256 input channels x 3x3: a TF32 result would be off by ~1e-4 relative.
@@ -110,8 +112,11 @@ TEST(CudaConvolution, F32IsTrueF32UnlessTf32IsAllowed) {
   const std::vector<Literal> args = {randomLiteral(Type::tensor(c.x, ElementType::kF32), -1, 1),
                                      randomLiteral(Type::tensor(c.w, ElementType::kF32), -1, 1)};
   expectMatchesCpu(text, args, Tolerance{0, 0, 1e-5});
+  CompileOptions matmulOnly;
+  matmulOnly.allowTf32 = true;
+  expectMatchesCpu(text, args, Tolerance{0, 0, 1e-5}, matmulOnly);
   CompileOptions tf32;
-  tf32.allowTf32 = true;
+  tf32.allowTf32Convolutions = true;
   expectMatchesCpu(text, args, Tolerance{0, 0, 5e-3}, tf32);
 }
 

@@ -97,6 +97,9 @@ TEST(CudaDot, F32IsTrueF32UnlessTf32IsAllowed) {
                                      randomLiteral(Type::tensor(c.rhs, ElementType::kF32), -1, 1)};
   // TF32 keeps 10 mantissa bits: its error on a K=4096 product is ~1e-4..1e-3, f32's ~1e-7.
   expectMatchesCpu(text, args, Tolerance{0, 0, 1e-5});
+  CompileOptions convolutionsOnly;  // TF32 for convolutions leaves products true f32
+  convolutionsOnly.allowTf32Convolutions = true;
+  expectMatchesCpu(text, args, Tolerance{0, 0, 1e-5}, convolutionsOnly);
   CompileOptions tf32;
   tf32.allowTf32 = true;
   expectMatchesCpu(text, args, Tolerance{0, 0, 5e-3}, tf32);

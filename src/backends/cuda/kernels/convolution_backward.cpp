@@ -137,7 +137,7 @@ bool sameLayout(const Dims& sizes, const Dims& a, const Dims& b) {
 
 // A TF32 algorithm is another precision: f32 without TF32 takes only FMA-math algorithms.
 bool allowedMath(cudnnMathType_t m, ElementType et, const CompileOptions& options) {
-  return !(et == ElementType::kF32 && !options.allowTf32 &&
+  return !(et == ElementType::kF32 && !options.allowTf32Convolutions &&
            (m == CUDNN_TENSOR_OP_MATH || m == CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION));
 }
 
@@ -215,7 +215,7 @@ Expected<std::unique_ptr<OpKernel>> lowerGradient(const Operation& op, LowerCont
   WF_CUDNN_CHECK(cudnnSetConvolutionNdDescriptor(cd, static_cast<int>(padA.size()), padA.data(), strideA.data(),
                                                  dilA.data(), CUDNN_CROSS_CORRELATION, computeType));
   WF_CUDNN_CHECK(cudnnSetConvolutionGroupCount(cd, static_cast<int>(g.groups)));
-  const cudnnMathType_t math = et == ElementType::kF32 ? (ctx.options.allowTf32 ? CUDNN_DEFAULT_MATH : CUDNN_FMA_MATH)
+  const cudnnMathType_t math = et == ElementType::kF32 ? (ctx.options.allowTf32Convolutions ? CUDNN_DEFAULT_MATH : CUDNN_FMA_MATH)
                                : et == ElementType::kF64 ? CUDNN_DEFAULT_MATH
                                                          : CUDNN_TENSOR_OP_MATH;
   WF_CUDNN_CHECK(cudnnSetConvolutionMathType(cd, math));
