@@ -315,10 +315,7 @@ Expected<std::unique_ptr<OpKernel>> lowerConvolution(const Operation& op, LowerC
   WF_CUDNN_CHECK(cudnnSetConvolutionNdDescriptor(cd, static_cast<int>(padA.size()), padA.data(), strideA.data(),
                                                  dilA.data(), CUDNN_CROSS_CORRELATION, computeType));
   WF_CUDNN_CHECK(cudnnSetConvolutionGroupCount(cd, static_cast<int>(groups)));
-  // f32 stays true f32 (FMA math: no TF32) unless allowed; f16/bf16 use tensor cores.
-  const cudnnMathType_t math = et == ElementType::kF32 ? (ctx.options.allowTf32Convolutions ? CUDNN_DEFAULT_MATH : CUDNN_FMA_MATH)
-                               : et == ElementType::kF64 ? CUDNN_DEFAULT_MATH
-                                                         : CUDNN_TENSOR_OP_MATH;
+  const cudnnMathType_t math = convolutionMathType(et, ctx.options);
   WF_CUDNN_CHECK(cudnnSetConvolutionMathType(cd, math));
 
   // The output shape cuDNN derives must be the declared one.
@@ -335,10 +332,7 @@ Expected<std::unique_ptr<OpKernel>> lowerConvolution(const Operation& op, LowerC
   std::vector<ConvolutionAlgorithm> candidates;
   for (int i = 0; i < found; ++i) {
     if (perf[i].status != CUDNN_STATUS_SUCCESS || perf[i].memory > kMaxWorkspace) continue;
-    // A TF32 algorithm is a different precision: take only algorithms of the math type set.
-    if (et == ElementType::kF32 && !ctx.options.allowTf32Convolutions &&
-        (perf[i].mathType == CUDNN_TENSOR_OP_MATH || perf[i].mathType == CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION))
-      continue;
+    if (!convolutionMathAllowed(perf[i].mathType, et, ctx.options)) continue;
     candidates.push_back({perf[i].algo, perf[i].memory});
   }
   if (candidates.empty()) return unsupportedOnCuda(op, "cuDNN has no algorithm for this convolution");

@@ -135,12 +135,6 @@ bool sameLayout(const Dims& sizes, const Dims& a, const Dims& b) {
   return true;
 }
 
-// A TF32 algorithm is another precision: f32 without TF32 takes only FMA-math algorithms.
-bool allowedMath(cudnnMathType_t m, ElementType et, const CompileOptions& options) {
-  return !(et == ElementType::kF32 && !options.allowTf32Convolutions &&
-           (m == CUDNN_TENSOR_OP_MATH || m == CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION));
-}
-
 Expected<std::unique_ptr<OpKernel>> lowerGradient(const Operation& op, LowerContext& ctx, const ConvolutionGradient& g,
                                                   ElementType et, cudnnDataType_t dt, cudnnDataType_t computeType) {
   const bool data = g.kind == Kind::kData;
@@ -215,9 +209,7 @@ Expected<std::unique_ptr<OpKernel>> lowerGradient(const Operation& op, LowerCont
   WF_CUDNN_CHECK(cudnnSetConvolutionNdDescriptor(cd, static_cast<int>(padA.size()), padA.data(), strideA.data(),
                                                  dilA.data(), CUDNN_CROSS_CORRELATION, computeType));
   WF_CUDNN_CHECK(cudnnSetConvolutionGroupCount(cd, static_cast<int>(g.groups)));
-  const cudnnMathType_t math = et == ElementType::kF32 ? (ctx.options.allowTf32Convolutions ? CUDNN_DEFAULT_MATH : CUDNN_FMA_MATH)
-                               : et == ElementType::kF64 ? CUDNN_DEFAULT_MATH
-                                                         : CUDNN_TENSOR_OP_MATH;
+  const cudnnMathType_t math = convolutionMathType(et, ctx.options);
   WF_CUDNN_CHECK(cudnnSetConvolutionMathType(cd, math));
 
   // The forward convolution cuDNN derives from these must give dy's shape.
@@ -235,7 +227,7 @@ Expected<std::unique_ptr<OpKernel>> lowerGradient(const Operation& op, LowerCont
                                                                CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT, &found, perf));
     for (int i = 0; i < found && !chosen; ++i) {
       if (perf[i].status != CUDNN_STATUS_SUCCESS || perf[i].memory > kMaxWorkspace ||
-          !allowedMath(perf[i].mathType, et, ctx.options))
+          !convolutionMathAllowed(perf[i].mathType, et, ctx.options))
         continue;
       k->dataAlgo_ = perf[i].algo;
       k->cudnnBytes_ = perf[i].memory;
@@ -248,7 +240,7 @@ Expected<std::unique_ptr<OpKernel>> lowerGradient(const Operation& op, LowerCont
                                                                  CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT, &found, perf));
     for (int i = 0; i < found && !chosen; ++i) {
       if (perf[i].status != CUDNN_STATUS_SUCCESS || perf[i].memory > kMaxWorkspace ||
-          !allowedMath(perf[i].mathType, et, ctx.options))
+          !convolutionMathAllowed(perf[i].mathType, et, ctx.options))
         continue;
       k->filterAlgo_ = perf[i].algo;
       k->cudnnBytes_ = perf[i].memory;
