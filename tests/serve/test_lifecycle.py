@@ -17,9 +17,12 @@ from test_bad_requests import request
 
 
 def infer_body(x: np.ndarray, name="x", **extra):
-    """A binary-tensor request (so that large inputs cost the client little): (body, headers)."""
+    """A binary-tensor request asking for binary outputs (so that large inputs and outputs cost
+    the client and the server little: as JSON, one run of the slow model's output took seconds to
+    write and to parse): (body, headers)."""
     head = json.dumps({"inputs": [{"name": name, "datatype": "FP32", "shape": list(x.shape),
-                                   "parameters": {"binary_data_size": x.nbytes}}], **extra}).encode()
+                                   "parameters": {"binary_data_size": x.nbytes}}],
+                       "parameters": {"binary_data_output": True}, **extra}).encode()
     return head + x.tobytes(), {"Inference-Header-Content-Length": str(len(head))}
 
 
@@ -32,6 +35,10 @@ def post(server, model, body_and_headers, headers=None):
     body, extra = body_and_headers
     start = time.monotonic()
     status, res_headers, data = request(server, "POST", f"/v2/models/{model}/infer", body, {**extra, **(headers or {})})
+    # A response with binary outputs: the JSON header, then the tensors' bytes.
+    head_length = {k.lower(): v for k, v in res_headers.items()}.get("inference-header-content-length")
+    if head_length is not None:
+        data = data[:int(head_length)]
     return status, json.loads(data) if data else None, time.monotonic() - start, time.monotonic()
 
 
