@@ -1,4 +1,4 @@
-// Channels-last storage around bf16 convolutions: the planner stores the activations between
+// Channels-last storage around bf16 (and TF32) convolutions: the planner stores the activations between
 // convolutions and fused groups NHWC (logical NCHW), the convolutions read and write them so and
 // the fused kernels index them by logical coordinates. Compared with the CPU interpreter (which
 // knows nothing of storage order) on fresh random inputs.
@@ -74,6 +74,42 @@ TEST(CudaChannelsLast, ResidualBlockMatchesTheInterpreter) {
   auto plain = cudaBackend().compile(m, *mainOf(m), unfused);
   ASSERT_TRUE(plain) << plain.status().toString();
   EXPECT_EQ((*plain)->stats().channelsLastValues, 0);
+}
+
+// The residual block in f32 throughout (an fp32 export). With TF32 allowed for convolutions its
+// activations are stored channels-last as in bf16 (cuDNN's NHWC TF32 kernels), and the
+// convolutions run without their epilogue graphs, which are not taken for f32; in true f32 they
+// stay row-major and match the interpreter to f32 rounding.
+TEST(CudaChannelsLast, F32ResidualBlockIsChannelsLastWithTf32) {
+  WF_REQUIRE_GPU();
+  std::string text = residualBlock();
+  for (size_t at = text.find("bf16"); at != std::string::npos; at = text.find("bf16", at)) text.replace(at, 4, "f32");
+  Module m = parse(text);
+  ASSERT_TRUE(mainOf(m));
+  CompileOptions tf32;
+  tf32.allowTf32Convolutions = true;
+  for (const bool allowTf32 : {true, false}) {
+    SCOPED_TRACE(allowTf32 ? "TF32 convolutions" : "true f32");
+    auto exe = cudaBackend().compile(m, *mainOf(m), allowTf32 ? tf32 : CompileOptions{});
+    ASSERT_TRUE(exe) << exe.status().toString();
+    const ExecutableStats info = (*exe)->stats();
+    if (allowTf32)
+      EXPECT_GE(info.channelsLastValues, 3);
+    else
+      EXPECT_EQ(info.channelsLastValues, 0);
+    EXPECT_EQ(info.convolutionEpilogues, 0);
+    std::vector<Literal> args = {randomLiteral(Type::tensor({2, 16, 10, 10}, ElementType::kF32), -1, 1),
+                                 randomLiteral(Type::tensor({16, 16, 3, 3}, ElementType::kF32), -0.3, 0.3),
+                                 randomLiteral(Type::tensor({16, 16, 3, 3}, ElementType::kF32), -0.3, 0.3),
+                                 randomLiteral(Type::tensor({16}, ElementType::kF32), 0.5, 1.5)};
+    auto want = runCpu(m, cloneAll(args));
+    ASSERT_TRUE(want) << want.status().toString();
+    auto got = (*exe)->run(args);
+    ASSERT_TRUE(got) << got.status().toString();
+    // TF32 rounds the operands to 10 mantissa bits; true f32 sums in another order only.
+    EXPECT_EQ(compareLiterals(got->outputs[0], (*want)[0], allowTf32 ? Tolerance{0, 0, 5e-3} : Tolerance{0, 0, 1e-5}),
+              "");
+  }
 }
 
 // The second convolution reads a channels-last input, so cuDNN takes its filter [O, 3, 3, I]:

@@ -644,7 +644,7 @@ std::unordered_map<const Value*, int> countReaders(const Block& body, const Fusi
   return readers;
 }
 
-// cuDNN's fast bf16/f16 convolutions read and write NHWC; given NCHW they transform both in a
+// cuDNN's fast bf16/f16 (and TF32) convolutions read and write NHWC; given NCHW they transform both in a
 // workspace the size of input plus output. So the 4-d activations around such convolutions are
 // stored NHWC: a value is, if a convolution taking it (convolutionTakesChannelsLast), a pool
 // taking it (poolTakesChannelsLast) or a fused group without reductions computes it, only such
@@ -655,7 +655,7 @@ std::unordered_map<const Value*, int> countReaders(const Block& body, const Fusi
 void Planner::chooseChannelsLast(const Block& body, const FusionPlan& fusion,
                                         const std::unordered_set<const Value*>& keep) {
   bool anyConvolution = false;
-  for (const auto& op : body.operations()) anyConvolution = anyConvolution || convolutionTakesChannelsLast(*op);
+  for (const auto& op : body.operations()) anyConvolution = anyConvolution || convolutionTakesChannelsLast(*op, options_);
   if (!anyConvolution) return;
   std::unordered_set<const Value*> produced, barred;
   std::unordered_map<const Value*, int> readers = countReaders(body, fusion);
@@ -674,7 +674,7 @@ void Planner::chooseChannelsLast(const Block& body, const FusionPlan& fusion,
     const Operation& op = *opPtr;
     if (fusion.absorbed.count(&op) || fusion.groupOfRoot.count(&op)) continue;
     const bool pool = poolTakesChannelsLast(op);
-    const bool takes = pool || convolutionTakesChannelsLast(op);
+    const bool takes = pool || convolutionTakesChannelsLast(op, options_);
     if (takes) produced.insert(op.result(0));
     if (pool) pools.push_back(&op);
     for (size_t i = 0; i < op.numOperands(); ++i)

@@ -424,8 +424,13 @@ Expected<BuiltGraph> buildAndTune(const Operation& conv, LowerContext& ctx, cudn
 
 Expected<std::unique_ptr<OpKernel>> lowerConvolutionEpilogue(const Operation& convolution, const FusionGroup& group,
                                                              const ValueStrides& layouts, LowerContext& ctx) {
-  if (!convolutionTakesChannelsLast(convolution))
+  if (!convolutionTakesChannelsLast(convolution, ctx.options))
     return unsupportedOnCuda(convolution, std::string(kWhat) + ": not a 2-d bf16/f16 NCHW convolution");
+  // f32 convolutions (channels-last with TF32) run without their epilogue: as cuDNN graphs of f32
+  // tensors they gave ResNet-50 b32 a relative error of 0.59 and 8.4 ms on an H200 (2.7 ms as two
+  // steps), which the tests here (bf16 and f16) do not reproduce; not investigated further.
+  if (convolution.operand(0)->type().elementType() == ElementType::kF32)
+    return unsupportedOnCuda(convolution, std::string(kWhat) + ": not taken for f32 convolutions");
   WF_RETURN_IF_ERROR(ctx.device.activate());
   auto k = std::make_unique<ConvolutionEpilogueKernel>();
   WF_ASSIGN_OR_RETURN(k->handle_, ctx.device.cudnn());
