@@ -96,8 +96,8 @@ struct LowerContext {
 
 // True if `op` is a convolution whose input and output the cuDNN lowering can take channels-last
 // (NHWC storage of NCHW dimension numbers): 2-d, f16 or bf16, or f32 where `options` allow TF32
-// for convolutions, no input dilation or asymmetric padding (convolution.cpp). Not the gradient
-// forms of convolution_backward.cpp (it says why).
+// for convolutions (true f32 is faster NCHW), no input dilation or asymmetric padding
+// (convolution.cpp). Not the gradient forms of convolution_backward.cpp (it says why).
 bool convolutionTakesChannelsLast(const Operation& op, const CompileOptions& options);
 // Asks for a convolution's filter (operand 1, shape `ws`) packed in the order cuDNN reads: dims
 // `order` ([O, I, spatial...] as dims of ws), or with `channelsLast` [O, spatial..., I], the

@@ -417,7 +417,8 @@ bool convolutionTakesChannelsLast(const Operation& op, const CompileOptions& opt
   const ElementType et = x.elementType();
   // f32 with TF32: cuDNN's NHWC TF32 tensor-core kernels. ResNet-50 b32 fp32 with TF32 ran 2.71 ms
   // channels-last against 3.41 NCHW on an H200 (XLA 3.07), the same error (6.5e-4 against fp32).
-  // True f32 stays NCHW: whether cuDNN's NHWC kernels without tensor cores pay was not measured.
+  // True f32 stays NCHW: there cuDNN's NHWC kernels (no tensor cores) ran ResNet-50 in 11.85 ms
+  // against 9.89 NCHW.
   const bool tensorCores = et == ElementType::kBF16 || et == ElementType::kF16 ||
                            (et == ElementType::kF32 && options.allowTf32Convolutions);
   if (!tensorCores || y.elementType() != et || op.operand(1)->type().elementType() != et) return false;
