@@ -45,6 +45,14 @@ std::string residualBlock() {
   return s;
 }
 
+// Fresh arguments of residualBlock() with its convolutions in `conv` (bf16, or f32 throughout).
+std::vector<Literal> residualBlockArgs(ElementType conv) {
+  return {randomLiteral(Type::tensor({2, 16, 10, 10}, conv), -1, 1),
+          randomLiteral(Type::tensor({16, 16, 3, 3}, conv), -0.3, 0.3),
+          randomLiteral(Type::tensor({16, 16, 3, 3}, conv), -0.3, 0.3),
+          randomLiteral(Type::tensor({16}, ElementType::kF32), 0.5, 1.5)};
+}
+
 TEST(CudaChannelsLast, ResidualBlockMatchesTheInterpreter) {
   WF_REQUIRE_GPU();
   const std::string text = residualBlock();
@@ -57,10 +65,7 @@ TEST(CudaChannelsLast, ResidualBlockMatchesTheInterpreter) {
   // row-major.
   EXPECT_GE(info.channelsLastValues, 3);
   for (int run = 0; run < 2; ++run) {
-    std::vector<Literal> args = {randomLiteral(Type::tensor({2, 16, 10, 10}, ElementType::kBF16), -1, 1),
-                                 randomLiteral(Type::tensor({16, 16, 3, 3}, ElementType::kBF16), -0.3, 0.3),
-                                 randomLiteral(Type::tensor({16, 16, 3, 3}, ElementType::kBF16), -0.3, 0.3),
-                                 randomLiteral(Type::tensor({16}, ElementType::kF32), 0.5, 1.5)};
+    std::vector<Literal> args = residualBlockArgs(ElementType::kBF16);
     auto want = runCpu(m, cloneAll(args));
     ASSERT_TRUE(want) << want.status().toString();
     auto got = (*exe)->run(args);
@@ -98,10 +103,7 @@ TEST(CudaChannelsLast, F32ResidualBlockIsChannelsLastWithTf32) {
     else
       EXPECT_EQ(info.channelsLastValues, 0);
     EXPECT_EQ(info.convolutionEpilogues, 0);
-    std::vector<Literal> args = {randomLiteral(Type::tensor({2, 16, 10, 10}, ElementType::kF32), -1, 1),
-                                 randomLiteral(Type::tensor({16, 16, 3, 3}, ElementType::kF32), -0.3, 0.3),
-                                 randomLiteral(Type::tensor({16, 16, 3, 3}, ElementType::kF32), -0.3, 0.3),
-                                 randomLiteral(Type::tensor({16}, ElementType::kF32), 0.5, 1.5)};
+    std::vector<Literal> args = residualBlockArgs(ElementType::kF32);
     auto want = runCpu(m, cloneAll(args));
     ASSERT_TRUE(want) << want.status().toString();
     auto got = (*exe)->run(args);

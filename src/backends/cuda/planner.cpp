@@ -644,8 +644,8 @@ std::unordered_map<const Value*, int> countReaders(const Block& body, const Fusi
   return readers;
 }
 
-// cuDNN's fast bf16/f16 (and TF32) convolutions read and write NHWC; given NCHW they transform both in a
-// workspace the size of input plus output. So the 4-d activations around such convolutions are
+// cuDNN's fast bf16/f16 (and TF32) convolutions read and write NHWC; given NCHW they transform
+// both in a workspace the size of input plus output. So the 4-d activations around such convolutions are
 // stored NHWC: a value is, if a convolution taking it (convolutionTakesChannelsLast), a pool
 // taking it (poolTakesChannelsLast) or a fused group without reductions computes it, only such
 // convolutions and pools (as their input) and such groups read it, and no such group mixes it
@@ -655,7 +655,8 @@ std::unordered_map<const Value*, int> countReaders(const Block& body, const Fusi
 void Planner::chooseChannelsLast(const Block& body, const FusionPlan& fusion,
                                         const std::unordered_set<const Value*>& keep) {
   bool anyConvolution = false;
-  for (const auto& op : body.operations()) anyConvolution = anyConvolution || convolutionTakesChannelsLast(*op, options_);
+  for (const auto& op : body.operations())
+    anyConvolution = anyConvolution || convolutionTakesChannelsLast(*op, options_);
   if (!anyConvolution) return;
   std::unordered_set<const Value*> produced, barred;
   std::unordered_map<const Value*, int> readers = countReaders(body, fusion);

@@ -419,9 +419,8 @@ bool convolutionTakesChannelsLast(const Operation& op, const CompileOptions& opt
   // channels-last against 3.41 NCHW on an H200 (XLA 3.07), the same error (6.5e-4 against fp32).
   // True f32 stays NCHW: there cuDNN's NHWC kernels (no tensor cores) ran ResNet-50 in 11.85 ms
   // against 9.89 NCHW.
-  const bool tensorCores = et == ElementType::kBF16 || et == ElementType::kF16 ||
-                           (et == ElementType::kF32 && options.allowTf32Convolutions);
-  if (!tensorCores || y.elementType() != et || op.operand(1)->type().elementType() != et) return false;
+  if (!convolutionOnTensorCores(et, options) || y.elementType() != et || op.operand(1)->type().elementType() != et)
+    return false;
   const Attribute* dn = op.attr("dimension_numbers");
   if (!dn) return false;
   auto number = [&](const char* name) {

@@ -19,6 +19,12 @@ inline cudnnMathType_t convolutionMathType(ElementType et, const CompileOptions&
   if (et == ElementType::kF32) return options.allowTf32Convolutions ? CUDNN_DEFAULT_MATH : CUDNN_FMA_MATH;
   return et == ElementType::kF64 ? CUDNN_DEFAULT_MATH : CUDNN_TENSOR_OP_MATH;
 }
+// Whether cuDNN runs a convolution of `et` elements on tensor cores: f16/bf16, and f32 where TF32
+// is allowed for convolutions.
+inline bool convolutionOnTensorCores(ElementType et, const CompileOptions& options) {
+  return et == ElementType::kBF16 || et == ElementType::kF16 ||
+         (et == ElementType::kF32 && options.allowTf32Convolutions);
+}
 // Whether an algorithm of math type `m` computes at the precision asked: a TF32 algorithm is
 // another precision, so f32 without TF32 takes only FMA-math algorithms.
 inline bool convolutionMathAllowed(cudnnMathType_t m, ElementType et, const CompileOptions& options) {
