@@ -190,6 +190,40 @@ INSTANTIATE_TEST_SUITE_P(Pairs, CudaConvert, testing::ValuesIn(convertCases()), 
   return typeName(std::get<0>(info.param)) + "_to_" + typeName(std::get<1>(info.param));
 });
 
+// f32 -> bf16 on the GPU (one cvt.rn.bf16.f32 from sm_80 on, element_math.h) gives the CPU's
+// bits where rounding goes wrong: exact ties (to even), one ulp either side of them, subnormals,
+// the largest finite values (rounding up to infinity), signed zeros and infinities. NaN stays NaN
+// (0x7fff on the device, element_math.h says why). As one convert (a precompiled kernel) and
+// inside a fused loop kernel of 8-element vectors (NVRTC).
+TEST(CudaBf16Rounding, TiesSubnormalsAndOverflowRoundAsOnTheCpu) {
+  WF_REQUIRE_GPU();
+  std::vector<uint32_t> bits = {0x00000000u, 0x80000000u, 0x00000001u, 0x00007fffu, 0x00008000u, 0x00018000u,
+                                0x007fffffu, 0x807f8000u, 0x7f7fffffu, 0xff7fffffu, 0x7f7f7fffu, 0x7f7f8000u,
+                                0x7f800000u, 0xff800000u, 0x7fc00000u, 0xffc00001u, 0x3f808000u, 0x3f818000u};
+  std::mt19937 gen(11);
+  while (bits.size() < 656) {
+    uint32_t high = gen() & 0xffff0000u;
+    if ((high & 0x7f800000u) == 0x7f800000u) high ^= 0x40000000u;  // finite: NaN and inf are above
+    for (uint32_t low : {0x8000u, 0x7fffu, 0x8001u, 0x0000u}) bits.push_back(high | low);
+  }
+  bits.resize(656);
+  const Type in = Type::tensor({2, 328}, ElementType::kF32), out = Type::tensor({2, 328}, ElementType::kBF16);
+  Literal x = Literal::uninitialized(in);
+  for (size_t i = 0; i < bits.size(); ++i) x.setBits(static_cast<int64_t>(i), bits[i]);
+  expectMatchesCpu(oneOp("stablehlo.convert", {in}, out), {x}, Tolerance{});
+  // x * 1 is x, bit for bit (subnormals included: no flush to zero), so the fused kernel's
+  // rounding sees the same values.
+  const std::string fused = R"(
+func.func @main(%x: tensor<2x328xf32>) -> tensor<2x328xbf16> {
+  %one = "stablehlo.constant"() {value = dense<1.0> : tensor<2x328xf32>} : () -> tensor<2x328xf32>
+  %m = "stablehlo.multiply"(%x, %one) : (tensor<2x328xf32>, tensor<2x328xf32>) -> tensor<2x328xf32>
+  %b = "stablehlo.convert"(%m) : (tensor<2x328xf32>) -> tensor<2x328xbf16>
+  func.return %b : tensor<2x328xbf16>
+}
+)";
+  expectMatchesCpu(fused, {x}, Tolerance{});
+}
+
 class CudaSelectClamp : public testing::TestWithParam<ElementType> {};
 
 TEST_P(CudaSelectClamp, SelectWithTensorAndScalarPredicate) {
