@@ -98,10 +98,11 @@ Expected<ConvolutionAlgorithm> tuneConvolution(LowerContext& ctx, const ConvKern
   if (candidates.size() == 1) return candidates.front();
   // Candidates that need more workspace than the heuristics' first choice or 32 MiB, whichever is
   // more, are not timed on tensor cores: the workspace is device memory the whole model holds.
-  // Without tensor cores (true f32) the heuristics rank worse: their fastest algorithm is often
-  // fifth or later, or needs a large workspace (FFT, Winograd), so twice as many are timed and
-  // only the lowering's cap applies. ResNet-50 b32 true f32 on an H200: 8.20 ms against 9.89
-  // with the tensor-core policy (bench/README).
+  // Off tensor cores (f32 without TF32, f64) the fastest algorithm is often past the first four
+  // or needs a large workspace (FFT, Winograd), so twice as many are timed and only the
+  // lowering's 256 MiB cap applies. ResNet-50 b32 true f32 on an H200: 8.20 ms, against 9.89
+  // with the tensor-core rule, 9.02 with four timed and no cap, 9.80 with eight under the cap
+  // (bench/README); its peak memory went from 404 to 340 MiB.
   const size_t workspaceCap = onTensorCores ? std::max(candidates.front().workspaceBytes, size_t{32} << 20)
                                             : std::numeric_limits<size_t>::max();
   const size_t maxTimed = static_cast<size_t>(onTensorCores ? kTunedCandidates : 2 * kTunedCandidates);
