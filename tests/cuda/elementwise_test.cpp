@@ -190,11 +190,11 @@ INSTANTIATE_TEST_SUITE_P(Pairs, CudaConvert, testing::ValuesIn(convertCases()), 
   return typeName(std::get<0>(info.param)) + "_to_" + typeName(std::get<1>(info.param));
 });
 
-// f32 -> bf16 on the GPU (one cvt.rn.bf16.f32 from sm_80 on, element_math.h) gives the CPU's
-// bits where rounding goes wrong: exact ties (to even), one ulp either side of them, subnormals,
-// the largest finite values (rounding up to infinity), signed zeros and infinities. NaN stays NaN
-// (0x7fff on the device, element_math.h says why). As one convert (a precompiled kernel) and
-// inside a fused loop kernel of 8-element vectors (NVRTC).
+// f32 -> bf16 on the GPU (one cvt.rn.bf16.f32 from sm_80 on, element_math.h) gives exactly the
+// CPU's values (no tolerance) where rounding goes wrong: exact ties (to even), one ulp either side
+// of them, subnormals, the largest finite values (rounding up to infinity), zeros and infinities.
+// NaN stays NaN (0x7fff on the device, element_math.h says why). As one convert (a precompiled
+// kernel) and inside a fused loop kernel of 8-element vectors (NVRTC).
 TEST(CudaBf16Rounding, TiesSubnormalsAndOverflowRoundAsOnTheCpu) {
   WF_REQUIRE_GPU();
   std::vector<uint32_t> bits = {0x00000000u, 0x80000000u, 0x00000001u, 0x00007fffu, 0x00008000u, 0x00018000u,
