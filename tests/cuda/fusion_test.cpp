@@ -129,6 +129,24 @@ std::vector<Literal> vectorRowsArgs() {
   return args;
 }
 
+// Slices of a merged product's result (merge_products.h), each projection's columns: one from a
+// multiple of 8 (every second row, too), read as vectors of 8; one from column 20, element by
+// element.
+const char* kSlicedRows = R"(
+func.func @main(%d: tensor<6x48xbf16>, %e: tensor<3x48xbf16>, %bias: tensor<24xbf16>) -> tensor<3x24xbf16> {
+  %q = "stablehlo.slice"(%d) {start_indices = array<i64: 1, 8>, limit_indices = array<i64: 6, 32>, strides = array<i64: 2, 1>} : (tensor<6x48xbf16>) -> tensor<3x24xbf16>
+  %k = "stablehlo.slice"(%e) {start_indices = array<i64: 0, 20>, limit_indices = array<i64: 3, 44>, strides = array<i64: 1, 1>} : (tensor<3x48xbf16>) -> tensor<3x24xbf16>
+  %qf = "stablehlo.convert"(%q) : (tensor<3x24xbf16>) -> tensor<3x24xf32>
+  %kf = "stablehlo.convert"(%k) : (tensor<3x24xbf16>) -> tensor<3x24xf32>
+  %bf = "stablehlo.convert"(%bias) : (tensor<24xbf16>) -> tensor<24xf32>
+  %bb = "stablehlo.broadcast_in_dim"(%bf) {broadcast_dimensions = array<i64: 1>} : (tensor<24xf32>) -> tensor<3x24xf32>
+  %s = "stablehlo.add"(%qf, %kf) : (tensor<3x24xf32>, tensor<3x24xf32>) -> tensor<3x24xf32>
+  %a = "stablehlo.add"(%s, %bb) : (tensor<3x24xf32>, tensor<3x24xf32>) -> tensor<3x24xf32>
+  %o = "stablehlo.convert"(%a) : (tensor<3x24xf32>) -> tensor<3x24xbf16>
+  func.return %o : tensor<3x24xbf16>
+}
+)";
+
 const char* kGeluFfn = R"(
 func.func @main(%h: tensor<32x64xf32>, %w: tensor<64x128xf32>, %b: tensor<128xf32>) -> tensor<32x128xf32> {
   %d = "stablehlo.dot_general"(%h, %w) {dot_dimension_numbers = #stablehlo.dot<lhs_batching_dimensions = [], rhs_batching_dimensions = [], lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>} : (tensor<32x64xf32>, tensor<64x128xf32>) -> tensor<32x128xf32>
@@ -435,10 +453,30 @@ TEST(FusionPlan, VectorLoopKernelsReadWholeRowsAsVectors) {
   EXPECT_NE(scalar->code.find("base + k * 256"), std::string::npos) << scalar->code;
 }
 
+TEST(FusionPlan, SlicesFromWholeVectorsAreReadAsVectors) {
+  Module m = parse(kSlicedRows);
+  ASSERT_TRUE(mainOf(m));
+  cuda::FusionPlan plan = cuda::planFusion(mainBody(m), {});
+  ASSERT_EQ(plan.groups.size(), 1u);
+  const cuda::FusionGroup& g = plan.groups[0];
+  Expected<cuda::FusedKernelSource> code = cuda::generateFusedKernel(g, "k");
+  ASSERT_TRUE(code) << code.status().toString();
+  auto in = [&](const std::string& name) {
+    for (size_t i = 0; i < g.inputs.size(); ++i)
+      if (g.inputs[i]->nameHint() == name) return "in" + std::to_string(i);
+    ADD_FAILURE() << name << " is not an input of the group";
+    return std::string("?");
+  };
+  const std::string& k = code->code;
+  EXPECT_NE(k.find("reinterpret_cast<const wf_vec<unsigned short, 8>*>(" + in("%d") + " + "), std::string::npos) << k;
+  EXPECT_EQ(k.find("wf_vec<unsigned short, 8>*>(" + in("%e")), std::string::npos) << k;
+  EXPECT_NE(k.find(in("%e") + "[(int)"), std::string::npos) << k;  // element by element
+}
+
 TEST(FusionPlan, GeneratedKernelsCompileWithNvrtc) {
   const std::string batchNorm = batchNormProgram({32, 8, 28, 28}, "bf16"),
                     batchNormOnePhase = batchNormProgram({32, 256, 7, 7}, "f32");
-  for (const char* text : {kLayerNorm, kHeads, kInts, kGeluFfn, kVectorRows, batchNorm.c_str(), batchNormOnePhase.c_str()}) {
+  for (const char* text : {kLayerNorm, kHeads, kInts, kGeluFfn, kVectorRows, kSlicedRows, batchNorm.c_str(), batchNormOnePhase.c_str()}) {
     Module m = parse(text);
     ASSERT_TRUE(mainOf(m));
     cuda::FusionPlan plan = cuda::planFusion(mainBody(m), {});
@@ -616,6 +654,13 @@ TEST(FusionRun, GeluWithItsBiasAdd) {
 TEST(FusionRun, VectorLoopKernels) {
   WF_REQUIRE_GPU();
   expectFusedMatches(kVectorRows, vectorRowsArgs());
+}
+
+TEST(FusionRun, SlicesReadAsVectors) {
+  WF_REQUIRE_GPU();
+  expectFusedMatches(kSlicedRows, {randomLiteral(Type::tensor({6, 48}, ElementType::kBF16)),
+                                   randomLiteral(Type::tensor({3, 48}, ElementType::kBF16)),
+                                   randomLiteral(Type::tensor({24}, ElementType::kBF16))});
 }
 
 // A caller's buffers need not be 16-byte aligned: the vector loop kernel then moves the same

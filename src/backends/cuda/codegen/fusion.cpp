@@ -890,8 +890,20 @@ class KernelEmitter {
         if (last == dims->end() || in[static_cast<size_t>(last - dims->begin())] == 1) return each(Along::kUniform);
         return each(last - dims->begin() == static_cast<std::ptrdiff_t>(in.size()) - 1 ? Along::kAligned : Along::kVarying);
       }
+      case OpCode::Slice: {
+        // A slice of unit stride along the last dim, from a multiple of `vec` in rows of whole
+        // vectors, reads the next element of its operand for each next element, from an aligned
+        // one: a merged product's result read back per projection (merge_products.h).
+        auto start = cpu::intListAttr(op, "start_indices");
+        auto strides = cpu::intListAttr(op, "strides");
+        const std::vector<int64_t>& in = op.operand(0)->type().shape();
+        const size_t last = shape.size() - 1;
+        const bool keepsVectors = wholeRows && start && strides && start->size() == shape.size() &&
+                                  strides->size() == shape.size() && (*strides)[last] == 1 &&
+                                  (*start)[last] % vec == 0 && in[last] % vec == 0;
+        return each(keepsVectors ? Along::kAligned : Along::kVarying);
+      }
       case OpCode::Gather:
-      case OpCode::Slice:
       case OpCode::Concatenate:
         return each(Along::kVarying);
       default:
