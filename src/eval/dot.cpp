@@ -96,8 +96,13 @@ void runGemms(const Literal& lhs, const Literal& rhs, const GemmPlan& p, Literal
             c + i * p.m * p.n, std::max<int64_t>(p.n, 1));
   };
   // Small matrices in a large batch: one GEMM per thread beats OpenBLAS threading inside each.
+  // So do attention's products (batch x heads of [seq, seq] x [seq, head dim]) wherever there
+  // are batches for every thread: the library's threads each take a slice of one GEMM of a few
+  // MFLOP, and split it with more overhead than work.
   // Integer GEMMs are our own loop, so they always split over batches.
-  bool smallGemm = p.m * p.n * p.k < (int64_t{1} << 18) || std::is_same_v<T, int64_t>;
+  const int64_t macs = p.m * p.n * p.k;
+  bool smallGemm = macs < (int64_t{1} << 18) || std::is_same_v<T, int64_t> ||
+                   (macs < (int64_t{1} << 24) && p.batch >= numThreads());
   if (p.batch > 1 && smallGemm) {
     parallelFor(p.batch, 1, [&](int64_t begin, int64_t end) {
       for (int64_t i = begin; i < end; ++i) one(i);

@@ -179,6 +179,13 @@ TEST(DotGeneral, ManySmallBatchesRunInParallel) {
   checkDotGeneral({{64, 8, 8}, {64, 8, 8}, {0}, {0}, {2}, {1}, E::kF32, E::kF32}, 20);
   checkDotGeneral({{64, 8, 8}, {64, 8, 8}, {0}, {0}, {2}, {1}, E::kSI32, E::kSI32}, 21);
 }
+// Attention's products, batch x heads of [seq, head dim] x [seq, head dim]^T and [seq, seq] x
+// [seq, head dim]: GEMMs above the library threshold in a batch with one for every thread, split
+// over the batch with one library thread each.
+TEST(DotGeneral, AttentionSizedBatchesSplitOverThreads) {
+  checkDotGeneral({{4, 2, 96, 64}, {4, 2, 96, 64}, {0, 1}, {0, 1}, {3}, {3}, E::kF32, E::kF32}, 24);
+  checkDotGeneral({{4, 2, 96, 96}, {4, 2, 96, 64}, {0, 1}, {0, 1}, {3}, {2}, E::kF32, E::kF32}, 25);
+}
 TEST(DotGeneral, LargerThanBlasThreshold) {
   checkDotGeneral({{96, 130}, {130, 70}, {}, {}, {1}, {0}, E::kF32, E::kF32}, 22);
 }
