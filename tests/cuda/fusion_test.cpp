@@ -407,6 +407,14 @@ TEST(FusionPlan, ValuesOnlyARegionReadsStayAlive) {
   EXPECT_EQ(plan.groups[0].root()->result(0)->nameHint(), "%d");
 }
 
+// The generated kernel's parameter ("in<i>") that reads the group's input named `name`.
+std::string kernelInputNamed(const cuda::FusionGroup& g, const std::string& name) {
+  for (size_t i = 0; i < g.inputs.size(); ++i)
+    if (g.inputs[i]->nameHint() == name) return "in" + std::to_string(i);
+  ADD_FAILURE() << name << " is not an input of the group";
+  return "?";
+}
+
 // How a vector loop kernel reads each input (the kernel text), and that a root whose rows are
 // not whole vectors keeps the scalar loop.
 TEST(FusionPlan, VectorLoopKernelsReadWholeRowsAsVectors) {
@@ -418,12 +426,7 @@ TEST(FusionPlan, VectorLoopKernelsReadWholeRowsAsVectors) {
   ASSERT_EQ(g.sideOutputs.size(), 1u);
   Expected<cuda::FusedKernelSource> code = cuda::generateFusedKernel(g, "k");
   ASSERT_TRUE(code) << code.status().toString();
-  auto in = [&](const std::string& name) {
-    for (size_t i = 0; i < g.inputs.size(); ++i)
-      if (g.inputs[i]->nameHint() == name) return "in" + std::to_string(i);
-    ADD_FAILURE() << name << " is not an input of the group";
-    return std::string("?");
-  };
+  auto in = [&](const std::string& name) { return kernelInputNamed(g, name); };
   const std::string& k = code->code;
   EXPECT_EQ(code->blocks, 3 * 5 * 16 * 24 / (256 * 8) + 1);
   for (const std::string& vector : {in("%x"), in("%bias")})
@@ -461,12 +464,7 @@ TEST(FusionPlan, SlicesFromWholeVectorsAreReadAsVectors) {
   const cuda::FusionGroup& g = plan.groups[0];
   Expected<cuda::FusedKernelSource> code = cuda::generateFusedKernel(g, "k");
   ASSERT_TRUE(code) << code.status().toString();
-  auto in = [&](const std::string& name) {
-    for (size_t i = 0; i < g.inputs.size(); ++i)
-      if (g.inputs[i]->nameHint() == name) return "in" + std::to_string(i);
-    ADD_FAILURE() << name << " is not an input of the group";
-    return std::string("?");
-  };
+  auto in = [&](const std::string& name) { return kernelInputNamed(g, name); };
   const std::string& k = code->code;
   EXPECT_NE(k.find("reinterpret_cast<const wf_vec<unsigned short, 8>*>(" + in("%d") + " + "), std::string::npos) << k;
   EXPECT_EQ(k.find("wf_vec<unsigned short, 8>*>(" + in("%e")), std::string::npos) << k;
