@@ -101,9 +101,9 @@ void runGemms(const Literal& lhs, const Literal& rhs, const GemmPlan& p, Literal
   // MFLOP, and split it with more overhead than work.
   // Integer GEMMs are our own loop, so they always split over batches.
   const int64_t macs = p.m * p.n * p.k;
-  bool smallGemm = macs < (int64_t{1} << 18) || std::is_same_v<T, int64_t> ||
-                   (macs < (int64_t{1} << 24) && p.batch >= numThreads());
-  if (p.batch > 1 && smallGemm) {
+  const bool splitOverBatch = macs < (int64_t{1} << 18) || std::is_same_v<T, int64_t> ||
+                              (macs < (int64_t{1} << 24) && p.batch >= numThreads());
+  if (p.batch > 1 && splitOverBatch) {
     parallelFor(p.batch, 1, [&](int64_t begin, int64_t end) {
       for (int64_t i = begin; i < end; ++i) one(i);
     });
