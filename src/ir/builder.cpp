@@ -281,4 +281,21 @@ void replaceUses(Block& block, const std::unordered_map<const Value*, Value*>& r
   for (auto& op : block.mutableOperations()) replaceUses(*op, replacement);
 }
 
+namespace {
+void addReaders(const Block& block, Readers& readers, const Operation* owner) {
+  for (const auto& op : block.operations()) {
+    const Operation* reader = owner ? owner : op.get();
+    for (const Value* v : op->operands()) readers[v].push_back(reader);
+    for (const auto& region : op->regions())
+      for (const auto& inner : region->blocks()) addReaders(*inner, readers, reader);
+  }
+}
+}  // namespace
+
+Readers readersIn(const Block& block) {
+  Readers readers;
+  addReaders(block, readers, nullptr);
+  return readers;
+}
+
 }  // namespace wf

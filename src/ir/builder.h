@@ -139,4 +139,9 @@ std::unique_ptr<Operation> cloneOperation(const Operation& op, std::unordered_ma
 void replaceUses(Operation& op, const std::unordered_map<const Value*, Value*>& replacement);
 void replaceUses(Block& block, const std::unordered_map<const Value*, Value*>& replacement);
 
+// The ops of `block` that read each value, a read inside a nested region counted as a read by the
+// op of `block` that holds it (so that a pattern whose value a loop body reads is seen as read).
+using Readers = std::unordered_map<const Value*, std::vector<const Operation*>>;
+Readers readersIn(const Block& block);
+
 }  // namespace wf

@@ -86,7 +86,6 @@ bool broadcastsTo(const Value* mask, const Type& scores) {
   return true;
 }
 
-using Users = std::unordered_map<const Value*, std::vector<const Operation*>>;
 
 struct Match {
   Value* q = nullptr;
@@ -104,7 +103,7 @@ struct Match {
 
 class Matcher {
  public:
-  explicit Matcher(const Users& users) : users_(users) {}
+  explicit Matcher(const Readers& users) : users_(users) {}
 
   std::optional<Match> match(Operation& product) {
     Match m;
@@ -250,19 +249,8 @@ class Matcher {
     return false;
   }
 
-  const Users& users_;
+  const Readers& users_;
 };
-
-// Adds the uses in `block` to `users`, each attributed to `owner` (the op of the function's body
-// whose region holds it) or to the using op itself at the top level.
-void collectUsers(const Block& block, Users& users, const Operation* owner = nullptr) {
-  for (const auto& op : block.operations()) {
-    const Operation* user = owner ? owner : op.get();
-    for (const Value* v : op->operands()) users[v].push_back(user);
-    for (const auto& region : op->regions())
-      for (const auto& b : region->blocks()) collectUsers(*b, users, user);
-  }
-}
 
 void replaceUses(Block& block, const Value* from, Value* to) {
   for (auto& op : block.mutableOperations()) {
@@ -320,8 +308,7 @@ Expected<int> outlineAttention(Module& module, std::string_view function, const 
   const Operation* fnOp = module.lookupFunction(function);
   if (!fnOp) return notFound("attention outlining: no function @" + std::string(function) + " in the module");
   Block& body = FuncOp(fnOp).body();
-  Users users;
-  collectUsers(body, users);
+  Readers users = readersIn(body);
   Matcher matcher(users);
   std::vector<Match> matches;
   for (const auto& op : body.operations())
@@ -378,8 +365,7 @@ Expected<int> outlineAttention(Module& module, std::string_view function, const 
   for (const Match& m : matches) candidates.insert(m.shared.begin(), m.shared.end());
   // Twice: a scalar constant's only user may be a broadcast removed in the first pass.
   for (int pass = 0; pass < 2; ++pass) {
-    users.clear();
-    collectUsers(body, users);
+    users = readersIn(body);
     ops.erase(std::remove_if(ops.begin(), ops.end(),
                              [&](const auto& op) {
                                if (!candidates.count(op.get())) return false;
