@@ -217,6 +217,8 @@ json fusionPlanJson(const Operation& function, bool withSource, const std::vecto
           {"attention_outlined", rewrites.attention},
           {"uniform_selects_folded", rewrites.uniformSelects},
           {"causal_masks", rewrites.causalMasks},
+          {"attention_layouts", rewrites.attentionLayouts},
+          {"round_trips_folded", rewrites.roundTrips},
           {"pools_narrowed", rewrites.narrowedPools},
           {"space_to_depth_convolutions", rewrites.spaceToDepth},
           {"products_merged", rewrites.mergedProducts},
@@ -239,6 +241,10 @@ void printFusionPlan(const json& plan) {
     std::cout << " (" << n << " attention patterns outlined into fused attention)";
   if (const int64_t n = plan["causal_masks"].get<int64_t>())
     std::cout << " (" << n << " of them with the causal mask)";
+  if (const int64_t n = plan["attention_layouts"].get<int64_t>())
+    std::cout << " (" << n << " fused attentions reading or writing [B, S, H, D] in place of head transposes)";
+  if (const int64_t n = plan["round_trips_folded"].get<int64_t>())
+    std::cout << " (" << n << " values widened and narrowed back read as they were)";
   if (const int64_t n = plan["pools_narrowed"].get<int64_t>())
     std::cout << " (" << n << " max/min pools narrowed to the type their reader converts to)";
   if (const int64_t n = plan["products_merged"].get<int64_t>())

@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <iostream>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "backends/cuda/kernel.h"
@@ -226,6 +227,27 @@ std::string writtenOutModule(const AttentionCase& c) {
          "}\n";
 }
 
+// @main(q, k, v[, mask]) -> o with q, k, v and o [B, S, H, D]: the head transposes around
+// writtenOutModule's attention, as exporters write multi-head attention between its projections.
+std::string sequenceMajorModule(const AttentionCase& c) {
+  Body b(c);
+  writeAttention(b, c);
+  const std::string qs = ty({c.b, c.sq, c.h, c.d}, c.t), ks = ty({c.b, c.skv, c.h, c.d}, c.t),
+                    vs = ty({c.b, c.skv, c.h, c.dv}, c.t), os = ty({c.b, c.sq, c.h, c.dv}, c.t);
+  const std::string swap = "\"stablehlo.transpose\"(%X) {permutation = array<i64: 0, 2, 1, 3>} : ";
+  std::string heads;
+  for (auto [name, from, to] : {std::tuple{"q", qs, b.q}, std::tuple{"k", ks, b.k}, std::tuple{"v", vs, b.v}}) {
+    std::string line = swap;
+    line.replace(line.find("%X"), 2, std::string("%") + name + "s");
+    heads += std::string("  %") + name + " = " + line + "(" + from + ") -> " + to + "\n";
+  }
+  std::string back = swap;
+  back.replace(back.find("%X"), 2, "%o");
+  const std::string mask = c.hasMask() ? ", %m: " + b.m : "";
+  return "func.func @main(%qs: " + qs + ", %ks: " + ks + ", %vs: " + vs + mask + ") -> " + os + " {\n" + heads +
+         b.str() + "  %os = " + back + "(" + b.o + ") -> " + os + "\n  func.return %os : " + os + "\n}\n";
+}
+
 // @main(q, k, v[, mask], do) -> (o, lse, dq, dk, dv): the forward composite, then the gradient
 // composite reading its o and lse (as a training step does).
 std::string trainingModule(const AttentionCase& c) {
@@ -384,6 +406,27 @@ TEST_P(FusedAttention, WrittenOutAttentionRunsFused) {
       EXPECT_EQ(stats.fusedComposites, 1) << "not outlined, or cuDNN declined";
     }
     EXPECT_EQ(stats.hostSteps, 0);
+  }
+}
+
+// Multi-head attention between head transposes: the fused kernel reads q, k and v and writes o
+// as [B, S, H, D] (transforms/attention_layouts.h), so the program takes the steps of the
+// attention alone.
+TEST_P(FusedAttention, HeadTransposesAroundAttentionDoNotRun) {
+  WF_REQUIRE_GPU();
+  for (const AttentionCase& c : gpuCases(GetParam())) {
+    SCOPED_TRACE(c.name());
+    std::vector<Literal> args = inputs(c, false);
+    const ExecutableStats alone = expectGpuMatchesCpu(writtenOutModule(c), args, toleranceFor(c.t), {"o"});
+    for (size_t i = 0; i < 3; ++i) {  // q, k and v stored [B, S, H, D]
+      const Type& t = args[i].type();
+      args[i] = randomLiteral(Type::tensor({t.dim(0), t.dim(2), t.dim(1), t.dim(3)}, c.t), -1, 1);
+    }
+    const ExecutableStats stats = expectGpuMatchesCpu(sequenceMajorModule(c), args, toleranceFor(c.t), {"o"});
+    if (cuda::fusedAttentionBuilt() && !c.mayDecline) {
+      EXPECT_EQ(stats.fusedComposites, 1) << "not outlined, or cuDNN declined";
+      EXPECT_EQ(stats.deviceSteps, alone.deviceSteps) << "a head transpose still runs";
+    }
   }
 }
 

@@ -1,5 +1,6 @@
-// Attention outlining (src/transforms/attention.cpp) and the attention composite's VJP
-// (src/autodiff/rules_attention.cpp): the outlined program computes bit for bit what the written-out
+// Attention outlining (src/transforms/attention.cpp), its head transposes absorbed
+// (src/transforms/attention_layouts.cpp) and the attention composite's VJP
+// (src/autodiff/rules_attention.cpp): the rewritten program computes bit for bit what the written-out
 // one did, its gradients match the written-out program's and central finite differences in float64,
 // and the backward pass no longer reads the probabilities.
 #include <gtest/gtest.h>
@@ -16,6 +17,7 @@
 #include "stablehlo/parser.h"
 #include "program_test_helpers.h"
 #include "transforms/attention.h"
+#include "transforms/attention_layouts.h"
 
 namespace wf {
 namespace {
@@ -210,6 +212,96 @@ TEST(AttentionOutline, ProbabilitiesReadElsewhereStayWrittenOut) {
     auto n = outlineAttention(*m, "main");
     ASSERT_TRUE(n) << n.status().toString();
     EXPECT_EQ(*n, 0) << text;
+  }
+}
+
+// bf16Attention's ops with q, k and v the head transposes of [B, S, H, D] arguments and o
+// transposed back, as exporters write multi-head attention between its projections. `widened`:
+// as torch.export writes it under bf16, the arguments and transposes f32, narrowed to bf16 after
+// the transposes, and o widened to f32 before its transpose. `qElsewhere` also reads q (so its
+// transpose has a second reader); `oElsewhere` reads o itself.
+std::string sequenceMajorAttention(bool qElsewhere, bool oElsewhere, bool widened) {
+  const std::string inner = bf16Attention();
+  const size_t from = inner.find("  %s0 ="), to = inner.find("  %r =");
+  const std::string t = widened ? "f32" : "bf16";
+  std::string s = "func.func @main(%qs: tensor<2x5x3x4x" + t + ">, %ks: tensor<2x6x3x4x" + t +
+                  ">, %vs: tensor<2x6x3x4x" + t + ">, %w: tensor<2x5x3x4x" + t +
+                  ">, %w2: tensor<2x3x5x4xbf16>) -> (tensor<2x5x3x4x" + t + ">, tensor<2x3x5x4xbf16>) {\n";
+  for (auto [name, seq] : {std::pair{"q", "5"}, std::pair{"k", "6"}, std::pair{"v", "6"}}) {
+    const std::string n = name, heads = std::string("tensor<2x3x") + seq + "x4x";
+    const std::string tr = std::string("stablehlo.transpose %") + n + "s, dims = [0, 2, 1, 3] : (tensor<2x" + seq +
+                           "x3x4x" + t + ">) -> " + heads + t + ">\n";
+    if (widened)
+      s += "  %" + n + "w = " + tr + "  %" + n + " = stablehlo.convert %" + n + "w : (" + heads + "f32>) -> " + heads +
+           "bf16>\n";
+    else
+      s += "  %" + n + " = " + tr;
+  }
+  s += inner.substr(from, to - from);
+  std::string o = "%o";
+  if (widened) {
+    s += "  %ow = stablehlo.convert %o : (tensor<2x3x5x4xbf16>) -> tensor<2x3x5x4xf32>\n";
+    o = "%ow";
+  }
+  s += "  %ot = stablehlo.transpose " + o + ", dims = [0, 2, 1, 3] : (tensor<2x3x5x4x" + t + ">) -> tensor<2x5x3x4x" +
+       t + ">\n";
+  s += "  %r = stablehlo.multiply %ot, %w : tensor<2x5x3x4x" + t + ">\n";
+  s += std::string("  %r2 = stablehlo.multiply ") + (oElsewhere ? "%o" : "%w2") + ", " + (qElsewhere ? "%q" : "%w2") +
+       " : tensor<2x3x5x4xbf16>\n";
+  s += "  return %r, %r2 : tensor<2x5x3x4x" + t + ">, tensor<2x3x5x4xbf16>\n}\n";
+  return s;
+}
+
+// The composite's layout attributes, "-" where absent.
+std::string layouts(const Block& body) {
+  std::string s;
+  for (const auto& op : body.operations())
+    if (op->code() == OpCode::Composite)
+      for (const char* name : {"q_layout", "k_layout", "v_layout", "o_layout"}) {
+        const Attribute* a = op->attr("composite_attributes")->field(name);
+        s += (s.empty() ? "" : " ") + (a ? a->stringValue() : std::string("-"));
+      }
+  return s;
+}
+
+int countOps(const Block& body, OpCode code) {
+  int n = 0;
+  for (const auto& op : body.operations()) n += op->code() == code;
+  return n;
+}
+
+TEST(AttentionLayouts, HeadTransposesAbsorbedComputeTheSameBits) {
+  struct Case {
+    bool qElsewhere, oElsewhere, widened;
+    std::string layouts;
+    int transposesLeft;
+  };
+  for (const Case& c : {Case{false, false, false, "bshd bshd bshd bshd", 0},
+                        Case{true, false, false, "- bshd bshd bshd", 1}, Case{false, true, false, "bshd bshd bshd -", 1},
+                        Case{false, false, true, "bshd bshd bshd bshd", 0}, Case{true, true, true, "- bshd bshd -", 2}}) {
+    const std::string text = sequenceMajorAttention(c.qElsewhere, c.oElsewhere, c.widened);
+    SCOPED_TRACE(text);
+    auto original = parseAndVerify(text);
+    auto rewritten = parseAndVerify(text);
+    ASSERT_TRUE(original && rewritten) << (original ? rewritten.status() : original.status()).toString();
+    ASSERT_EQ(*outlineAttention(*rewritten, "main"), 1);
+    auto n = absorbAttentionTransposes(*rewritten, "main");
+    ASSERT_TRUE(n) << n.status().toString();
+    EXPECT_EQ(*n, 1);
+    ASSERT_TRUE(verifyModule(*rewritten).isOk()) << printModule(*rewritten);
+    const Block& body = FuncOp(rewritten->lookupFunction("main")).body();
+    EXPECT_EQ(layouts(body), c.layouts);
+    EXPECT_EQ(countOps(body, OpCode::Transpose), c.transposesLeft) << printModule(*rewritten);
+    // Nothing is left to absorb.
+    EXPECT_EQ(*absorbAttentionTransposes(*rewritten, "main"), 0);
+    // Printed and parsed back, it computes what the written-out program computes, bit for bit.
+    auto reparsed = parseAndVerify(printModule(*rewritten));
+    ASSERT_TRUE(reparsed) << reparsed.status().toString();
+    std::vector<Literal> args = randomArgs(*original->lookupFunction("main"), 17);
+    auto want = run(*original, "main", args);
+    auto got = run(*reparsed, "main", args);
+    ASSERT_TRUE(want && got) << (want ? got.status() : want.status()).toString();
+    for (size_t i = 0; i < want->size(); ++i) EXPECT_TRUE((*got)[i].bitwiseEqual((*want)[i])) << "result " << i;
   }
 }
 

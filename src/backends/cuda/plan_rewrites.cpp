@@ -6,9 +6,11 @@
 #include <string>
 
 #include "transforms/attention.h"
+#include "transforms/attention_layouts.h"
 #include "transforms/causal_masks.h"
 #include "transforms/cse.h"
 #include "transforms/expand_batch_norm.h"
+#include "transforms/fold_round_trips.h"
 #include "transforms/fold_uniform_selects.h"
 #include "transforms/merge_products.h"
 #include "transforms/narrow_pools.h"
@@ -52,6 +54,11 @@ Expected<PlanRewrites> rewriteForPlanning(Module& module, std::string_view funct
   // Attention composites, outlined here or by the train-step builder, whose mask is causal.
   if (holdsOp(FuncOp(fn).body(), {OpCode::Composite})) {
     WF_ASSIGN_OR_RETURN(done.causalMasks, markCausalAttentionMasks(module, function));
+    WF_ASSIGN_OR_RETURN(done.attentionLayouts, absorbAttentionTransposes(module, function));
+  }
+  // After the attention layouts, whose removed transposes leave such round trips.
+  if (holdsOp(FuncOp(fn).body(), {OpCode::Convert})) {
+    WF_ASSIGN_OR_RETURN(done.roundTrips, foldWidenNarrowRoundTrips(*fn));
   }
   // After outlining, so that attention's patterns are matched as the exporter wrote them.
   if (mergeProducts && holdsOp(FuncOp(fn).body(), {OpCode::DotGeneral})) {

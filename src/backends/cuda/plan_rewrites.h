@@ -4,12 +4,16 @@
 //     statistics and normalisation with their neighbours;
 //   - bf16/f16 attention written out op by op outlined into the fused-attention composite
 //     (transforms/attention.h), which runs as one cuDNN kernel, and marked causal where its
-//     mask is the causal mask at compile time (transforms/causal_masks.h);
+//     mask is the causal mask at compile time (transforms/causal_masks.h), and reading its
+//     operands and writing its result through the head transposes around it
+//     (transforms/attention_layouts.h);
 //   - selects on a predicate known at compile time and the same everywhere replaced by the
 //     operand they pick (transforms/fold_uniform_selects.h): a mask made of shapes alone, true
 //     everywhere, then costs nothing and leaves the attention unmasked;
 //   - repeated pure ops merged (transforms/cse.h), so that a value several products read is
 //     computed once;
+//   - a value widened exactly and narrowed back (bf16 -> f32 -> bf16) read as it was
+//     (transforms/fold_round_trips.h);
 //   - products of one activation by several weights (query, key and value) too small to fill the
 //     GPU merged into one product by the weights side by side (transforms/merge_products.h), unless
 //     CompileOptions::mergeProducts is off;
@@ -35,6 +39,8 @@ struct PlanRewrites {
   int merged = 0;      // repeated ops removed
   int uniformSelects = 0;  // selects on a uniform compile-time predicate replaced
   int causalMasks = 0;     // outlined attention whose mask is the causal mask (transforms/causal_masks.h)
+  int attentionLayouts = 0;  // attention reading or writing [B, S, H, D] (transforms/attention_layouts.h)
+  int roundTrips = 0;        // widen-then-narrow conversions folded (transforms/fold_round_trips.h)
   int narrowedPools = 0;   // pools read by a narrowing conversion alone (transforms/narrow_pools.h)
   int mergedProducts = 0;  // products merged into a sibling's (transforms/merge_products.h)
   int spaceToDepth = 0;    // strided convolutions over few channels (transforms/space_to_depth.h)

@@ -14,6 +14,10 @@
 // only), types or shapes that do not fit the contract, cuDNN refusing the graph (a head dim it
 // lacks, an old cuDNN or GPU), and a build without the frontend.
 //
+// A forward composite may read q, k or v and write o as [B, S, H, D] (the attribute q_layout,
+// k_layout, v_layout or o_layout = "bshd", transforms/attention_layouts.h): cuDNN reads and writes
+// those through strides, so the head transposes around the attention do not run.
+//
 // A select mask marked `mask_is_causal` (transforms/causal_masks.h: the compiler evaluated it
 // and found it true exactly where key j <= query i) runs as cuDNN's causal attention, which does
 // not read the mask and skips the tiles above the diagonal. Other masks become cuDNN's additive
@@ -74,7 +78,22 @@ struct Signature {
   bool causal = false;
   std::vector<int64_t> maskShape;
   ElementType maskType = ElementType::kI1;
+  // q, k, v and o stored [B, S, H, D] (the composite's *_layout = "bshd"), else [B, H, S, D].
+  bool qSeqMajor = false, kSeqMajor = false, vSeqMajor = false, oSeqMajor = false;
 };
+
+// [B, H, S, D] as stored: swapped to [B, S, H, D] where `seqMajor`.
+std::vector<int64_t> stored(std::vector<int64_t> bhsd, bool seqMajor) {
+  if (seqMajor) std::swap(bhsd[1], bhsd[2]);
+  return bhsd;
+}
+
+// The strides of [B, H, S, D] stored as `stored` says.
+std::vector<int64_t> stridesOf(const std::vector<int64_t>& bhsd, bool seqMajor) {
+  std::vector<int64_t> strides = rowMajorStridesOf(stored(bhsd, seqMajor));
+  if (seqMajor) std::swap(strides[1], strides[2]);
+  return strides;
+}
 
 // Tensor ids in the cuDNN graphs (its variant pack is keyed by them).
 enum Uid : int64_t { kQ = 1, kK, kV, kBias, kO, kStats, kDO, kDQ, kDK, kDV };
@@ -102,6 +121,16 @@ Expected<Signature> readSignature(const Operation& op) {
   }
   if (const Attribute* causal = attrs->field("mask_is_causal"))
     s.causal = s.mask == MaskKind::kSelect && causal->kind() == Attribute::Kind::kBool && causal->boolValue();
+  for (auto [name, seqMajor] : {std::pair{"q_layout", &s.qSeqMajor}, std::pair{"k_layout", &s.kSeqMajor},
+                                std::pair{"v_layout", &s.vSeqMajor}, std::pair{"o_layout", &s.oSeqMajor}}) {
+    const Attribute* layout = attrs->field(name);
+    if (!layout) continue;
+    if (layout->kind() != Attribute::Kind::kString || (layout->stringValue() != "bshd" && layout->stringValue() != "bhsd"))
+      return unsupportedOnCuda(op, std::string("attention ") + name + " other than \"bshd\" or \"bhsd\"");
+    *seqMajor = layout->stringValue() == "bshd";
+  }
+  if (s.grad && (s.qSeqMajor || s.kSeqMajor || s.vSeqMajor || s.oSeqMajor))
+    return unsupportedOnCuda(op, "attention gradient composite with [B, S, H, D] layouts");
   const size_t hasMask = s.mask == MaskKind::kNone ? 0 : 1;
   const size_t operands = (s.grad ? 6 : 3) + hasMask, results = s.grad ? 3 : 2;
   if (op.numOperands() != operands || op.numResults() != results)
@@ -118,13 +147,14 @@ Expected<Signature> readSignature(const Operation& op) {
     return unsupportedOnCuda(op, "cuDNN's fused attention takes bf16 and f16, not " + std::string(elementTypeName(s.t)));
   if (q.rank() != 4 || k.rank() != 4 || v.rank() != 4 || k.elementType() != s.t || v.elementType() != s.t)
     return unsupportedOnCuda(op, "attention operands " + q.toString() + ", " + k.toString() + ", " + v.toString());
-  s.b = q.dim(0), s.h = q.dim(1), s.sq = q.dim(2), s.d = q.dim(3);
-  s.skv = k.dim(2), s.dv = v.dim(3);
-  if (k.shape() != std::vector<int64_t>{s.b, s.h, s.skv, s.d} || v.shape() != std::vector<int64_t>{s.b, s.h, s.skv, s.dv})
+  s.b = q.dim(0), s.h = q.dim(s.qSeqMajor ? 2 : 1), s.sq = q.dim(s.qSeqMajor ? 1 : 2), s.d = q.dim(3);
+  s.skv = k.dim(s.kSeqMajor ? 1 : 2), s.dv = v.dim(3);
+  if (k.shape() != stored({s.b, s.h, s.skv, s.d}, s.kSeqMajor) ||
+      v.shape() != stored({s.b, s.h, s.skv, s.dv}, s.vSeqMajor))
     return unsupportedOnCuda(op, "attention operands " + q.toString() + ", " + k.toString() + ", " + v.toString() +
                                      " (key and value must share the query's batch and heads)");
   if (s.b * s.h * s.sq * s.skv * s.d * s.dv == 0) return unsupportedOnCuda(op, "attention over an empty dimension");
-  const Type out = Type::tensor({s.b, s.h, s.sq, s.dv}, s.t);
+  const Type out = Type::tensor(stored({s.b, s.h, s.sq, s.dv}, s.oSeqMajor), s.t);
   const Type lse = Type::tensor({s.b, s.h, s.sq}, ElementType::kF32);
   if (s.grad) {
     const size_t o = 3 + hasMask;
@@ -198,15 +228,17 @@ class AttentionKernel final : public OpKernel {
   size_t cudnnOffset_ = 0, cudnnWorkspaceBytes_ = 0, workspaceBytes_ = 0;
 };
 
+// A graph tensor of `dims`, row-major or, for [B, H, S, D] stored as [B, S, H, D], `seqMajor`.
 std::shared_ptr<fe::graph::Tensor_attributes> input(fe::graph::Graph& g, const char* name, Uid uid,
-                                                    const std::vector<int64_t>& dims, fe::DataType_t type) {
+                                                    const std::vector<int64_t>& dims, fe::DataType_t type,
+                                                    bool seqMajor = false) {
   auto attributes = fe::graph::Tensor_attributes().set_name(name).set_uid(uid).set_dim(dims);
-  return g.tensor(attributes.set_stride(rowMajorStridesOf(dims)).set_data_type(type));
+  return g.tensor(attributes.set_stride(stridesOf(dims, seqMajor)).set_data_type(type));
 }
 
 void output(const std::shared_ptr<fe::graph::Tensor_attributes>& t, Uid uid, const std::vector<int64_t>& dims,
-            fe::DataType_t type) {
-  t->set_output(true).set_uid(uid).set_dim(dims).set_stride(rowMajorStridesOf(dims)).set_data_type(type);
+            fe::DataType_t type, bool seqMajor = false) {
+  t->set_output(true).set_uid(uid).set_dim(dims).set_stride(stridesOf(dims, seqMajor)).set_data_type(type);
 }
 
 // Built graphs by problem (lowerAttention), for the life of the process; guarded by the device's
@@ -260,7 +292,9 @@ Expected<std::unique_ptr<OpKernel>> lowerAttention(const Operation& op, LowerCon
   // Its executions are serialised by the launch lock like every use of the handle.
   std::string problem = std::to_string(reinterpret_cast<uintptr_t>(k->handle_)) + (s.grad ? " grad " : " fwd ") +
                         std::to_string(static_cast<int>(s.t)) + " " + std::to_string(static_cast<int>(biasType));
-  for (int64_t v : {s.b, s.h, s.sq, s.skv, s.d, s.dv, static_cast<int64_t>(hasBias), static_cast<int64_t>(s.causal)})
+  for (int64_t v : {s.b, s.h, s.sq, s.skv, s.d, s.dv, static_cast<int64_t>(hasBias), static_cast<int64_t>(s.causal),
+                    static_cast<int64_t>(s.qSeqMajor), static_cast<int64_t>(s.kSeqMajor),
+                    static_cast<int64_t>(s.vSeqMajor), static_cast<int64_t>(s.oSeqMajor)})
     problem += " " + std::to_string(v);
   for (int64_t v : biasDims) problem += " " + std::to_string(v);
   uint32_t scaleBits = 0;
@@ -279,9 +313,9 @@ Expected<std::unique_ptr<OpKernel>> lowerAttention(const Operation& op, LowerCon
       graph = it->second.graph;
       cudnnWorkspace = it->second.workspace;
     } else try {
-      auto q = input(*graph, "q", kQ, qDims, io);
-      auto key = input(*graph, "k", kK, kDims, io);
-      auto v = input(*graph, "v", kV, vDims, io);
+      auto q = input(*graph, "q", kQ, qDims, io, s.qSeqMajor);
+      auto key = input(*graph, "k", kK, kDims, io, s.kSeqMajor);
+      auto v = input(*graph, "v", kV, vDims, io, s.vSeqMajor);
       std::shared_ptr<fe::graph::Tensor_attributes> bias;
       if (hasBias) bias = input(*graph, "bias", kBias, biasDims, feType(biasType));
       if (!s.grad) {
@@ -290,7 +324,7 @@ Expected<std::unique_ptr<OpKernel>> lowerAttention(const Operation& op, LowerCon
         if (bias) attributes.set_bias(bias);
         if (s.causal) attributes.set_causal_mask(true);
         auto [o, stats] = graph->sdpa(q, key, v, std::move(attributes));
-        output(o, kO, oDims, io);
+        output(o, kO, oDims, io, s.oSeqMajor);
         output(stats, kStats, statsDims, fe::DataType_t::FLOAT);
       } else {
         auto o = input(*graph, "o", kO, oDims, io);

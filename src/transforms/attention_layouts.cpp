@@ -1,0 +1,253 @@
+// Attention composites reading and writing the projections' layout (attention_layouts.h).
+#include "transforms/attention_layouts.h"
+
+#include <algorithm>
+#include <array>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#include "ir/attr_reader.h"
+#include "ir/builder.h"
+#include "ir/composites.h"
+
+namespace wf {
+namespace {
+
+using Dims = std::vector<int64_t>;
+const Dims kSwapSequenceAndHeads = {0, 2, 1, 3};  // its own inverse
+
+bool isHeadTranspose(const Operation* op) {
+  if (!op || op->code() != OpCode::Transpose || op->numOperands() != 1) return false;
+  Expected<Dims> permutation = AttrReader(*op).ints("permutation");
+  return permutation && *permutation == kSwapSequenceAndHeads;
+}
+
+// Whether every reader of `v` is `reader`.
+bool readOnlyBy(const Readers& readers, const Value* v, const Operation* reader) {
+  auto it = readers.find(v);
+  return it != readers.end() &&
+         std::all_of(it->second.begin(), it->second.end(), [&](const Operation* r) { return r == reader; });
+}
+
+const std::vector<const Operation*>& readersOf(const Readers& readers, const Value* v) {
+  static const std::vector<const Operation*> none;
+  auto it = readers.find(v);
+  return it == readers.end() ? none : it->second;
+}
+
+bool isConvert(const Operation* op) { return op && op->code() == OpCode::Convert && op->numOperands() == 1; }
+
+// An operand the composite reads in place of the transpose: transpose(x) itself, or
+// convert(transpose(x)) (exporters transpose in f32 and narrow after), which becomes convert(x).
+struct AbsorbedOperand {
+  Operation* transpose = nullptr;  // nullptr: nothing absorbed
+  Operation* convert = nullptr;    // the narrowing after it, or nullptr
+};
+
+// What one composite absorbs.
+struct Absorbed {
+  Operation* composite = nullptr;
+  std::array<AbsorbedOperand, 3> operands{};
+  // o's readers, each a head transpose (`transposes`) or a convert that only head transposes read
+  // (`converts`, whose transposes are in `transposes` too); empty where o keeps its layout.
+  std::vector<Operation*> transposes, converts;
+  bool absorbsResult() const { return !transposes.empty(); }
+};
+
+AbsorbedOperand absorbableOperand(const Readers& readers, const Operation& composite, size_t i, const Block& body) {
+  Operation* p = composite.operand(i)->definingOp();
+  Operation* convert = isConvert(p) ? p : nullptr;
+  if (convert) {
+    if (!readOnlyBy(readers, convert->result(0), &composite)) return {};
+    p = convert->operand(0)->definingOp();
+  }
+  const Operation* reader = convert ? convert : &composite;
+  if (!isHeadTranspose(p) || p->parentBlock() != &body || !readOnlyBy(readers, p->result(0), reader)) return {};
+  return {p, convert};
+}
+
+// Fills `a`'s result side where every reader of o is a head transpose, or a convert read by head
+// transposes alone.
+void absorbResult(const Readers& readers, const Value* o, Absorbed& a) {
+  std::vector<Operation*> transposes, converts;
+  auto addTranspose = [&](const Operation* r, const Value* from) {
+    if (!isHeadTranspose(r) || r->operand(0) != from) return false;
+    if (std::find(transposes.begin(), transposes.end(), r) == transposes.end())
+      transposes.push_back(const_cast<Operation*>(r));
+    return true;
+  };
+  const auto& direct = readersOf(readers, o);
+  if (direct.empty()) return;
+  for (const Operation* r : direct) {
+    if (addTranspose(r, o)) continue;
+    if (!isConvert(r) || r->operand(0) != o) return;
+    const auto& next = readersOf(readers, r->result(0));
+    if (next.empty()) return;
+    for (const Operation* t : next)
+      if (!addTranspose(t, r->result(0))) return;
+    if (std::find(converts.begin(), converts.end(), r) == converts.end()) converts.push_back(const_cast<Operation*>(r));
+  }
+  a.transposes = std::move(transposes);
+  a.converts = std::move(converts);
+}
+
+// A new decomposition of `old` for the absorbed layouts: the composite's new operands transposed
+// back to [B, H, S, D], the old body's ops, and o transposed to [B, S, H, D] where it was absorbed.
+Expected<std::unique_ptr<Operation>> wrappedDecomposition(const Operation& old, const Absorbed& a,
+                                                          const std::string& name) {
+  const Block& oldBody = FuncOp(&old).body();
+  const Location& loc = old.location();
+  auto fn = std::make_unique<Operation>("func.func", loc);
+  fn->setAttr("sym_name", Attribute::string(name));
+  fn->setAttr("sym_visibility", Attribute::string("private"));
+  Block& body = *fn->addRegion()->addBlock();
+  OpBuilder b(&body, loc);
+  std::unordered_map<const Value*, Value*> mapping;
+  FunctionType type;
+  for (size_t i = 0; i < oldBody.arguments().size(); ++i) {
+    const Value* oldArg = oldBody.argument(i);
+    Operation* transpose = i < 3 ? a.operands[i].transpose : nullptr;
+    // The composite's new operand: x, or x converted to the old operand's type.
+    const Type t = transpose ? Type::tensor(transpose->operand(0)->type().shape(), oldArg->type().elementType())
+                             : oldArg->type();
+    Value* arg = body.addArgument(t);
+    type.inputs.push_back(t);
+    mapping[oldArg] = transpose ? b.transpose(arg, kSwapSequenceAndHeads) : arg;
+  }
+  const Operation* ret = nullptr;
+  for (const auto& op : oldBody.operations()) {
+    if (op->code() == OpCode::FuncReturn) {
+      ret = op.get();
+      break;
+    }
+    body.append(cloneOperation(*op, mapping));
+  }
+  if (!ret || ret->numOperands() != 2)
+    return internalError(old.describe() + ": attention decomposition without a return of (o, lse)");
+  Value* o = mapping.at(ret->operand(0));
+  if (a.absorbsResult()) o = b.transpose(o, kSwapSequenceAndHeads);
+  Value* lse = mapping.at(ret->operand(1));
+  WF_RETURN_IF_ERROR(b.status());
+  auto newRet = std::make_unique<Operation>("func.return", ret->location());
+  newRet->addOperand(o);
+  newRet->addOperand(lse);
+  type.results = {o->type(), lse->type()};
+  body.append(std::move(newRet));
+  fn->setAttr("function_type", Attribute::functionType(type));
+  return fn;
+}
+
+}  // namespace
+
+Expected<int> absorbAttentionTransposes(Module& module, std::string_view function) {
+  Operation* fnOp = module.lookupFunction(function);
+  if (!fnOp) return notFound("attention layouts: no function @" + std::string(function) + " in the module");
+  Block& body = FuncOp(fnOp).body();
+  const Readers readers = readersIn(body);
+  std::vector<Absorbed> found;
+  for (const auto& op : body.operations()) {
+    if (op->code() != OpCode::Composite || op->numOperands() < 3 || op->numResults() != 2) continue;
+    const Attribute* name = op->attr("name");
+    const Attribute* attrs = op->attr("composite_attributes");
+    if (!name || name->stringValue() != kAttentionComposite || !attrs) continue;
+    // Absorbed once: a second pass would read an absorbed operand's layout as [B, H, S, D].
+    if (attrs->field("q_layout") || attrs->field("k_layout") || attrs->field("v_layout") || attrs->field("o_layout"))
+      continue;
+    Absorbed a;
+    a.composite = op.get();
+    bool any = false;
+    for (size_t i = 0; i < 3; ++i) {
+      a.operands[i] = absorbableOperand(readers, *op, i, body);
+      any = any || a.operands[i].transpose;
+    }
+    absorbResult(readers, op->result(0), a);
+    if (any || a.absorbsResult()) found.push_back(std::move(a));
+  }
+  if (found.empty()) return 0;
+
+  // Every new decomposition first: nothing changes on error.
+  std::vector<std::unique_ptr<Operation>> functions;
+  int next = 0;
+  for (const Absorbed& a : found) {
+    const Attribute* decomposition = a.composite->attr("decomposition");
+    const Operation* old = decomposition ? module.lookupFunction(decomposition->stringValue()) : nullptr;
+    if (!old) return internalError(a.composite->describe() + ": attention composite without its decomposition");
+    std::string name;
+    do name = "warpforge_attention_bshd_" + std::to_string(next++);
+    while (module.lookupFunction(name));
+    WF_ASSIGN_OR_RETURN(std::unique_ptr<Operation> fn, wrappedDecomposition(*old, a, name));
+    functions.push_back(std::move(fn));
+  }
+
+  std::unordered_set<const Operation*> removed;
+  std::unordered_map<const Value*, Value*> replacement;
+  // New converts, each to go right before (operands) or after (o) its composite.
+  std::unordered_map<const Operation*, std::vector<std::unique_ptr<Operation>>> before, after;
+  auto convertOf = [](Value* x, const Operation& like) {
+    auto c = std::make_unique<Operation>("stablehlo.convert", like.location());
+    c->addOperand(x);
+    c->addResult(Type::tensor(x->type().shape(), like.result(0)->type().elementType()));
+    return c;
+  };
+  for (size_t i = 0; i < found.size(); ++i) {
+    const Absorbed& a = found[i];
+    Operation& c = *a.composite;
+    std::vector<NamedAttribute> fields = c.attr("composite_attributes")->fields();
+    static constexpr const char* kNames[3] = {"q_layout", "k_layout", "v_layout"};
+    for (size_t j = 0; j < 3; ++j) {
+      const AbsorbedOperand& in = a.operands[j];
+      if (!in.transpose) continue;
+      Value* x = in.transpose->operand(0);
+      if (in.convert) {
+        before[&c].push_back(convertOf(x, *in.convert));
+        x = before[&c].back()->result(0);
+        removed.insert(in.convert);
+      }
+      c.setOperand(j, x);
+      fields.push_back({kNames[j], Attribute::string(std::string(kSequenceMajorLayout))});
+      removed.insert(in.transpose);
+    }
+    if (a.absorbsResult()) {
+      c.result(0)->setType(Type::tensor(a.transposes.front()->result(0)->type().shape(),
+                                        c.result(0)->type().elementType()));
+      for (Operation* t : a.transposes) {
+        if (t->operand(0) == c.result(0)) replacement[t->result(0)] = c.result(0);
+        removed.insert(t);
+      }
+      for (Operation* convert : a.converts) {
+        after[&c].push_back(convertOf(c.result(0), *convert));
+        Value* wide = after[&c].back()->result(0);
+        for (Operation* t : a.transposes)
+          if (t->operand(0) == convert->result(0)) replacement[t->result(0)] = wide;
+        removed.insert(convert);
+      }
+      fields.push_back({"o_layout", Attribute::string(std::string(kSequenceMajorLayout))});
+    }
+    c.setAttr("composite_attributes", Attribute::dictionary(std::move(fields)));
+    c.setAttr("decomposition", Attribute::symbolRef(functions[i]->attr("sym_name")->stringValue()));
+  }
+  replaceUses(body, replacement);
+  // The composite stays where it was: an absorbed operand's transpose (and its x) came before it,
+  // and the transposes of o came after it.
+  auto& ops = body.mutableOperations();
+  std::vector<std::unique_ptr<Operation>> rewritten;
+  rewritten.reserve(ops.size());
+  for (auto& op : ops) {
+    if (removed.count(op.get())) continue;
+    const Operation* at = op.get();
+    if (auto it = before.find(at); it != before.end())
+      for (auto& c : it->second) rewritten.push_back(std::move(c));
+    rewritten.push_back(std::move(op));
+    if (auto it = after.find(at); it != after.end())
+      for (auto& c : it->second) rewritten.push_back(std::move(c));
+  }
+  for (auto& op : rewritten) op->setParentBlock(&body);
+  ops = std::move(rewritten);
+  for (auto& fn : functions) module.append(std::move(fn));
+  return static_cast<int>(found.size());
+}
+
+}  // namespace wf
