@@ -168,6 +168,9 @@ struct ExecutableStats {
   // (kernels/convolution_epilogue.h): a batch norm, ReLU, a residual add in the epilogue.
   int convolutionEpilogues = 0;
   int convolutionEpiloguesDeclined = 0;  // pairs offered that cuDNN (or the translation) declined
+  // cuda: products run with the bias add that alone reads them as cuBLASLt's bias epilogue
+  // (kernels/dot.h): a linear layer's bias under bf16.
+  int matmulBiasEpilogues = 0;
   // Fusion (CompileOptions::fuse): generated kernels.
   int fusedKernels = 0;        // steps that run a generated fusion kernel
   int fusedOps = 0;            // ops computed inside them (each op once, even where duplicated)

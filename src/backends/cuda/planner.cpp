@@ -16,6 +16,7 @@
 #include "backends/cuda/codegen/fusion.h"
 #include "backends/cuda/kernel.h"
 #include "backends/cuda/kernels/convolution_epilogue.h"
+#include "backends/cuda/kernels/dot.h"
 #include "backends/cuda/codegen/nvrtc.h"
 #include "backends/cuda/tuning.h"
 #include "support/phase_timer.h"
@@ -168,10 +169,14 @@ class Planner {
   // epilogue where cuDNN takes the pair (kernels/convolution_epilogue.h): epilogues_.
   Status planConvolutionEpilogues(const Block& body, const FusionPlan& fusion,
                                   const std::unordered_set<const Value*>& keep, LowerContext& lctx);
+  // Products whose result one bias-add group alone reads, lowered with cuBLASLt's bias epilogue
+  // (kernels/dot.h): epilogues_.
+  Status planDotEpilogues(const Block& body, const FusionPlan& fusion, const std::unordered_set<const Value*>& keep,
+                          LowerContext& lctx);
   // The buffers a group's step writes (its root, then its side outputs) and its workspace.
   void planGroupOutputs(const FusionGroup& group, size_t workspaceBytes, Step& step);
-  // The step of a convolution and its epilogue group, at the group's root.
-  Status planConvolutionEpilogueStep(const FusionGroup& group);
+  // The step of a convolution or product and its epilogue group, at the group's root.
+  Status planEpilogueStep(const FusionGroup& group);
   // Steps copying operands into the layout a kernel reads (LowerContext::operandCopies), before
   // `step`, whose input buffers then name the copies.
   void planOperandCopies(const Operation& op, std::vector<LowerContext::OperandCopy>& copies, Step& step);
@@ -219,15 +224,16 @@ class Planner {
     size_t step;  // the index of the step computing it
   };
   std::unordered_map<std::string, FusedValue> fusedValues_;  // source + input buffers -> its value
-  // Convolutions run in their epilogue group's step, by the group they run in.
-  struct ConvolutionEpilogue {
-    const Operation* convolution = nullptr;
+  // Convolutions and products run in their epilogue group's step, by the group they run in.
+  struct Epilogue {
+    const Operation* producer = nullptr;  // the convolution or product
     std::unique_ptr<OpKernel> kernel;
+    std::vector<const Value*> inputs;  // what the kernel reads, in order
     std::vector<LowerContext::OperandCopy> operandCopies;
     size_t workspaceBytes = 0;
   };
-  std::unordered_map<const FusionGroup*, ConvolutionEpilogue> epilogues_;
-  std::unordered_set<const Operation*> epilogueConvolutions_;
+  std::unordered_map<const FusionGroup*, Epilogue> epilogues_;
+  std::unordered_set<const Operation*> epilogueProducers_;
 };
 
 Status Planner::inlineCall(const Operation& op, const Operation& callee, LowerContext& lctx, int depth) {
@@ -828,7 +834,7 @@ Status Planner::planConvolutionEpilogues(const Block& body, const FusionPlan& fu
     if (g.hasReduce()) continue;
     for (const Value* in : g.inputs) {
       auto conv = convolutionOf.find(in);
-      if (conv == convolutionOf.end() || readers[in] != 1 || keep.count(in) || epilogueConvolutions_.count(conv->second))
+      if (conv == convolutionOf.end() || readers[in] != 1 || keep.count(in) || epilogueProducers_.count(conv->second))
         continue;
       lctx.operandCopies.clear();
       const size_t workspaceBefore = lctx.workspaceBytes;
@@ -842,8 +848,11 @@ Status Planner::planConvolutionEpilogues(const Block& body, const FusionPlan& fu
         if (tuningLogOn()) std::cerr << "warpforge: " << kernel.status().message() << "\n";
         continue;
       }
-      epilogues_[&g] = {conv->second, std::move(*kernel), std::move(lctx.operandCopies), workspace};
-      epilogueConvolutions_.insert(conv->second);
+      std::vector<const Value*> inputs = {conv->second->operand(0), conv->second->operand(1)};
+      for (const Value* v : g.inputs)
+        if (v != in) inputs.push_back(v);
+      epilogues_[&g] = {conv->second, std::move(*kernel), std::move(inputs), std::move(lctx.operandCopies), workspace};
+      epilogueProducers_.insert(conv->second);
       break;
     }
   }
@@ -868,21 +877,63 @@ void Planner::planGroupOutputs(const FusionGroup& group, size_t workspaceBytes, 
   }
 }
 
-Status Planner::planConvolutionEpilogueStep(const FusionGroup& group) {
-  ConvolutionEpilogue& e = epilogues_.at(&group);
-  const Operation& conv = *e.convolution;
+// A product (a linear layer's) whose result only a bias add reads need not be stored: where
+// cuBLASLt's bias epilogue computes the add as the group does (kernels/dot.h), the pair is one
+// step at the group's root.
+Status Planner::planDotEpilogues(const Block& body, const FusionPlan& fusion,
+                                 const std::unordered_set<const Value*>& keep, LowerContext& lctx) {
+  if (!options_.fuse) return Status::ok();
+  std::unordered_map<const Value*, const Operation*> productOf;
+  for (const auto& op : body.operations())
+    if (op->code() == OpCode::DotGeneral && !fusion.absorbed.count(op.get()) && op->numResults() == 1) {
+      const ElementType t = op->result(0)->type().elementType();
+      if (t == ElementType::kBF16 || t == ElementType::kF16) productOf[op->result(0)] = op.get();
+    }
+  if (productOf.empty()) return Status::ok();
+  std::unordered_map<const Value*, int> readers = countReaders(body, fusion);
+  for (const FusionGroup& g : fusion.groups) {
+    if (g.hasReduce() || epilogues_.count(&g) || plan_.channelsLast.count(g.root()->result(0))) continue;
+    for (const Value* in : g.inputs) {
+      auto dot = productOf.find(in);
+      if (dot == productOf.end() || readers[in] != 1 || keep.count(in) || epilogueProducers_.count(dot->second))
+        continue;
+      lctx.operandCopies.clear();
+      const size_t workspaceBefore = lctx.workspaceBytes;
+      lctx.workspaceBytes = 0;
+      Expected<DotBiasEpilogue> lowered = lowerDotBiasEpilogue(*dot->second, g, lctx);
+      const size_t workspace = lctx.workspaceBytes;
+      lctx.workspaceBytes = std::max(workspaceBefore, workspace);
+      if (!lowered) {
+        if (lowered.status().code() != StatusCode::kUnimplemented) return lowered.status();
+        if (tuningLogOn()) std::cerr << "warpforge: " << lowered.status().message() << "\n";
+        break;
+      }
+      epilogues_[&g] = {dot->second, std::move(lowered->kernel),
+                        {dot->second->operand(0), dot->second->operand(1), lowered->bias},
+                        std::move(lctx.operandCopies), workspace};
+      epilogueProducers_.insert(dot->second);
+      ++plan_.stats.matmulBiasEpilogues;
+      break;
+    }
+  }
+  lctx.operandCopies.clear();
+  if (tuningLogOn() && plan_.stats.matmulBiasEpilogues > 0)
+    std::cerr << "warpforge: " << plan_.stats.matmulBiasEpilogues << " products with the bias epilogue\n";
+  return Status::ok();
+}
+
+Status Planner::planEpilogueStep(const FusionGroup& group) {
+  Epilogue& e = epilogues_.at(&group);
+  const Operation& producer = *e.producer;
   Step step;
-  step.op = &conv;
+  step.op = &producer;
   step.kernel = std::move(e.kernel);
-  std::vector<const Value*> inputs = {conv.operand(0), conv.operand(1)};
-  for (const Value* v : group.inputs)
-    if (v != conv.result(0)) inputs.push_back(v);
-  for (const Value* v : inputs) {
-    WF_ASSIGN_OR_RETURN(int buffer, bufferFor(conv, v));
+  for (const Value* v : e.inputs) {
+    WF_ASSIGN_OR_RETURN(int buffer, bufferFor(producer, v));
     step.inputs.push_back(v);
     step.inputBuffers.push_back(buffer);
   }
-  planOperandCopies(conv, e.operandCopies, step);
+  planOperandCopies(producer, e.operandCopies, step);
   planGroupOutputs(group, e.workspaceBytes, step);
   plan_.steps.push_back(std::move(step));
   ++plan_.stats.deviceSteps;
@@ -1199,6 +1250,10 @@ Expected<Plan> Planner::build() {
     PhaseTimer phase("convolution epilogues (cuDNN graphs)");
     WF_RETURN_IF_ERROR(planConvolutionEpilogues(body, fusion, keep, lctx));
   }
+  {
+    PhaseTimer phase("product epilogues (cuBLASLt)");
+    WF_RETURN_IF_ERROR(planDotEpilogues(body, fusion, keep, lctx));
+  }
   const Operation* terminator = nullptr;
   std::optional<PhaseTimer> planningOps("ops");
   for (const auto& opPtr : body.operations()) {
@@ -1207,12 +1262,12 @@ Expected<Plan> Planner::build() {
       terminator = &op;
       break;
     }
-    if (fusion.absorbed.count(&op) || epilogueConvolutions_.count(&op)) continue;
+    if (fusion.absorbed.count(&op) || epilogueProducers_.count(&op)) continue;
     if (auto it = fusion.groupOfRoot.find(&op); it != fusion.groupOfRoot.end()) {
       const FusionGroup& group = fusion.groups[static_cast<size_t>(it->second)];
       if (epilogues_.count(&group)) {
-        PhaseTimer phase("convolution epilogues (cuDNN graphs)");
-        WF_RETURN_IF_ERROR(planConvolutionEpilogueStep(group));
+        PhaseTimer phase("library epilogues");
+        WF_RETURN_IF_ERROR(planEpilogueStep(group));
         continue;
       }
       PhaseTimer phase("fused groups");

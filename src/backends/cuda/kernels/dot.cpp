@@ -10,20 +10,31 @@
 // The result [batch..., lhs free..., rhs free...] is row-major, which cuBLASLt (column-major)
 // sees as D = R x L with R the rhs (N x K) and L the lhs (K x M) per batch.
 //
+// A product whose result only a bias add reads (PyTorch's Linear under bf16, as the exporter
+// writes it) runs with that add as cuBLASLt's bias epilogue (lowerDotBiasEpilogue, dot.h).
+//
 // Precision: f32 is computed in true f32 (CUBLAS_COMPUTE_32F) unless CompileOptions::allowTf32;
 // f16 and bf16 multiply on tensor cores and accumulate in f32; f64 in f64. A dot `algorithm`
 // attribute overrides that (and allowTf32) with the precision it names, or fails as unsupported;
 // see algorithmConfig.
 #include <algorithm>
 #include <chrono>
+#include <cmath>
+#include <iostream>
+#include <mutex>
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <vector>
+
+#include "backends/cuda/kernels/dot.h"
 
 #include "eval/shape_util.h"
 #include "backends/cuda/cuda_check.h"
 #include "backends/cuda/kernel.h"
 #include "backends/cuda/tuning.h"
+#include "ir/attr_reader.h"
+#include "ir/float_types.h"
 
 namespace wf::cuda {
 namespace {
@@ -267,6 +278,12 @@ class DotKernel final : public OpKernel {
       WF_CUDA_CHECK(cudaMemsetAsync(out[0], 0, outBytes_, ctx.stream));
       return Status::ok();
     }
+    if (biasEpilogue_) {
+      // The bias is an operand: its address is the launch's (a CUDA graph records this call).
+      const void* bias = in[2];
+      WF_CUBLAS_CHECK(
+          cublasLtMatmulDescSetAttribute(desc_.get(), CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof bias));
+    }
     const void* ptrs[2] = {in[0], in[1]};
     for (int k = 0; k < 2; ++k) {
       const OperandPlan& p = operands_[k];
@@ -298,6 +315,7 @@ class DotKernel final : public OpKernel {
 
   size_t outBytes_ = 0;
   bool zeroK_ = false;
+  bool biasEpilogue_ = false;  // in[2] is the bias of CUBLASLT_EPILOGUE_BIAS
   int elemBytes_ = 0;
   OperandPlan operands_[2];  // lhs, rhs
   size_t cublasOffset_ = 0;
@@ -342,7 +360,8 @@ std::string algoText(const cublasLtMatmulAlgo_t& algo) {
 // problem and kept (tuning.h). `problem` names the product whole.
 Expected<cublasLtMatmulHeuristicResult_t> tuneMatmul(LowerContext& ctx, const DotKernel& k,
                                                      const std::vector<cublasLtMatmulHeuristicResult_t>& candidates,
-                                                     const std::string& problem, size_t lhsBytes, size_t rhsBytes) {
+                                                     const std::string& problem, size_t lhsBytes, size_t rhsBytes,
+                                                     size_t biasBytes) {
   if (candidates.size() == 1) return candidates.front();
   WF_ASSIGN_OR_RETURN(std::optional<std::string> known, loadTuningDecision(ctx.device, ctx.options, problem));
   if (known)
@@ -356,6 +375,13 @@ Expected<cublasLtMatmulHeuristicResult_t> tuneMatmul(LowerContext& ctx, const Do
   size_t workspace = 0;
   for (const cublasLtMatmulHeuristicResult_t& c : candidates) workspace = std::max(workspace, c.workspaceSize);
   WF_RETURN_IF_ERROR(ws.allocate(workspace));
+  TuningBuffer bias;
+  if (k.biasEpilogue_) {
+    WF_RETURN_IF_ERROR(bias.allocate(biasBytes));
+    const void* address = bias.data();
+    WF_CUBLAS_CHECK(
+        cublasLtMatmulDescSetAttribute(k.desc_.get(), CUBLASLT_MATMUL_DESC_BIAS_POINTER, &address, sizeof address));
+  }
   const cublasLtMatmulHeuristicResult_t best =
       candidates[fastestCandidate(candidates.size(), [&](size_t i, cudaStream_t stream) -> Status {
         const cublasLtMatmulHeuristicResult_t& c = candidates[i];
@@ -370,10 +396,91 @@ Expected<cublasLtMatmulHeuristicResult_t> tuneMatmul(LowerContext& ctx, const Do
   return best;
 }
 
+// The bias epilogue's arithmetic, as the group it replaces computes it (dot.h): the sum rounded to
+// T, widened, plus the bias in f32, rounded to T.
+float roundTo(ElementType t, float x) {
+  return t == ElementType::kBF16 ? bf16ToFloat(floatToBf16(x)) : f16ToFloat(floatToF16(x));
+}
+uint16_t bitsOf(ElementType t, float x) { return t == ElementType::kBF16 ? floatToBf16(x) : floatToF16(x); }
+
+// The check of dot.h: every lhs element a, every rhs element v, so every sum is K.a.v whatever
+// the order and the operand layouts, exact in f32 (a.v has few significant bits); column j's bias
+// is b_j = (j mod 64 - 32) / 4, sweeping 16 units around the sum, so that where the sum is not a
+// value of T, rounding it before adding the bias and rounding once differ on some columns. The
+// values are chosen so that they do (nothing to check otherwise: it declines). The verdict is
+// kept per problem and algorithm: the same process never checks one twice.
+Status checkBiasRounding(LowerContext& ctx, const Operation& op, const DotKernel& k,
+                         const cublasLtMatmulHeuristicResult_t& chosen, ElementType t, int64_t n, int64_t kk,
+                         size_t lhsBytes, size_t rhsBytes, const std::string& problem) {
+  static std::mutex mutex;
+  static std::unordered_map<std::string, bool> verdicts;
+  const std::string key = std::to_string(reinterpret_cast<uintptr_t>(&ctx.device)) + " " + problem + " algo " +
+                          algoText(chosen.algo);
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    if (auto it = verdicts.find(key); it != verdicts.end())
+      return it->second ? Status::ok() : unsupportedOnCuda(op, "cuBLASLt's bias epilogue rounds otherwise here");
+  }
+  auto biasOf = [](int64_t j) { return static_cast<float>(j % 64 - 32) / 4.0f; };
+  float a = 0, v = 0, sum = 0;
+  for (float ca : {3.0f, 5.0f, 7.0f, 11.0f, 13.0f})
+    for (float cv : {1.0f + 3.0f / 128.0f, 1.0f + 3.0f / 1024.0f}) {
+      const double exact = static_cast<double>(kk) * ca * cv;
+      if (a != 0 || static_cast<double>(static_cast<float>(exact)) != exact || roundTo(t, cv) != cv ||
+          !std::isfinite(roundTo(t, static_cast<float>(exact) + 8.0f)))
+        continue;
+      for (int64_t j = 0; j < 64 && a == 0; ++j)
+        if (roundTo(t, roundTo(t, static_cast<float>(exact)) + biasOf(j)) != roundTo(t, static_cast<float>(exact) + biasOf(j)))
+          a = ca, v = cv, sum = static_cast<float>(exact);
+    }
+  if (a == 0) return unsupportedOnCuda(op, "no values tell the bias epilogue's rounding apart on this problem");
+  const size_t elem = storageBytes(t);
+  std::vector<uint16_t> lhs(lhsBytes / elem, bitsOf(t, a)), rhs(rhsBytes / elem, bitsOf(t, v));
+  std::vector<uint16_t> bias(static_cast<size_t>(n));
+  for (int64_t j = 0; j < n; ++j) bias[static_cast<size_t>(j)] = bitsOf(t, biasOf(j));
+  TuningBuffer dl, dr, db, dout, ws;
+  WF_RETURN_IF_ERROR(dl.allocate(lhsBytes));
+  WF_RETURN_IF_ERROR(dr.allocate(rhsBytes));
+  WF_RETURN_IF_ERROR(db.allocate(bias.size() * elem));
+  WF_RETURN_IF_ERROR(dout.allocate(k.outBytes_));
+  WF_RETURN_IF_ERROR(ws.allocate(chosen.workspaceSize));
+  WF_CUDA_CHECK(cudaMemcpy(dl.data(), lhs.data(), lhsBytes, cudaMemcpyHostToDevice));
+  WF_CUDA_CHECK(cudaMemcpy(dr.data(), rhs.data(), rhsBytes, cudaMemcpyHostToDevice));
+  WF_CUDA_CHECK(cudaMemcpy(db.data(), bias.data(), bias.size() * elem, cudaMemcpyHostToDevice));
+  const void* biasAddress = db.data();
+  WF_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(k.desc_.get(), CUBLASLT_MATMUL_DESC_BIAS_POINTER, &biasAddress,
+                                                 sizeof biasAddress));
+  WF_CUBLAS_CHECK(cublasLtMatmul(ctx.device.cublasLt(), k.desc_.get(), k.alpha(), dr.data(), k.a_.get(), dl.data(),
+                                 k.b_.get(), k.beta(), dout.data(), k.d_.get(), dout.data(), k.d_.get(), &chosen.algo,
+                                 ws.data(), chosen.workspaceSize, nullptr));
+  WF_CUDA_CHECK(cudaDeviceSynchronize());
+  std::vector<uint16_t> out(k.outBytes_ / elem);
+  WF_CUDA_CHECK(cudaMemcpy(out.data(), dout.data(), k.outBytes_, cudaMemcpyDeviceToHost));
+  // Every element rounded twice (the product, then the sum), or every one rounded once.
+  bool twice = true, once = true;
+  for (size_t e = 0; e < out.size() && (twice || once); ++e) {
+    const float b = biasOf(static_cast<int64_t>(e) % n);
+    twice = twice && out[e] == bitsOf(t, roundTo(t, sum) + b);
+    once = once && out[e] == bitsOf(t, sum + b);
+  }
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    verdicts[key] = twice || once;
+  }
+  if (tuningLogOn())
+    std::cerr << "warpforge: cuBLASLt's bias epilogue rounds " << (twice ? "twice" : once ? "once" : "otherwise")
+              << " on " << problem << "\n";
+  if (!twice && !once) return unsupportedOnCuda(op, "cuBLASLt's bias epilogue rounds otherwise here");
+  return Status::ok();
+}
+
+// lowerDot's cuBLASLt path; with `bias`, the bias epilogue (dot.h), the bias (of the result's
+// type) being the kernel's third input.
+Expected<std::unique_ptr<OpKernel>> lowerMatmul(const Operation& op, LowerContext& ctx, bool bias = false);
+
 Expected<std::unique_ptr<OpKernel>> lowerDot(const Operation& op, LowerContext& ctx) {
   WF_ASSIGN_OR_RETURN(std::vector<int64_t> ls, staticShape(op, op.operand(0)->type()));
   WF_ASSIGN_OR_RETURN(std::vector<int64_t> rs, staticShape(op, op.operand(1)->type()));
-  WF_ASSIGN_OR_RETURN(std::vector<int64_t> os, staticShape(op, op.result(0)->type()));
   const ElementType inType = op.operand(0)->type().elementType();
   if (op.operand(1)->type().elementType() != inType)
     return unsupportedOnCuda(op, "no cuBLASLt kernel for mixed operand types");
@@ -390,6 +497,16 @@ Expected<std::unique_ptr<OpKernel>> lowerDot(const Operation& op, LowerContext& 
     WF_ASSIGN_OR_RETURN(DotDims d, dotDims(op, ls.size(), rs.size()));
     return lowerDirectDot(op, DotDimensionLists{d.lhsBatch, d.rhsBatch, d.lhsContract, d.rhsContract});
   }
+  return lowerMatmul(op, ctx);
+}
+
+Expected<std::unique_ptr<OpKernel>> lowerMatmul(const Operation& op, LowerContext& ctx, bool bias) {
+  WF_ASSIGN_OR_RETURN(std::vector<int64_t> ls, staticShape(op, op.operand(0)->type()));
+  WF_ASSIGN_OR_RETURN(std::vector<int64_t> rs, staticShape(op, op.operand(1)->type()));
+  WF_ASSIGN_OR_RETURN(std::vector<int64_t> os, staticShape(op, op.result(0)->type()));
+  const ElementType inType = op.operand(0)->type().elementType();
+  const ElementType outType = op.result(0)->type().elementType();
+  const std::optional<DotAlgorithm> alg = dotAlgorithm(op);
   WF_ASSIGN_OR_RETURN(TypeConfig tc, alg ? algorithmConfig(op, *alg, inType, outType)
                                          : typeConfig(op, inType, outType, ctx.options.allowTf32));
   WF_ASSIGN_OR_RETURN(DotDims dd, dotDims(op, ls.size(), rs.size()));
@@ -404,6 +521,8 @@ Expected<std::unique_ptr<OpKernel>> lowerDot(const Operation& op, LowerContext& 
   for (int64_t d : lf) m *= ls[static_cast<size_t>(d)];
   for (int64_t d : rf) n *= rs[static_cast<size_t>(d)];
   for (int64_t d : dd.lhsContract) kk *= ls[static_cast<size_t>(d)];
+  if (bias && (batch != 1 || k->outBytes_ == 0 || kk == 0 || alg))
+    return unsupportedOnCuda(op, "bias epilogue: a batched, empty or algorithm-bound product");
   if (k->outBytes_ == 0) return std::unique_ptr<OpKernel>(std::move(k));
   if (kk == 0) {
     k->zeroK_ = true;
@@ -467,6 +586,14 @@ Expected<std::unique_ptr<OpKernel>> lowerDot(const Operation& op, LowerContext& 
   const cublasOperation_t tb = k->operands_[0].view.transpose ? CUBLAS_OP_T : CUBLAS_OP_N;
   WF_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof ta));
   WF_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof tb));
+  if (bias) {
+    const cublasLtEpilogue_t epilogue = CUBLASLT_EPILOGUE_BIAS;
+    const auto biasType = static_cast<int32_t>(tc.out);
+    WF_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_EPILOGUE, &epilogue, sizeof epilogue));
+    WF_CUBLAS_CHECK(
+        cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, &biasType, sizeof biasType));
+    k->biasEpilogue_ = true;
+  }
   WF_ASSIGN_OR_RETURN(k->a_, makeLayout(tc.in, k->operands_[1].view, batch, rhsBatchStride));
   WF_ASSIGN_OR_RETURN(k->b_, makeLayout(tc.in, k->operands_[0].view, batch, lhsBatchStride));
   MatrixView dv;
@@ -485,11 +612,16 @@ Expected<std::unique_ptr<OpKernel>> lowerDot(const Operation& op, LowerContext& 
                                                        sizeof wsBytes));
   std::vector<cublasLtMatmulHeuristicResult_t> results(kTunedCandidates);
   int found = 0;
-  WF_CUBLAS_CHECK(cublasLtMatmulAlgoGetHeuristic(ctx.device.cublasLt(), desc, k->a_.get(), k->b_.get(), k->d_.get(),
-                                                 k->d_.get(), pref, kTunedCandidates, results.data(), &found));
+  const cublasStatus_t heuristics =
+      cublasLtMatmulAlgoGetHeuristic(ctx.device.cublasLt(), desc, k->a_.get(), k->b_.get(), k->d_.get(), k->d_.get(),
+                                     pref, kTunedCandidates, results.data(), &found);
+  // With the epilogue, a layout cuBLASLt refuses leaves the product and the add as two steps.
+  if (bias && heuristics != CUBLAS_STATUS_SUCCESS) return unsupportedOnCuda(op, "cuBLASLt has no bias epilogue here");
+  WF_CUBLAS_CHECK(heuristics);
   results.resize(static_cast<size_t>(std::max(found, 0)));
   std::erase_if(results, [](const cublasLtMatmulHeuristicResult_t& r) { return r.state != CUBLAS_STATUS_SUCCESS; });
-  if (results.empty()) return unsupportedOnCuda(op, "cuBLASLt has no algorithm for this layout");
+  if (results.empty())
+    return unsupportedOnCuda(op, std::string("cuBLASLt has no algorithm for this layout") + (bias ? " with a bias" : ""));
   // Split-K candidates beyond the heuristics' first are not timed: a split contraction is summed
   // in another grouping, so limiting the choice to unsplit algorithms keeps plans of one product
   // closer in their bits. (This was added while chasing a bitwise mismatch between two plans of
@@ -506,7 +638,7 @@ Expected<std::unique_ptr<OpKernel>> lowerDot(const Operation& op, LowerContext& 
   if (double(batch) * double(m) * double(n) * double(kk) < kTunedMinMultiplyAdds) results.resize(1);
   // Timed once per problem (tuning.h); the problem is everything the descriptors say.
   std::string problem;
-  if (results.size() > 1) {
+  if (results.size() > 1 || bias) {
     problem = "cublasLtMatmul " + std::to_string(cublasLtGetVersion()) + " compute " +
               std::to_string(static_cast<int>(tc.compute)) + " scale " + std::to_string(static_cast<int>(tc.scale)) +
               " in " + std::to_string(static_cast<int>(tc.in)) + " out " + std::to_string(static_cast<int>(tc.out)) +
@@ -517,10 +649,16 @@ Expected<std::unique_ptr<OpKernel>> lowerDot(const Operation& op, LowerContext& 
                  std::to_string(p.view.cols) + " " + std::to_string(p.view.ld) + " copied " +
                  std::to_string(p.copy != nullptr);
     problem += " strides " + std::to_string(lhsBatchStride) + " " + std::to_string(rhsBatchStride);
+    if (bias) problem += " bias";
   }
   const size_t lhsBytes = static_cast<size_t>(numElementsOf(ls)) * static_cast<size_t>(k->elemBytes_);
   const size_t rhsBytes = static_cast<size_t>(numElementsOf(rs)) * static_cast<size_t>(k->elemBytes_);
-  WF_ASSIGN_OR_RETURN(cublasLtMatmulHeuristicResult_t result, tuneMatmul(ctx, *k, results, problem, lhsBytes, rhsBytes));
+  const size_t biasBytes = bias ? static_cast<size_t>(n) * static_cast<size_t>(storageBytes(outType)) : 0;
+  WF_ASSIGN_OR_RETURN(cublasLtMatmulHeuristicResult_t result,
+                      tuneMatmul(ctx, *k, results, problem, lhsBytes, rhsBytes, biasBytes));
+  if (bias)
+    WF_RETURN_IF_ERROR(
+        checkBiasRounding(ctx, op, *k, result, outType, n, kk, lhsBytes, rhsBytes, problem));
   k->algo_ = result.algo;
   // The program's workspace only needs what the chosen algorithm uses, not the cap it chose
   // under (the workspace counts toward the device memory a model takes).
@@ -531,6 +669,62 @@ Expected<std::unique_ptr<OpKernel>> lowerDot(const Operation& op, LowerContext& 
 }
 
 }  // namespace
+
+Expected<DotBiasEpilogue> lowerDotBiasEpilogue(const Operation& dot, const FusionGroup& group, LowerContext& ctx) {
+  auto decline = [&](const std::string& why) -> Status { return unsupportedOnCuda(dot, "bias epilogue: " + why); };
+  if (dot.numOperands() != 2 || dot.numResults() != 1) return decline("not a product of two operands");
+  const Type& product = dot.result(0)->type();
+  const ElementType t = product.elementType();
+  if ((t != ElementType::kBF16 && t != ElementType::kF16) || !product.hasStaticShape() || product.rank() < 1)
+    return decline("a product of type " + product.toString());
+  if (group.hasReduce() || !group.sideOutputs.empty()) return decline("the group reduces or writes side outputs");
+  auto member = [&](const Value* v) -> const Operation* {
+    const Operation* d = v->definingOp();
+    return d && std::find(group.ops.begin(), group.ops.end(), d) != group.ops.end() ? d : nullptr;
+  };
+  std::vector<const Operation*> matched;
+  // From the root: the narrowing to T and the f32 add, reshapes (row-major: the same bytes)
+  // around them.
+  auto skipReshapes = [&](const Operation* op) {
+    while (op && op->code() == OpCode::Reshape) {
+      matched.push_back(op);
+      op = member(op->operand(0));
+    }
+    return op;
+  };
+  const Operation* narrow = skipReshapes(group.root());
+  if (!narrow || narrow->code() != OpCode::Convert || narrow->result(0)->type().elementType() != t)
+    return decline("the group's result is not the sum narrowed to the product's type");
+  matched.push_back(narrow);
+  const Operation* add = skipReshapes(member(narrow->operand(0)));
+  if (!add || add->code() != OpCode::Add || add->result(0)->type() != Type::tensor(product.shape(), ElementType::kF32))
+    return decline("the narrowed value is not an f32 add of the product's shape");
+  matched.push_back(add);
+  const int64_t n = product.dim(product.rank() - 1);
+  const Value* bias = nullptr;
+  for (size_t side = 0; side < 2 && !bias; ++side) {
+    const Operation* widen = member(add->operand(side));
+    const Operation* spread = member(add->operand(1 - side));
+    if (!widen || widen->code() != OpCode::Convert || widen->operand(0) != dot.result(0) || !spread ||
+        spread->code() != OpCode::BroadcastInDim || spread->operand(0)->type().shape() != std::vector<int64_t>{n})
+      continue;
+    Expected<std::vector<int64_t>> dims = AttrReader(*spread).ints("broadcast_dimensions");
+    if (!dims || *dims != std::vector<int64_t>{product.rank() - 1}) continue;
+    matched.push_back(widen);
+    matched.push_back(spread);
+    // The bias: a T value widened, in the group or before it.
+    const Value* b = spread->operand(0);
+    const Operation* widenBias = b->definingOp();
+    if (widenBias && widenBias->code() == OpCode::Convert && widenBias->operand(0)->type().elementType() == t) {
+      if (member(b)) matched.push_back(widenBias);
+      bias = widenBias->operand(0);
+    }
+  }
+  if (!bias) return decline("the add's other operand is not a bias of the product's type along the last dim");
+  if (matched.size() != group.ops.size()) return decline("the group computes more than the bias add");
+  WF_ASSIGN_OR_RETURN(std::unique_ptr<OpKernel> kernel, lowerMatmul(dot, ctx, /*bias=*/true));
+  return DotBiasEpilogue{std::move(kernel), bias};
+}
 
 void registerDotLowerings(CudaKernelRegistry& r) {
   r.add(OpCode::DotGeneral, lowerDot);

@@ -1,0 +1,131 @@
+// A linear layer's product and bias add under bf16 (f16), as the exporter writes PyTorch's Linear:
+// the product rounded to T, widened, the bias added in f32, rounded to T. The planner runs the
+// pair as one cuBLASLt matmul with the bias epilogue (kernels/dot.h); it must give the bits of
+// the two steps it replaces (the product, then the generated bias kernel), or where cuBLASLt's
+// kernel leaves out the product's rounding, differ from them by no more than that rounding, and
+// match the CPU interpreter. Shapes are off every tile size.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "cuda_test_util.h"
+
+namespace wf::cudatest {
+namespace {
+
+// "" if every element of `got` (an epilogue's result) is within what leaving out the product's
+// rounding to T can change of `want` (the two steps'): half a unit in the last place of the
+// product, where |product| is about |want| + |bias| (of the element's column; the last dim), so a
+// whole one of that for safety, plus one unit in the last place of the result; else the first
+// element that is not.
+std::string withinTheProductsRounding(const Literal& got, const Literal& want, const Literal& bias) {
+  if (got.type() != want.type()) return "types differ";
+  const int mantissaBits = got.elementType() == ElementType::kBF16 ? 7 : 10;
+  auto ulp = [&](double x) { return x == 0 ? 0.0 : std::ldexp(1.0, std::ilogb(x) - mantissaBits); };
+  const int64_t n = bias.numElements();
+  for (int64_t i = 0; i < got.numElements(); ++i) {
+    const double g = got.getDouble(i), w = want.getDouble(i), b = bias.getDouble(i % n);
+    const double bound = ulp(std::fabs(w) + std::fabs(b)) + ulp(std::max(std::fabs(w), std::fabs(g)));
+    if (!(std::fabs(g - w) <= bound))
+      return "element " + std::to_string(i) + ": " + std::to_string(g) + " against " + std::to_string(w) +
+             " (bound " + std::to_string(bound) + ")";
+  }
+  return "";
+}
+
+// Three linear layers: the bias of T widened in the program (%y), which runs as the epilogue; an
+// f32 bias (%z) and a bias add followed by a ReLU (%r), which do not. Each reads an input of its own,
+// so that the backend does not merge the three products into one (transforms/merge_products.h).
+std::string linearLayers(ElementType t) {
+  const std::string T = typeName(t);
+  auto ty = [&](const std::string& dims, const std::string& e) { return "tensor<" + dims + "x" + e + ">"; };
+  const std::string x = ty("2x37x53", T), x2 = ty("74x53", T), w = ty("29x53", T), b = ty("29", T),
+                    bf = ty("29", "f32"), p = ty("74x29", T), pf = ty("74x29", "f32"), y = ty("2x37x29", T);
+  auto linear = [&](const std::string& name, const std::string& input, const std::string& weight,
+                    const std::string& bias, const std::string& biasType) {
+    std::string s = "  %" + name + "p = \"stablehlo.dot_general\"(%" + input + ", %" + weight +
+                    ") {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], "
+                    "rhs_contracting_dimensions = [1]>} : (" + x2 + ", " + w + ") -> " + p + "\n";
+    s += "  %" + name + "pf = \"stablehlo.convert\"(%" + name + "p) : (" + p + ") -> " + pf + "\n";
+    std::string b32 = bias;
+    if (biasType != bf) {
+      s += "  %" + name + "bw = \"stablehlo.convert\"(%" + bias + ") : (" + biasType + ") -> " + bf + "\n";
+      b32 = name + "bw";
+    }
+    s += "  %" + name + "bb = \"stablehlo.broadcast_in_dim\"(%" + b32 +
+         ") {broadcast_dimensions = array<i64: 1>} : (" + bf + ") -> " + pf + "\n";
+    s += "  %" + name + "s = \"stablehlo.add\"(%" + name + "pf, %" + name + "bb) : (" + pf + ", " + pf + ") -> " + pf +
+         "\n";
+    return s;
+  };
+  std::string s = "func.func @main(%x: " + x + ", %xz: " + x2 + ", %xr: " + x2 + ", %w1: " + w + ", %w2: " + w +
+                  ", %w3: " + w + ", %b: " + b + ", %bf: " + bf + ") -> (" + y + ", " + p + ", " + p + ") {\n";
+  s += "  %x2 = \"stablehlo.reshape\"(%x) : (" + x + ") -> " + x2 + "\n";
+  s += linear("y", "x2", "w1", "b", b);
+  s += "  %yn = \"stablehlo.convert\"(%ys) : (" + pf + ") -> " + p + "\n";
+  s += "  %y = \"stablehlo.reshape\"(%yn) : (" + p + ") -> " + y + "\n";
+  s += linear("z", "xz", "w2", "bf", bf);
+  s += "  %z = \"stablehlo.convert\"(%zs) : (" + pf + ") -> " + p + "\n";
+  s += linear("r", "xr", "w3", "b", b);
+  s += "  %zero = \"stablehlo.constant\"() {value = dense<0.0> : " + pf + "} : () -> " + pf + "\n";
+  s += "  %rr = \"stablehlo.maximum\"(%rs, %zero) : (" + pf + ", " + pf + ") -> " + pf + "\n";
+  s += "  %r = \"stablehlo.convert\"(%rr) : (" + pf + ") -> " + p + "\n";
+  s += "  func.return %y, %z, %r : " + y + ", " + p + ", " + p + "\n}\n";
+  return s;
+}
+
+class DotBiasEpilogue : public ::testing::TestWithParam<ElementType> {};
+
+TEST_P(DotBiasEpilogue, GivesTheBitsOfTheProductAndTheBiasKernel) {
+  WF_REQUIRE_GPU();
+  const ElementType t = GetParam();
+  const std::string text = linearLayers(t);
+  Module m = parse(text);
+  ASSERT_TRUE(mainOf(m)) << text;
+  std::vector<Literal> args = {randomLiteral(Type::tensor({2, 37, 53}, t), -2, 2),
+                               randomLiteral(Type::tensor({74, 53}, t), -2, 2),
+                               randomLiteral(Type::tensor({74, 53}, t), -2, 2),
+                               randomLiteral(Type::tensor({29, 53}, t), -2, 2),
+                               randomLiteral(Type::tensor({29, 53}, t), -2, 2),
+                               randomLiteral(Type::tensor({29, 53}, t), -2, 2),
+                               randomLiteral(Type::tensor({29}, t), -8, 8),
+                               randomLiteral(Type::tensor({29}, ElementType::kF32), -8, 8)};
+  Expected<std::vector<Literal>> want = runCpu(m, cloneAll(args));
+  ASSERT_TRUE(want) << want.status().toString();
+  Expected<std::unique_ptr<Executable>> exe = cudaBackend().compile(m, *mainOf(m), {});
+  ASSERT_TRUE(exe) << exe.status().toString();
+  const ExecutableStats stats = (*exe)->stats();
+  // The bias of T runs as the epilogue; neither the f32 bias nor the ReLU's group does.
+  EXPECT_EQ(stats.matmulBiasEpilogues, 1) << "the linear layer with a bias of its type ran as two steps";
+  std::cout << typeName(t) << ": " << stats.matmulBiasEpilogues << " of 3 products with the bias epilogue, "
+            << stats.deviceSteps << " steps\n";
+  Expected<RunResult> got = (*exe)->run(args);
+  ASSERT_TRUE(got) << got.status().toString();
+  CompileOptions unfused;
+  unfused.fuse = false;
+  Expected<RunResult> plain = runCuda(m, args, unfused);
+  ASSERT_TRUE(plain) << plain.status().toString();
+  ASSERT_EQ(got->outputs.size(), 3u);
+  for (size_t i = 0; i < 3; ++i) {
+    // The GPU sums the products in another order than the interpreter: an element may round to
+    // its neighbour in T.
+    EXPECT_EQ(compareLiterals(got->outputs[i], (*want)[i], Tolerance{0, 0, t == ElementType::kBF16 ? 4e-3 : 5e-4}), "")
+        << "result #" << i;
+    // The epilogue's (result #0) rounds twice as the two steps do, or once; the others are the
+    // two steps themselves.
+    if (i == 0)
+      EXPECT_EQ(withinTheProductsRounding(got->outputs[i], plain->outputs[i], args[6]), "") << "result #" << i;
+    else
+      EXPECT_EQ(compareLiterals(got->outputs[i], plain->outputs[i], Tolerance{0, 0}), "") << "result #" << i;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Types, DotBiasEpilogue, ::testing::Values(ElementType::kBF16, ElementType::kF16),
+                         [](const ::testing::TestParamInfo<ElementType>& info) { return typeName(info.param); });
+
+}  // namespace
+}  // namespace wf::cudatest
