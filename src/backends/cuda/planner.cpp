@@ -173,6 +173,14 @@ class Planner {
   // (kernels/dot.h): epilogues_.
   Status planDotEpilogues(const Block& body, const FusionPlan& fusion, const std::unordered_set<const Value*>& keep,
                           LowerContext& lctx);
+  struct Epilogue;
+  using EpilogueLowering =
+      std::function<Expected<Epilogue>(const Operation& producer, const FusionGroup& group, LowerContext& lctx)>;
+  // What both share: groups offered the producers (producerOf: result -> op) of the inputs they
+  // alone read, lowered by `lower` (kUnimplemented: declined). Returns how many were declined.
+  Expected<int> planEpilogues(const Block& body, const FusionPlan& fusion, const std::unordered_set<const Value*>& keep,
+                              const std::unordered_map<const Value*, const Operation*>& producerOf, LowerContext& lctx,
+                              const EpilogueLowering& lower);
   // The buffers a group's step writes (its root, then its side outputs) and its workspace.
   void planGroupOutputs(const FusionGroup& group, size_t workspaceBytes, Step& step);
   // The step of a convolution or product and its epilogue group, at the group's root.
@@ -229,8 +237,8 @@ class Planner {
     const Operation* producer = nullptr;  // the convolution or product
     std::unique_ptr<OpKernel> kernel;
     std::vector<const Value*> inputs;  // what the kernel reads, in order
-    std::vector<LowerContext::OperandCopy> operandCopies;
-    size_t workspaceBytes = 0;
+    std::vector<LowerContext::OperandCopy> operandCopies;  // filled by planEpilogues
+    size_t workspaceBytes = 0;                             // filled by planEpilogues
   };
   std::unordered_map<const FusionGroup*, Epilogue> epilogues_;
   std::unordered_set<const Operation*> epilogueProducers_;
@@ -819,47 +827,67 @@ Status Planner::planFusedGroup(const FusionGroup& group) {
   return Status::ok();
 }
 
-// A convolution's result that one loop group alone reads (a batch norm + ReLU, or a residual
-// block's tail) need not be stored: where cuDNN runs the convolution with that group's work as
-// its epilogue, the pair is one step at the group's root. The rest stays as it was planned.
-Status Planner::planConvolutionEpilogues(const Block& body, const FusionPlan& fusion,
-                                         const std::unordered_set<const Value*>& keep, LowerContext& lctx) {
-  if (!options_.fuse || plan_.channelsLast.empty()) return Status::ok();
+// Each loop group (without reductions or an epilogue yet) is offered the producers of the inputs
+// it alone reads, lowered together by `lower`, until one takes it; the rest stays as it was
+// planned.
+Expected<int> Planner::planEpilogues(const Block& body, const FusionPlan& fusion,
+                                     const std::unordered_set<const Value*>& keep,
+                                     const std::unordered_map<const Value*, const Operation*>& producerOf,
+                                     LowerContext& lctx, const EpilogueLowering& lower) {
   std::unordered_map<const Value*, int> readers = countReaders(body, fusion);
-  std::unordered_map<const Value*, const Operation*> convolutionOf;
-  for (const auto& op : body.operations())
-    if (op->code() == OpCode::Convolution && !fusion.absorbed.count(op.get()) && plan_.channelsLast.count(op->result(0)))
-      convolutionOf[op->result(0)] = op.get();
+  int declined = 0;
   for (const FusionGroup& g : fusion.groups) {
-    if (g.hasReduce()) continue;
+    if (g.hasReduce() || epilogues_.count(&g)) continue;
     for (const Value* in : g.inputs) {
-      auto conv = convolutionOf.find(in);
-      if (conv == convolutionOf.end() || readers[in] != 1 || keep.count(in) || epilogueProducers_.count(conv->second))
+      auto producer = producerOf.find(in);
+      if (producer == producerOf.end() || readers[in] != 1 || keep.count(in) ||
+          epilogueProducers_.count(producer->second))
         continue;
       lctx.operandCopies.clear();
       const size_t workspaceBefore = lctx.workspaceBytes;
       lctx.workspaceBytes = 0;
-      Expected<std::unique_ptr<OpKernel>> kernel = lowerConvolutionEpilogue(*conv->second, g, plan_.channelsLast, lctx);
+      Expected<Epilogue> epilogue = lower(*producer->second, g, lctx);
       const size_t workspace = lctx.workspaceBytes;
       lctx.workspaceBytes = std::max(workspaceBefore, workspace);
-      if (!kernel) {
-        if (kernel.status().code() != StatusCode::kUnimplemented) return kernel.status();
-        ++plan_.stats.convolutionEpiloguesDeclined;
-        if (tuningLogOn()) std::cerr << "warpforge: " << kernel.status().message() << "\n";
+      if (!epilogue) {
+        if (epilogue.status().code() != StatusCode::kUnimplemented) return epilogue.status();
+        ++declined;
+        if (tuningLogOn()) std::cerr << "warpforge: " << epilogue.status().message() << "\n";
         continue;
       }
-      std::vector<const Value*> inputs = {conv->second->operand(0), conv->second->operand(1)};
-      for (const Value* v : g.inputs)
-        if (v != in) inputs.push_back(v);
-      epilogues_[&g] = {conv->second, std::move(*kernel), std::move(inputs), std::move(lctx.operandCopies), workspace};
-      epilogueProducers_.insert(conv->second);
+      epilogue->operandCopies = std::move(lctx.operandCopies);
+      epilogue->workspaceBytes = workspace;
+      epilogues_[&g] = std::move(*epilogue);
+      epilogueProducers_.insert(producer->second);
       break;
     }
   }
   lctx.operandCopies.clear();
+  return declined;
+}
+
+// A convolution's result that one loop group alone reads (a batch norm + ReLU, or a residual
+// block's tail) need not be stored: where cuDNN runs the convolution with that group's work as
+// its epilogue, the pair is one step at the group's root.
+Status Planner::planConvolutionEpilogues(const Block& body, const FusionPlan& fusion,
+                                         const std::unordered_set<const Value*>& keep, LowerContext& lctx) {
+  if (!options_.fuse || plan_.channelsLast.empty()) return Status::ok();
+  std::unordered_map<const Value*, const Operation*> convolutionOf;
+  for (const auto& op : body.operations())
+    if (op->code() == OpCode::Convolution && !fusion.absorbed.count(op.get()) && plan_.channelsLast.count(op->result(0)))
+      convolutionOf[op->result(0)] = op.get();
+  auto lower = [&](const Operation& conv, const FusionGroup& g, LowerContext& l) -> Expected<Epilogue> {
+    WF_ASSIGN_OR_RETURN(std::unique_ptr<OpKernel> kernel, lowerConvolutionEpilogue(conv, g, plan_.channelsLast, l));
+    std::vector<const Value*> inputs = {conv.operand(0), conv.operand(1)};
+    for (const Value* v : g.inputs)
+      if (v != conv.result(0)) inputs.push_back(v);
+    return Epilogue{&conv, std::move(kernel), std::move(inputs), {}, 0};
+  };
+  WF_ASSIGN_OR_RETURN(const int declined, planEpilogues(body, fusion, keep, convolutionOf, lctx, lower));
+  plan_.stats.convolutionEpiloguesDeclined += declined;
   if (tuningLogOn() && !epilogues_.empty())
-    std::cerr << "warpforge: " << epilogues_.size() << " convolutions with their epilogue group, "
-              << plan_.stats.convolutionEpiloguesDeclined << " declined\n";
+    std::cerr << "warpforge: " << epilogues_.size() << " convolutions with their epilogue group, " << declined
+              << " declined\n";
   return Status::ok();
 }
 
@@ -890,33 +918,14 @@ Status Planner::planDotEpilogues(const Block& body, const FusionPlan& fusion,
       if (t == ElementType::kBF16 || t == ElementType::kF16) productOf[op->result(0)] = op.get();
     }
   if (productOf.empty()) return Status::ok();
-  std::unordered_map<const Value*, int> readers = countReaders(body, fusion);
-  for (const FusionGroup& g : fusion.groups) {
-    if (g.hasReduce() || epilogues_.count(&g) || plan_.channelsLast.count(g.root()->result(0))) continue;
-    for (const Value* in : g.inputs) {
-      auto dot = productOf.find(in);
-      if (dot == productOf.end() || readers[in] != 1 || keep.count(in) || epilogueProducers_.count(dot->second))
-        continue;
-      lctx.operandCopies.clear();
-      const size_t workspaceBefore = lctx.workspaceBytes;
-      lctx.workspaceBytes = 0;
-      Expected<DotBiasEpilogue> lowered = lowerDotBiasEpilogue(*dot->second, g, lctx);
-      const size_t workspace = lctx.workspaceBytes;
-      lctx.workspaceBytes = std::max(workspaceBefore, workspace);
-      if (!lowered) {
-        if (lowered.status().code() != StatusCode::kUnimplemented) return lowered.status();
-        if (tuningLogOn()) std::cerr << "warpforge: " << lowered.status().message() << "\n";
-        break;
-      }
-      epilogues_[&g] = {dot->second, std::move(lowered->kernel),
-                        {dot->second->operand(0), dot->second->operand(1), lowered->bias},
-                        std::move(lctx.operandCopies), workspace};
-      epilogueProducers_.insert(dot->second);
-      ++plan_.stats.matmulBiasEpilogues;
-      break;
-    }
-  }
-  lctx.operandCopies.clear();
+  auto lower = [&](const Operation& dot, const FusionGroup& g, LowerContext& l) -> Expected<Epilogue> {
+    if (plan_.channelsLast.count(g.root()->result(0)))
+      return unsupportedOnCuda(dot, "bias epilogue: a channels-last result");
+    WF_ASSIGN_OR_RETURN(DotBiasEpilogue e, lowerDotBiasEpilogue(dot, g, l));
+    ++plan_.stats.matmulBiasEpilogues;
+    return Epilogue{&dot, std::move(e.kernel), {dot.operand(0), dot.operand(1), e.bias}, {}, 0};
+  };
+  WF_RETURN_IF_ERROR(planEpilogues(body, fusion, keep, productOf, lctx, lower).status());
   if (tuningLogOn() && plan_.stats.matmulBiasEpilogues > 0)
     std::cerr << "warpforge: " << plan_.stats.matmulBiasEpilogues << " products with the bias epilogue\n";
   return Status::ok();
