@@ -1,4 +1,5 @@
-// f32 convolution on oneDNN's primitives (the library PyTorch runs its CPU convolutions on).
+// f32 convolutions and batched matrix products on oneDNN's primitives (the library PyTorch runs
+// its CPU convolutions on).
 //
 // convolution.cpp calls convOneDnnF32 first for f32 convolutions; it describes the operands to
 // oneDNN with their own strides (NCHW, NHWC, HWIO, ... need no copy), lets oneDNN pick its
@@ -7,9 +8,14 @@
 // model's convolutions pay oneDNN's JIT cost once. Anything oneDNN cannot express (lhs
 // dilation, window reversal, negative padding, batch groups, empty dims) returns false and the
 // im2col path runs instead.
+//
+// dot.cpp calls batchedGemmOneDnnF32 for a batch of f32 GEMMs (attention's products): one matmul
+// primitive over the whole batch, each operand read in place through its strides.
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
+#include <string>
 #include <vector>
 
 #include "eval/dot_conv_util.h"
@@ -149,9 +155,78 @@ bool convOneDnnF32(const OneDnnConv& c, const float* in, const float* w, float* 
   }
 }
 
+namespace {
+
+// A batch of GEMMs as one matmul primitive, or no primitive where oneDNN has only its sgemm for
+// it (then the caller's per-GEMM path is as fast).
+struct CachedMatmul {
+  std::optional<dnnl::matmul> prim;
+  dnnl::memory::desc a, b, c;
+};
+
+std::map<std::vector<int64_t>, std::shared_ptr<CachedMatmul>>& matmulCache() {
+  static std::map<std::vector<int64_t>, std::shared_ptr<CachedMatmul>> c;
+  return c;
+}
+
+std::shared_ptr<CachedMatmul> buildMatmul(const BatchedGemm& g) {
+  using dnnl::memory;
+  auto e = std::make_shared<CachedMatmul>();
+  auto shape = [&](int64_t rows, int64_t cols) {
+    std::vector<int64_t> dims = g.batch;
+    dims.push_back(rows);
+    dims.push_back(cols);
+    return dims;
+  };
+  e->a = memory::desc(toDims(shape(g.m, g.k)), memory::data_type::f32, toDims(g.aStrides));
+  e->b = memory::desc(toDims(shape(g.k, g.n)), memory::data_type::f32, toDims(g.bStrides));
+  e->c = memory::desc(toDims(shape(g.m, g.n)), memory::data_type::f32, toDims(rowMajorStrides(shape(g.m, g.n))));
+  dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(e->a, e->b, e->c), oneDnnCpuEngine());
+  // Its blocked-GEMM kernels ("brg", AVX-512 and newer, batch-major operands) pay; its sgemm
+  // kernel ("gemm:jit") pays only where it saves the caller a copy.
+  if (g.inPlaceOnly || std::string(pd.impl_info_str()).rfind("brg", 0) == 0) e->prim = dnnl::matmul(pd);
+  return e;
+}
+
+}  // namespace
+
+bool batchedGemmOneDnnF32(const BatchedGemm& g, const float* a, const float* b, float* c) {
+  if (!haveOneDnn() || g.m <= 0 || g.n <= 0 || g.k <= 0 || g.batch.size() + 2 > DNNL_MAX_NDIMS) return false;
+  for (int64_t b : g.batch)
+    if (b <= 0) return false;
+  std::vector<int64_t> key = g.batch;
+  key.insert(key.end(), {-1, g.m, g.n, g.k, g.inPlaceOnly});
+  key.insert(key.end(), g.aStrides.begin(), g.aStrides.end());
+  key.insert(key.end(), g.bStrides.begin(), g.bStrides.end());
+  try {
+    std::shared_ptr<CachedMatmul> e;
+    {
+      std::lock_guard<std::mutex> lock(gCacheMutex);
+      auto it = matmulCache().find(key);
+      if (it != matmulCache().end()) e = it->second;
+    }
+    useLibraryThreads();
+    if (!e) {
+      e = buildMatmul(g);
+      std::lock_guard<std::mutex> lock(gCacheMutex);
+      matmulCache().emplace(key, e);
+    }
+    if (!e->prim) return false;
+    dnnl::engine& eng = oneDnnCpuEngine();
+    dnnl::stream stream(eng);
+    dnnl::memory am(e->a, eng, const_cast<float*>(a)), bm(e->b, eng, const_cast<float*>(b)), cm(e->c, eng, c);
+    e->prim->execute(stream, {{DNNL_ARG_SRC, am}, {DNNL_ARG_WEIGHTS, bm}, {DNNL_ARG_DST, cm}});
+    stream.wait();
+    return true;
+  } catch (const dnnl::error&) {
+    return false;
+  }
+}
+
 #else
 
 bool convOneDnnF32(const OneDnnConv&, const float*, const float*, float*) { return false; }
+bool batchedGemmOneDnnF32(const BatchedGemm&, const float*, const float*, float*) { return false; }
 
 #endif
 

@@ -68,6 +68,23 @@ struct OneDnnConv {
 // when oneDNN is absent or cannot express it; the caller then runs its own path.
 bool convOneDnnF32(const OneDnnConv& conv, const float* in, const float* w, float* out);
 
+// C = A B over batch dims: A [batch..., m, k] and B [batch..., k, n] read through their element
+// strides (each batch dim's, then the rows' and the columns': heads read in place, transposes
+// folded), C [batch..., m, n] row-major.
+struct BatchedGemm {
+  std::vector<int64_t> batch;  // the batch dims' sizes
+  int64_t m = 1, n = 1, k = 1;
+  std::vector<int64_t> aStrides, bStrides;  // batch.size() + 2 each
+  // The caller would otherwise copy an operand into batch-major order (heads that lie
+  // interleaved, [B, S, H, D] read as [B, H, S, D]): any of oneDNN's kernels is worth taking then.
+  bool inPlaceOnly = false;
+};
+// Runs it as one oneDNN matmul primitive (dot_conv_onednn.cpp), which threads over batch and
+// tiles together. Returns false, having written nothing, where oneDNN is absent, or has no
+// blocked-GEMM (brgemm) kernel for it on this CPU (AVX2, or operands that are not batch-major)
+// and `inPlaceOnly` is off: the caller runs its own GEMMs then.
+bool batchedGemmOneDnnF32(const BatchedGemm& gemm, const float* a, const float* b, float* c);
+
 bool isIdentity(const std::vector<int64_t>& perm);
 std::vector<int64_t> inversePermutation(const std::vector<int64_t>& perm);
 int64_t product(const std::vector<int64_t>& dims);

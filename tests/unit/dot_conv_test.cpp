@@ -186,6 +186,12 @@ TEST(DotGeneral, AttentionSizedBatchesSplitOverThreads) {
   checkDotGeneral({{4, 2, 96, 64}, {4, 2, 96, 64}, {0, 1}, {0, 1}, {3}, {3}, E::kF32, E::kF32}, 24);
   checkDotGeneral({{4, 2, 96, 96}, {4, 2, 96, 64}, {0, 1}, {0, 1}, {3}, {2}, E::kF32, E::kF32}, 25);
 }
+// The same products with the heads where a [B, S, H, D] projection leaves them (batch dims 0
+// and 2): read in place through their strides by one batched matmul (eval/dot.cpp), no copy.
+TEST(DotGeneral, AttentionHeadsReadWhereTheyLie) {
+  checkDotGeneral({{2, 96, 3, 64}, {2, 96, 3, 64}, {0, 2}, {0, 2}, {3}, {3}, E::kF32, E::kF32}, 26);
+  checkDotGeneral({{2, 3, 96, 96}, {2, 96, 3, 64}, {0, 1}, {0, 2}, {3}, {1}, E::kF32, E::kF32}, 27);
+}
 TEST(DotGeneral, LargerThanBlasThreshold) {
   checkDotGeneral({{96, 130}, {130, 70}, {}, {}, {1}, {0}, E::kF32, E::kF32}, 22);
 }
