@@ -4,6 +4,14 @@ namespace wf {
 
 void ValueScope::bind(const Value* v, Literal l) { values_[v] = std::move(l); }
 
+Literal ValueScope::take(const Value* v) {
+  auto it = values_.find(v);
+  if (it == values_.end()) return Literal();
+  Literal l = std::move(it->second);
+  values_.erase(it);
+  return l;
+}
+
 const Literal* ValueScope::lookup(const Value* v) const {
   for (const ValueScope* s = this; s; s = s->parent_) {
     auto it = s->values_.find(v);

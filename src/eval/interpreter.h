@@ -25,6 +25,8 @@ class ValueScope {
   explicit ValueScope(const ValueScope* parent = nullptr) : parent_(parent) {}
   void bind(const Value* v, Literal l);
   const Literal* lookup(const Value* v) const;
+  // Moves v's Literal out of this scope (not its parents'): an empty Literal where it is not here.
+  Literal take(const Value* v);
 
  private:
   const ValueScope* parent_;

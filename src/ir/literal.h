@@ -43,6 +43,9 @@ class Literal {
 
   std::byte* data() { return data_.get(); }
   const std::byte* data() const { return data_.get(); }
+  // Whether no other Literal shares this one's storage (copies share it): writing through data()
+  // then changes no other value.
+  bool ownsStorageAlone() const { return data_.use_count() == 1; }
   template <typename T>
   T* dataAs() { return reinterpret_cast<T*>(data_.get()); }
   template <typename T>

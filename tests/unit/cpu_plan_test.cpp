@@ -304,6 +304,64 @@ TEST(CpuPlan, FusedConvolutionsMatchTheInterpreter) {
   }
 }
 
+// A residual block whose shortcut %r0 no step reads after the block's last convolution: that
+// convolution adds into %r0's buffer in place (FusedConv::run) instead of copying it into its
+// destination first (both blocked, as between ResNet's blocks). Returning %r0 as well keeps it
+// alive: then it must come back unchanged.
+std::string residualBlock(bool returnShortcut) {
+  const std::string t8 = "tensor<2x8x7x9xf32>", t16 = "tensor<2x16x7x9xf32>";
+  auto conv = [&](const std::string& out, const std::string& in, const std::string& w, const std::string& wt,
+                  const std::string& inT, const std::string& pad) {
+    return "  %" + out + " = stablehlo.convolution(%" + in + ", %" + w +
+           ") dim_numbers = [b, f, 0, 1]x[o, i, 0, 1]->[b, f, 0, 1], window = {pad = [[" + pad + ", " + pad + "], [" +
+           pad + ", " + pad + "]]} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (" + inT + ", " + wt +
+           ") -> " + t16 + "\n";
+  };
+  std::string s = "func.func @main(%x: " + t8 +
+                  ", %w0: tensor<16x8x1x1xf32>, %w1: tensor<16x16x3x3xf32>, %w2: tensor<16x16x1x1xf32>, "
+                  "%w3: tensor<16x16x1x1xf32>) -> (" + t16 +
+                  (returnShortcut ? ", " + t16 : std::string()) + ") {\n";
+  s += "  %zero = stablehlo.constant dense<0.0> : " + t16 + "\n";
+  s += conv("c0", "x", "w0", "tensor<16x8x1x1xf32>", t8, "0");
+  s += "  %r0 = stablehlo.maximum %c0, %zero : " + t16 + "\n";
+  s += conv("c1", "r0", "w1", "tensor<16x16x3x3xf32>", t16, "1");
+  s += "  %r1 = stablehlo.maximum %c1, %zero : " + t16 + "\n";
+  s += conv("c2", "r1", "w2", "tensor<16x16x1x1xf32>", t16, "0");
+  s += "  %sum = stablehlo.add %c2, %r0 : " + t16 + "\n";
+  s += "  %y = stablehlo.maximum %sum, %zero : " + t16 + "\n";
+  // The next block's first convolution: %y stays blocked, as the shortcut is.
+  s += conv("c3", "y", "w3", "tensor<16x16x1x1xf32>", t16, "0");
+  s += "  return %c3" + std::string(returnShortcut ? ", %r0" : "") + " : " + t16 +
+       (returnShortcut ? ", " + t16 : std::string()) + "\n}\n";
+  return s;
+}
+
+TEST(CpuPlan, ADeadShortcutIsAddedIntoInPlaceAndALiveOneKept) {
+  if (!dotconv::haveOneDnn()) GTEST_SKIP() << "built without oneDNN";
+  for (bool returnShortcut : {false, true}) {
+    SCOPED_TRACE(returnShortcut ? "shortcut returned" : "shortcut dead after the block");
+    Module m = parse(residualBlock(returnShortcut));
+    const std::vector<size_t> weights{1, 2, 3, 4};
+    cpu::CpuPlan plan = planOf(m, weights);
+    EXPECT_EQ(plan.stats.fusedConvs, 4) << plan.describe();
+    EXPECT_NE(plan.describe().find("add(residual)"), std::string::npos) << plan.describe();
+    std::mt19937 rng(returnShortcut ? 41 : 40);
+    std::vector<Literal> args{randomF32({2, 8, 7, 9}, rng), randomF32({16, 8, 1, 1}, rng, -0.5f, 0.5f),
+                              randomF32({16, 16, 3, 3}, rng, -0.3f, 0.3f), randomF32({16, 16, 1, 1}, rng, -0.5f, 0.5f),
+                              randomF32({16, 16, 1, 1}, rng, -0.5f, 0.5f)};
+    std::vector<Literal> want = interpret(m, args);
+    Compiled got = runBackend(m, args, weights);
+    ASSERT_EQ(got.result.outputs.size(), want.size());
+    for (size_t i = 0; i < want.size(); ++i)
+      EXPECT_LE(toleranceRatio(got.result.outputs[i], want[i], 1e-5, 1e-6), 1.0) << i;
+    // A second run on the same executable: nothing it keeps was written into.
+    std::vector<Literal> perRun{args[0]};
+    auto again = got.exe->run(perRun);
+    ASSERT_TRUE(again) << again.status().message();
+    for (size_t i = 0; i < want.size(); ++i) EXPECT_LE(toleranceRatio(again->outputs[i], want[i], 1e-5, 1e-6), 1.0) << i;
+  }
+}
+
 // A 3x3 stride-1 convolution with a bias, a residual and a ReLU (ResNet's second convolution of
 // a block, in shapes no vector width divides) runs Winograd's algorithm where oneDNN has it for
 // this CPU (AVX-512); CompileOptions::winograd = false (--no-winograd) keeps it direct. Winograd

@@ -243,7 +243,7 @@ Status FusedConv::prepare(const std::function<const Literal*(const Value*)>& hoi
   }
 }
 
-Expected<Literal> FusedConv::run(const Literal& in, const Literal* res) const {
+Expected<Literal> FusedConv::run(const Literal& in, const Literal* res, Literal* residualIsDead) const {
   using dnnl::memory;
   if (!prepared_) return internalError(conv->describe() + ": fused convolution run before its prologue");
   const Prepared& p = *prepared_;
@@ -253,10 +253,18 @@ Expected<Literal> FusedConv::run(const Literal& in, const Literal* res) const {
   try {
     dotconv::useLibraryThreads();
     dnnl::stream s(engine());
+    // The residual, dead after this step and in the destination's layout, as the destination:
+    // the sum post-op adds into it where it lies.
+    const bool inPlace = residual && residualIsDead && residualIsDead == res && residualIsDead->ownsStorageAlone() &&
+                         !pool && p.dstOut == p.dst && p.resIn == p.convDst && &in != res &&
+                         res->sizeBytes() == p.dstOut.get_size();
     // A blocked result travels as a flat f32 carrier of the layout's (padded) size.
-    Literal out = Literal::uninitialized(
-        blockedOutput ? Type::tensor({static_cast<int64_t>(p.dstOut.get_size() / sizeof(float))}, ElementType::kF32)
-                      : p.resultType);
+    Literal out = inPlace ? std::move(*residualIsDead)
+                          : Literal::uninitialized(blockedOutput ? Type::tensor({static_cast<int64_t>(
+                                                                                     p.dstOut.get_size() / sizeof(float))},
+                                                                                 ElementType::kF32)
+                                                                 : p.resultType);
+    if (inPlace) res = &out;
     memory srcIn(p.srcIn, engine(), const_cast<std::byte*>(in.data()));
     memory dstOut(p.dstOut, engine(), out.data());
     memory src = srcIn, dst = dstOut;
@@ -266,7 +274,7 @@ Expected<Literal> FusedConv::run(const Literal& in, const Literal* res) const {
     }
     if (p.dstOut != p.dst) dst = memory(p.dst, engine());
     memory convDst = pool ? memory(p.convDst, engine()) : dst;
-    if (residual) {
+    if (residual && !inPlace) {
       // The sum post-op adds the primitive's result to what its destination holds.
       memory resIn(p.resIn, engine(), const_cast<std::byte*>(res->data()));
       if (p.resIn != p.convDst)
@@ -291,7 +299,7 @@ bool FusedConv::offersWinograd() const { return false; }
 Status FusedConv::prepare(const std::function<const Literal*(const Value*)>&) {
   return unimplemented("fused convolutions need oneDNN");
 }
-Expected<Literal> FusedConv::run(const Literal&, const Literal*) const {
+Expected<Literal> FusedConv::run(const Literal&, const Literal*, Literal*) const {
   return unimplemented("fused convolutions need oneDNN");
 }
 

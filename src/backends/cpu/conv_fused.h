@@ -53,8 +53,11 @@ class FusedConv {
   // Folds the affine chain into the kernel and bias and builds the primitive; `hoisted` gives
   // the Literals of the kernel and the affine vectors. Called after every bind (the prologue).
   Status prepare(const std::function<const Literal*(const Value*)>& hoisted);
-  // Runs on the per-run input (and residual, when the pattern has one).
-  Expected<Literal> run(const Literal& input, const Literal* residual) const;
+  // Runs on the per-run input (and residual, when the pattern has one). `residualIsDead`: nothing
+  // reads the residual after this step, so where no other Literal shares its storage and it is
+  // in the destination's layout, the sum post-op adds the convolution into it in place and it
+  // becomes the result (no copy of the residual into the destination first).
+  Expected<Literal> run(const Literal& input, const Literal* residual, Literal* residualIsDead = nullptr) const;
 
   // The per-run values the step reads: the input, and the residual if any.
   std::vector<const Value*> perRunInputs() const;

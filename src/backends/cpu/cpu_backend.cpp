@@ -3,6 +3,7 @@
 
 #include <cblas.h>
 
+#include <algorithm>
 #include <chrono>
 #include <optional>
 #include <unordered_map>
@@ -276,10 +277,18 @@ class CpuExecutable : public Executable {
         const cpu::FusedConv& conv = *plan_.fusedConvs[static_cast<size_t>(step.fused)];
         WF_ASSIGN_OR_RETURN(const Literal* in, lookup(conv.input));
         const Literal* residual = nullptr;
-        if (conv.residual) {
+        // A residual nothing reads after this step, taken out of the scope: the convolution may
+        // add into it in place (FusedConv::run).
+        Literal dead;
+        if (conv.residual && conv.residual != conv.input &&
+            std::find(step.dead.begin(), step.dead.end(), conv.residual) != step.dead.end())
+          dead = scope.take(conv.residual);
+        if (dead.data()) {
+          residual = &dead;
+        } else if (conv.residual) {
           WF_ASSIGN_OR_RETURN(residual, lookup(conv.residual));
         }
-        WF_ASSIGN_OR_RETURN(Literal out, conv.run(*in, residual));
+        WF_ASSIGN_OR_RETURN(Literal out, conv.run(*in, residual, dead.data() ? &dead : nullptr));
         scope.bind(conv.result, std::move(out));
         break;
       }
