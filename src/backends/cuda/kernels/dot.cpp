@@ -429,7 +429,7 @@ Status checkBiasRounding(LowerContext& ctx, const Operation& op, const DotKernel
       if (a != 0 || static_cast<double>(static_cast<float>(exact)) != exact || roundTo(t, cv) != cv ||
           !std::isfinite(roundTo(t, static_cast<float>(exact) + 8.0f)))
         continue;
-      for (int64_t j = 0; j < 64 && a == 0; ++j)
+      for (int64_t j = 0; j < std::min<int64_t>(n, 64) && a == 0; ++j)
         if (roundTo(t, roundTo(t, static_cast<float>(exact)) + biasOf(j)) != roundTo(t, static_cast<float>(exact) + biasOf(j)))
           a = ca, v = cv, sum = static_cast<float>(exact);
     }
