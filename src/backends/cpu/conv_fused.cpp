@@ -259,11 +259,10 @@ Expected<Literal> FusedConv::run(const Literal& in, const Literal* res, Literal*
                          !pool && p.dstOut == p.dst && p.resIn == p.convDst && &in != res &&
                          res->sizeBytes() == p.dstOut.get_size();
     // A blocked result travels as a flat f32 carrier of the layout's (padded) size.
-    Literal out = inPlace ? std::move(*residualIsDead)
-                          : Literal::uninitialized(blockedOutput ? Type::tensor({static_cast<int64_t>(
-                                                                                     p.dstOut.get_size() / sizeof(float))},
-                                                                                 ElementType::kF32)
-                                                                 : p.resultType);
+    const Type outType =
+        blockedOutput ? Type::tensor({static_cast<int64_t>(p.dstOut.get_size() / sizeof(float))}, ElementType::kF32)
+                      : p.resultType;
+    Literal out = inPlace ? std::move(*residualIsDead) : Literal::uninitialized(outType);
     if (inPlace) res = &out;
     memory srcIn(p.srcIn, engine(), const_cast<std::byte*>(in.data()));
     memory dstOut(p.dstOut, engine(), out.data());

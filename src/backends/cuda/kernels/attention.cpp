@@ -125,7 +125,9 @@ Expected<Signature> readSignature(const Operation& op) {
                                 std::pair{"v_layout", &s.vSeqMajor}, std::pair{"o_layout", &s.oSeqMajor}}) {
     const Attribute* layout = attrs->field(name);
     if (!layout) continue;
-    if (layout->kind() != Attribute::Kind::kString || (layout->stringValue() != "bshd" && layout->stringValue() != "bhsd"))
+    const bool known = layout->kind() == Attribute::Kind::kString &&
+                       (layout->stringValue() == "bshd" || layout->stringValue() == "bhsd");
+    if (!known)
       return unsupportedOnCuda(op, std::string("attention ") + name + " other than \"bshd\" or \"bhsd\"");
     *seqMajor = layout->stringValue() == "bshd";
   }

@@ -429,9 +429,9 @@ Status checkBiasRounding(LowerContext& ctx, const Operation& op, const DotKernel
       if (a != 0 || static_cast<double>(static_cast<float>(exact)) != exact || roundTo(t, cv) != cv ||
           !std::isfinite(roundTo(t, static_cast<float>(exact) + 8.0f)))
         continue;
+      const auto s = static_cast<float>(exact);
       for (int64_t j = 0; j < std::min<int64_t>(n, 64) && a == 0; ++j)
-        if (roundTo(t, roundTo(t, static_cast<float>(exact)) + biasOf(j)) != roundTo(t, static_cast<float>(exact) + biasOf(j)))
-          a = ca, v = cv, sum = static_cast<float>(exact);
+        if (roundTo(t, roundTo(t, s) + biasOf(j)) != roundTo(t, s + biasOf(j))) a = ca, v = cv, sum = s;
     }
   if (a == 0) return unsupportedOnCuda(op, "no values tell the bias epilogue's rounding apart on this problem");
   const size_t elem = storageBytes(t);
@@ -621,7 +621,8 @@ Expected<std::unique_ptr<OpKernel>> lowerMatmul(const Operation& op, LowerContex
   results.resize(static_cast<size_t>(std::max(found, 0)));
   std::erase_if(results, [](const cublasLtMatmulHeuristicResult_t& r) { return r.state != CUBLAS_STATUS_SUCCESS; });
   if (results.empty())
-    return unsupportedOnCuda(op, std::string("cuBLASLt has no algorithm for this layout") + (bias ? " with a bias" : ""));
+    return unsupportedOnCuda(op, bias ? "cuBLASLt has no algorithm for this layout with a bias"
+                                      : "cuBLASLt has no algorithm for this layout");
   // Split-K candidates beyond the heuristics' first are not timed: a split contraction is summed
   // in another grouping, so limiting the choice to unsplit algorithms keeps plans of one product
   // closer in their bits. (This was added while chasing a bitwise mismatch between two plans of
