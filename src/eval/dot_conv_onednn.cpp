@@ -44,9 +44,25 @@ struct CachedConv {
 };
 
 std::mutex gCacheMutex;
-std::map<std::vector<int64_t>, std::shared_ptr<CachedConv>>& cache() {
-  static std::map<std::vector<int64_t>, std::shared_ptr<CachedConv>> c;
+template <typename Entry>
+using Cache = std::map<std::vector<int64_t>, std::shared_ptr<Entry>>;
+
+Cache<CachedConv>& cache() {
+  static Cache<CachedConv> c;
   return c;
+}
+
+// The cached entry of `key`, built by `build()` (outside the lock: it runs oneDNN's JIT) the first
+// time; the caller has called useLibraryThreads().
+template <typename Entry, typename Build>
+std::shared_ptr<Entry> cachedOrBuilt(Cache<Entry>& entries, const std::vector<int64_t>& key, const Build& build) {
+  {
+    std::lock_guard<std::mutex> lock(gCacheMutex);
+    if (auto it = entries.find(key); it != entries.end()) return it->second;
+  }
+  std::shared_ptr<Entry> e = build();
+  std::lock_guard<std::mutex> lock(gCacheMutex);
+  return entries.emplace(key, std::move(e)).first->second;
 }
 
 dnnl::memory::dims toDims(const std::vector<int64_t>& v) { return dnnl::memory::dims(v.begin(), v.end()); }
@@ -118,18 +134,8 @@ bool convOneDnnF32(const OneDnnConv& c, const float* in, const float* w, float* 
                         &c.weiStrides, &c.dstStrides})
     key.insert(key.end(), v->begin(), v->end());
   try {
-    std::shared_ptr<CachedConv> e;
-    {
-      std::lock_guard<std::mutex> lock(gCacheMutex);
-      auto it = cache().find(key);
-      if (it != cache().end()) e = it->second;
-    }
     useLibraryThreads();
-    if (!e) {
-      e = build(c);
-      std::lock_guard<std::mutex> lock(gCacheMutex);
-      cache().emplace(key, e);
-    }
+    std::shared_ptr<CachedConv> e = cachedOrBuilt(cache(), key, [&] { return build(c); });
     using dnnl::memory;
     dnnl::engine& eng = oneDnnCpuEngine();
     dnnl::stream stream(eng);
@@ -164,8 +170,8 @@ struct CachedMatmul {
   dnnl::memory::desc a, b, c;
 };
 
-std::map<std::vector<int64_t>, std::shared_ptr<CachedMatmul>>& matmulCache() {
-  static std::map<std::vector<int64_t>, std::shared_ptr<CachedMatmul>> c;
+Cache<CachedMatmul>& matmulCache() {
+  static Cache<CachedMatmul> c;
   return c;
 }
 
@@ -199,18 +205,8 @@ bool batchedGemmOneDnnF32(const BatchedGemm& g, const float* a, const float* b, 
   key.insert(key.end(), g.aStrides.begin(), g.aStrides.end());
   key.insert(key.end(), g.bStrides.begin(), g.bStrides.end());
   try {
-    std::shared_ptr<CachedMatmul> e;
-    {
-      std::lock_guard<std::mutex> lock(gCacheMutex);
-      auto it = matmulCache().find(key);
-      if (it != matmulCache().end()) e = it->second;
-    }
     useLibraryThreads();
-    if (!e) {
-      e = buildMatmul(g);
-      std::lock_guard<std::mutex> lock(gCacheMutex);
-      matmulCache().emplace(key, e);
-    }
+    std::shared_ptr<CachedMatmul> e = cachedOrBuilt(matmulCache(), key, [&] { return buildMatmul(g); });
     if (!e->prim) return false;
     dnnl::engine& eng = oneDnnCpuEngine();
     dnnl::stream stream(eng);
