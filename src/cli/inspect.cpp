@@ -222,6 +222,8 @@ json fusionPlanJson(const Operation& function, bool withSource, const std::vecto
           {"pools_narrowed", rewrites.narrowedPools},
           {"space_to_depth_convolutions", rewrites.spaceToDepth},
           {"products_merged", rewrites.mergedProducts},
+          {"bias_adds_merged", rewrites.mergedBiasAdds},
+          {"attention_head_slices", rewrites.attentionHeadSlices},
           {"repeated_ops_merged", rewrites.merged},
           {"composites", compositeList}};
 }
@@ -249,6 +251,10 @@ void printFusionPlan(const json& plan) {
     std::cout << " (" << n << " max/min pools narrowed to the type their reader converts to)";
   if (const int64_t n = plan["products_merged"].get<int64_t>())
     std::cout << " (" << n << " products by weights merged into a sibling product of the same activation)";
+  if (const int64_t n = plan["bias_adds_merged"].get<int64_t>())
+    std::cout << " (" << n << " bias adds of a merged product's slices merged into one)";
+  if (const int64_t n = plan["attention_head_slices"].get<int64_t>())
+    std::cout << " (" << n << " fused attentions reading q, k and v as heads of one projection)";
   if (const int64_t n = plan["space_to_depth_convolutions"].get<int64_t>())
     std::cout << " (" << n << " strided convolutions over few channels read 2x2 pixel blocks as channels)";
   std::cout << "\n";

@@ -77,10 +77,12 @@ struct CompileOptions {
   bool fuse = true;
   // Products of one activation by several bound weights (query, key and value; gate and up) run
   // as one product by the weights side by side (cuda, with fusion: transforms/merge_products.h),
-  // where the merged product has at most 2^21 result elements (MergeProductsOptions).
-  // Faster where the products are small, at the cost of a second copy of those weights on the
-  // device: the side-by-side copy is made once per bind and the bound originals are kept for the
-  // next bind. Off keeps each product as written.
+  // where the merged product has at most 2^21 result elements or each weight has no more
+  // elements than its product's result (MergeProductsOptions). Faster where the products are
+  // small or their tiles fill the device poorly (BERT-large at 8 x 384 tokens: 4.36 -> 4.24 ms on
+  // an H200), at the cost of a second copy of those weights on the device (683 -> 832 MiB): the
+  // side-by-side copy is made once per bind and the bound originals are kept for the next bind.
+  // Off keeps each product as written.
   bool mergeProducts = true;
   // Capture a run into a CUDA graph and replay it on later runs where the program allows it
   // (cuda: static shapes, no host steps, control flow or collectives). On by default; off

@@ -250,4 +250,192 @@ Expected<int> absorbAttentionTransposes(Module& module, std::string_view functio
   return static_cast<int>(found.size());
 }
 
+namespace {
+
+// An operand read as heads of a wider projection (absorbAttentionHeadSlices).
+struct HeadSlice {
+  Operation* slice = nullptr;  // nullptr: nothing absorbed
+  std::vector<Operation*> chain;  // the slice and the reshapes after it, read only along the chain
+  int64_t first = 0, count = 0, heads = 0;  // in heads of D; `heads` in Y's last dim
+};
+
+// Whether operand `i` of `composite`, stored [B, S, H, D], is reshape*(slice(Y)) as
+// absorbAttentionHeadSlices takes it.
+HeadSlice headSlice(const Readers& readers, const Operation& composite, size_t i, const Block& body) {
+  const Type& x = composite.operand(i)->type();
+  if (x.rank() != 4 || !x.hasStaticShape()) return {};
+  const int64_t b = x.dim(0), s = x.dim(1), h = x.dim(2), d = x.dim(3);
+  std::vector<Operation*> reshapes;
+  Operation* p = composite.operand(i)->definingOp();
+  while (p && p->code() == OpCode::Reshape && p->parentBlock() == &body) {
+    reshapes.push_back(p);
+    p = p->operand(0)->definingOp();
+  }
+  if (!p || p->code() != OpCode::Slice || p->parentBlock() != &body || d == 0) return {};
+  const Type& y = p->operand(0)->type();
+  AttrReader attrs(*p);
+  Expected<Dims> start = attrs.ints("start_indices"), limit = attrs.ints("limit_indices"),
+                 strides = attrs.ints("strides");
+  if (!y.hasStaticShape() || y.rank() < 1 || !start || !limit || !strides ||
+      static_cast<int64_t>(start->size()) != y.rank())
+    return {};
+  for (int64_t k = 0; k < y.rank(); ++k) {
+    const auto j = static_cast<size_t>(k);
+    if ((*strides)[j] != 1 || (k + 1 < y.rank() && ((*start)[j] != 0 || (*limit)[j] != y.dim(k)))) return {};
+  }
+  const int64_t c = y.shape().back(), a = start->back();
+  if (limit->back() - a != h * d || a % d != 0 || c % d != 0 || y.numElements() != b * s * c) return {};
+  HeadSlice hs;
+  hs.slice = p;
+  hs.first = a / d;
+  hs.count = h;
+  hs.heads = c / d;
+  // The chain's ops that go with the rewrite: from the operand back, while each is read only by
+  // the next (the composite for the first).
+  const Operation* reader = &composite;
+  std::vector<Operation*> chain = reshapes;
+  chain.push_back(p);
+  for (Operation* op : chain) {
+    if (!readOnlyBy(readers, op->result(0), reader)) break;
+    hs.chain.push_back(op);
+    reader = op;
+  }
+  return hs;
+}
+
+// A new decomposition of `old` whose sliced operands are the whole [B, S, heads, D] projections:
+// each is sliced to its heads, then the old body's ops run.
+Expected<std::unique_ptr<Operation>> headSliceDecomposition(const Operation& old,
+                                                            const std::array<HeadSlice, 3>& slices,
+                                                            const std::string& name) {
+  const Block& oldBody = FuncOp(&old).body();
+  const Location& loc = old.location();
+  auto fn = std::make_unique<Operation>("func.func", loc);
+  fn->setAttr("sym_name", Attribute::string(name));
+  fn->setAttr("sym_visibility", Attribute::string("private"));
+  Block& body = *fn->addRegion()->addBlock();
+  OpBuilder b(&body, loc);
+  std::unordered_map<const Value*, Value*> mapping;
+  FunctionType type;
+  for (size_t i = 0; i < oldBody.arguments().size(); ++i) {
+    const Value* oldArg = oldBody.argument(i);
+    const HeadSlice* hs = i < 3 && slices[i].slice ? &slices[i] : nullptr;
+    Type t = oldArg->type();
+    if (hs) {
+      Dims shape = t.shape();
+      shape[2] = hs->heads;
+      t = Type::tensor(shape, t.elementType());
+    }
+    Value* arg = body.addArgument(t);
+    type.inputs.push_back(t);
+    if (hs) {
+      Dims start = {0, 0, hs->first, 0}, limit = t.shape();
+      limit[2] = hs->first + hs->count;
+      mapping[oldArg] = b.slice(arg, start, limit, {1, 1, 1, 1});
+    } else {
+      mapping[oldArg] = arg;
+    }
+  }
+  for (const auto& op : oldBody.operations()) {
+    if (op->code() != OpCode::FuncReturn) {
+      body.append(cloneOperation(*op, mapping));
+      continue;
+    }
+    auto ret = std::make_unique<Operation>("func.return", op->location());
+    for (size_t r = 0; r < op->numOperands(); ++r) {
+      ret->addOperand(mapping.at(op->operand(r)));
+      type.results.push_back(op->operand(r)->type());
+    }
+    WF_RETURN_IF_ERROR(b.status());
+    body.append(std::move(ret));
+    fn->setAttr("function_type", Attribute::functionType(type));
+    return fn;
+  }
+  return internalError(old.describe() + ": attention decomposition without a return");
+}
+
+}  // namespace
+
+Expected<int> absorbAttentionHeadSlices(Module& module, std::string_view function) {
+  Operation* fnOp = module.lookupFunction(function);
+  if (!fnOp) return notFound("attention head slices: no function @" + std::string(function) + " in the module");
+  Block& body = FuncOp(fnOp).body();
+  const Readers readers = readersIn(body);
+  static constexpr const char* kLayouts[3] = {"q_layout", "k_layout", "v_layout"};
+  static constexpr const char* kHeads[3] = {"q_heads", "k_heads", "v_heads"};
+  struct Found {
+    Operation* composite;
+    std::array<HeadSlice, 3> slices;
+  };
+  std::vector<Found> found;
+  for (const auto& op : body.operations()) {
+    if (op->code() != OpCode::Composite || op->numOperands() < 3 || op->numResults() != 2) continue;
+    const Attribute* name = op->attr("name");
+    const Attribute* attrs = op->attr("composite_attributes");
+    if (!name || name->stringValue() != kAttentionComposite || !attrs) continue;
+    Found f{op.get(), {}};
+    bool any = false;
+    for (size_t i = 0; i < 3; ++i) {
+      const Attribute* layout = attrs->field(kLayouts[i]);
+      if (!layout || layout->kind() != Attribute::Kind::kString || layout->stringValue() != kSequenceMajorLayout ||
+          attrs->field(kHeads[i]))
+        continue;
+      f.slices[i] = headSlice(readers, *op, i, body);
+      any = any || f.slices[i].slice;
+    }
+    if (any) found.push_back(std::move(f));
+  }
+  if (found.empty()) return 0;
+
+  std::vector<std::unique_ptr<Operation>> functions;
+  int next = 0;
+  for (const Found& f : found) {
+    const Attribute* decomposition = f.composite->attr("decomposition");
+    const Operation* old = decomposition ? module.lookupFunction(decomposition->stringValue()) : nullptr;
+    if (!old) return internalError(f.composite->describe() + ": attention composite without its decomposition");
+    std::string name;
+    do name = "warpforge_attention_heads_" + std::to_string(next++);
+    while (module.lookupFunction(name));
+    WF_ASSIGN_OR_RETURN(std::unique_ptr<Operation> fn, headSliceDecomposition(*old, f.slices, name));
+    functions.push_back(std::move(fn));
+  }
+
+  // Each composite reads reshape(Y), made right before it; the chains only it read go.
+  std::unordered_set<const Operation*> removed;
+  std::unordered_map<const Operation*, std::vector<std::unique_ptr<Operation>>> before;
+  for (size_t n = 0; n < found.size(); ++n) {
+    Operation& c = *found[n].composite;
+    std::vector<NamedAttribute> fields = c.attr("composite_attributes")->fields();
+    for (size_t i = 0; i < 3; ++i) {
+      const HeadSlice& hs = found[n].slices[i];
+      if (!hs.slice) continue;
+      Value* y = hs.slice->operand(0);
+      Dims shape = c.operand(i)->type().shape();
+      shape[2] = hs.heads;
+      auto reshape = std::make_unique<Operation>("stablehlo.reshape", hs.slice->location());
+      reshape->addOperand(y);
+      reshape->addResult(Type::tensor(shape, y->type().elementType()));
+      c.setOperand(i, reshape->result(0));
+      before[&c].push_back(std::move(reshape));
+      fields.push_back({kHeads[i], i64DenseArray({hs.first, hs.count})});
+      removed.insert(hs.chain.begin(), hs.chain.end());
+    }
+    c.setAttr("composite_attributes", Attribute::dictionary(std::move(fields)));
+    c.setAttr("decomposition", Attribute::symbolRef(functions[n]->attr("sym_name")->stringValue()));
+  }
+  auto& ops = body.mutableOperations();
+  std::vector<std::unique_ptr<Operation>> rewritten;
+  rewritten.reserve(ops.size());
+  for (auto& op : ops) {
+    if (removed.count(op.get())) continue;
+    if (auto it = before.find(op.get()); it != before.end())
+      for (auto& r : it->second) rewritten.push_back(std::move(r));
+    rewritten.push_back(std::move(op));
+  }
+  for (auto& op : rewritten) op->setParentBlock(&body);
+  ops = std::move(rewritten);
+  for (auto& fn : functions) module.append(std::move(fn));
+  return static_cast<int>(found.size());
+}
+
 }  // namespace wf

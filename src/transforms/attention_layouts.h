@@ -38,4 +38,14 @@ inline constexpr std::string_view kSequenceMajorLayout = "bshd";  // [B, S, H, D
 // regions). Returns how many composites changed; on error the module is unchanged.
 Expected<int> absorbAttentionTransposes(Module& module, std::string_view function);
 
+// Where q, k and v come from one merged projection (transforms/merge_products.h), each [B, S, H, D]
+// operand read "bshd" is reshape(slice(Y)) of Y [B*S, C] (or [B, S, C]), heads [a, a + H*D) of
+// Y's last dim. A fused kernel reads those heads where they lie, at a row stride of C: this makes
+// the composite read reshape(Y, [B, S, C / D, D]) and record
+//   q_heads, k_heads, v_heads = array<i64: first, count>   (in heads of D)
+// with a decomposition that slices those heads first. Needs a % D == 0 and C % D == 0. Returns
+// how many composites changed; on error the module is unchanged. Runs after the products merge
+// (the CUDA backend's plan rewrites), so that without it nothing is sliced.
+Expected<int> absorbAttentionHeadSlices(Module& module, std::string_view function);
+
 }  // namespace wf

@@ -68,6 +68,15 @@ bool sameProduct(const Operation& dot, int64_t freeDim, const Siblings& group) {
   return a == b;
 }
 
+// Whether `dot` is one to merge (merge_products.h): a small result, or a product of at least as
+// many rows as the weight has inputs (rhs elements <= result elements, each over the free dim's
+// width).
+bool worthMerging(const Operation& dot, const MergeProductsOptions& options) {
+  const int64_t result = dot.result(0)->type().numElements();
+  return result <= options.maxResultElements ||
+         (options.mergeManyRows && dot.operand(1)->type().numElements() <= result);
+}
+
 }  // namespace
 
 Expected<int> mergeSiblingProducts(Operation& function, const MergeProductsOptions& options) {
@@ -78,7 +87,7 @@ Expected<int> mergeSiblingProducts(Operation& function, const MergeProductsOptio
   std::unordered_map<const Operation*, std::vector<Operation*>> chains;  // each product's weight chain
   for (const auto& op : body.operations()) {
     const std::optional<int64_t> freeDim = rhsFreeDim(*op);
-    if (!freeDim || op->result(0)->type().numElements() > options.maxResultElements) continue;
+    if (!freeDim || !worthMerging(*op, options)) continue;
     std::vector<Operation*> chain;
     if (!weightChain(op->operand(1), body, chain)) continue;
     chains[op.get()] = std::move(chain);
@@ -142,6 +151,197 @@ Expected<int> mergeSiblingProducts(Operation& function, const MergeProductsOptio
   }
   replaceUses(body, replacement);
   return removed;
+}
+
+namespace {
+
+// One slice of a merged product and the bias add around it (mergeBiasAddsOfSlices).
+struct SlicedBiasAdd {
+  Operation* slice = nullptr;
+  int64_t start = 0, limit = 0;  // along the last dim
+  Operation* widen = nullptr;
+  Operation* add = nullptr;
+  Value* bias = nullptr;              // b_i, [limit - start]
+  Operation* broadcast = nullptr;     // of b_i, where the add is its only reader (it goes too)
+  std::vector<Operation*> reshapes;   // after the add, in order
+  Operation* narrow = nullptr;
+};
+
+// The only reader of `v`, or nullptr.
+const Operation* onlyReader(const Readers& readers, const Value* v) {
+  auto it = readers.find(v);
+  if (it == readers.end() || it->second.empty()) return nullptr;
+  for (const Operation* r : it->second)
+    if (r != it->second.front()) return nullptr;
+  return it->second.front();
+}
+
+// `slice`'s chain up to its narrowing convert, where it has the form of mergeBiasAddsOfSlices.
+std::optional<SlicedBiasAdd> slicedBiasAdd(const Readers& readers, const Operation& slice, const Type& product) {
+  const int64_t rank = product.rank();
+  AttrReader attrs(slice);
+  Expected<std::vector<int64_t>> start = attrs.ints("start_indices"), limit = attrs.ints("limit_indices"),
+                                 strides = attrs.ints("strides");
+  if (!start || !limit || !strides || static_cast<int64_t>(start->size()) != rank) return std::nullopt;
+  for (int64_t d = 0; d < rank; ++d) {
+    const auto i = static_cast<size_t>(d);
+    if ((*strides)[i] != 1 || (d + 1 < rank && ((*start)[i] != 0 || (*limit)[i] != product.dim(d))))
+      return std::nullopt;
+  }
+  SlicedBiasAdd s;
+  s.slice = const_cast<Operation*>(&slice);
+  s.start = start->back();
+  s.limit = limit->back();
+  s.widen = const_cast<Operation*>(onlyReader(readers, slice.result(0)));
+  if (!s.widen || s.widen->code() != OpCode::Convert) return std::nullopt;
+  const ElementType wide = s.widen->result(0)->type().elementType();
+  if (!isFloat(wide) || bitWidth(wide) <= bitWidth(product.elementType())) return std::nullopt;
+  s.add = const_cast<Operation*>(onlyReader(readers, s.widen->result(0)));
+  if (!s.add || s.add->code() != OpCode::Add || s.add->numOperands() != 2) return std::nullopt;
+  const Value* other = s.add->operand(0) == s.widen->result(0) ? s.add->operand(1) : s.add->operand(0);
+  const Operation* broadcast = other->definingOp();
+  if (other == s.widen->result(0) || !broadcast || broadcast->code() != OpCode::BroadcastInDim) return std::nullopt;
+  Expected<std::vector<int64_t>> dims = AttrReader(*broadcast).ints("broadcast_dimensions");
+  s.bias = broadcast->operand(0);
+  if (!dims || *dims != std::vector<int64_t>{rank - 1} ||
+      s.bias->type().shape() != std::vector<int64_t>{s.limit - s.start} || s.bias->type().elementType() != wide)
+    return std::nullopt;
+  if (onlyReader(readers, other) == s.add) s.broadcast = const_cast<Operation*>(broadcast);
+  const Operation* at = s.add;
+  for (;;) {
+    const Operation* next = onlyReader(readers, at->result(0));
+    if (!next) return std::nullopt;
+    if (next->code() == OpCode::Reshape) {
+      s.reshapes.push_back(const_cast<Operation*>(next));
+      at = next;
+      continue;
+    }
+    if (next->code() != OpCode::Convert || next->result(0)->type().elementType() != product.elementType())
+      return std::nullopt;
+    s.narrow = const_cast<Operation*>(next);
+    return s;
+  }
+}
+
+// A product whose slices' bias adds all merge, with the op after which the new ops go: the last
+// of the product and the biases' definitions.
+struct BiasMerge {
+  Operation* product = nullptr;
+  std::vector<SlicedBiasAdd> parts;  // by start
+  const Operation* insertAfter = nullptr;
+};
+
+std::optional<BiasMerge> biasMerge(const Readers& readers, const std::unordered_map<const Operation*, size_t>& position,
+                                   Operation& product) {
+  if (product.code() != OpCode::DotGeneral || product.numResults() != 1) return std::nullopt;
+  const Type& type = product.result(0)->type();
+  if ((type.elementType() != ElementType::kBF16 && type.elementType() != ElementType::kF16) ||
+      !type.hasStaticShape() || type.rank() < 1)
+    return std::nullopt;
+  auto it = readers.find(product.result(0));
+  if (it == readers.end() || it->second.size() < 2) return std::nullopt;
+  BiasMerge m;
+  m.product = &product;
+  m.insertAfter = &product;
+  for (const Operation* r : it->second) {
+    std::optional<SlicedBiasAdd> part;
+    if (r->code() == OpCode::Slice) part = slicedBiasAdd(readers, *r, type);
+    if (!part) return std::nullopt;
+    if (const Operation* def = part->bias->definingOp(); def && position.at(def) > position.at(m.insertAfter))
+      m.insertAfter = def;
+    m.parts.push_back(std::move(*part));
+  }
+  std::sort(m.parts.begin(), m.parts.end(), [](const auto& a, const auto& b) { return a.start < b.start; });
+  int64_t covered = 0;
+  const ElementType wide = m.parts.front().widen->result(0)->type().elementType();
+  for (const SlicedBiasAdd& p : m.parts) {
+    if (p.start != covered || p.widen->result(0)->type().elementType() != wide) return std::nullopt;
+    covered = p.limit;
+  }
+  if (covered != type.shape().back()) return std::nullopt;
+  // Every narrowed value is first read after the new ops.
+  for (const SlicedBiasAdd& p : m.parts)
+    if (auto r = readers.find(p.narrow->result(0)); r != readers.end())
+      for (const Operation* reader : r->second)
+        if (position.at(reader) <= position.at(m.insertAfter)) return std::nullopt;
+  return m;
+}
+
+}  // namespace
+
+Expected<int> mergeBiasAddsOfSlices(Operation& function) {
+  if (function.code() != OpCode::FuncFunc || function.numRegions() == 0 || function.region(0).empty())
+    return invalidArgument("mergeBiasAddsOfSlices: not a function with a body");
+  Block& body = function.region(0).front();
+  const Readers readers = readersIn(body);
+  std::unordered_map<const Operation*, size_t> position;
+  for (size_t i = 0; i < body.operations().size(); ++i) position[body.operations()[i].get()] = i;
+  std::vector<BiasMerge> merges;
+  for (const auto& op : body.operations())
+    if (std::optional<BiasMerge> m = biasMerge(readers, position, *op)) merges.push_back(std::move(*m));
+  if (merges.empty()) return 0;
+
+  std::unordered_map<const Operation*, std::vector<const BiasMerge*>> after;
+  std::unordered_set<const Operation*> removed;
+  int gone = 0;
+  for (const BiasMerge& m : merges) {
+    after[m.insertAfter].push_back(&m);
+    for (const SlicedBiasAdd& p : m.parts) {
+      removed.insert({p.slice, p.widen, p.add, p.narrow});
+      if (p.broadcast) removed.insert(p.broadcast);
+      removed.insert(p.reshapes.begin(), p.reshapes.end());
+    }
+    gone += static_cast<int>(m.parts.size()) - 1;
+  }
+  // The block is rebuilt in order, the merged add right after its insertion point.
+  std::vector<std::unique_ptr<Operation>> ops = std::move(body.mutableOperations());
+  body.mutableOperations().clear();
+  std::unordered_map<const Value*, Value*> replacement;
+  std::vector<std::unique_ptr<Operation>> dropped;
+  for (auto& op : ops) {
+    const Operation* current = op.get();
+    if (removed.count(current)) {
+      dropped.push_back(std::move(op));
+      continue;
+    }
+    body.append(std::move(op));
+    auto it = after.find(current);
+    if (it == after.end()) continue;
+    for (const BiasMerge* m : it->second) {
+      const Type& type = m->product->result(0)->type();
+      const ElementType wide = m->parts.front().widen->result(0)->type().elementType();
+      OpBuilder b(&body, m->product->location());
+      // Biases widened from one type are concatenated in it and widened once (the bias epilogue
+      // reads a bias of the product's type).
+      std::vector<Value*> biases;
+      bool widenedFromOne = true;
+      for (const SlicedBiasAdd& p : m->parts) {
+        const Operation* def = p.bias->definingOp();
+        widenedFromOne = widenedFromOne && def && def->code() == OpCode::Convert &&
+                         def->operand(0)->type().elementType() ==
+                             m->parts.front().bias->definingOp()->operand(0)->type().elementType();
+      }
+      for (const SlicedBiasAdd& p : m->parts)
+        biases.push_back(widenedFromOne ? p.bias->definingOp()->operand(0) : p.bias);
+      Value* bias = b.concatenate(biases, 0);
+      if (widenedFromOne) bias = b.convert(bias, wide);
+      Value* widened = b.convert(m->product->result(0), wide);
+      Value* broadcast = b.broadcastInDim(bias, Type::tensor(type.shape(), wide), {type.rank() - 1});
+      Value* narrowed = b.convert(b.add(widened, broadcast), type.elementType());
+      std::vector<int64_t> start(static_cast<size_t>(type.rank()), 0), limit = type.shape(),
+          strides(static_cast<size_t>(type.rank()), 1);
+      for (const SlicedBiasAdd& p : m->parts) {
+        start.back() = p.start;
+        limit.back() = p.limit;
+        Value* x = b.slice(narrowed, start, limit, strides);
+        for (const Operation* r : p.reshapes) x = b.reshape(x, r->result(0)->type().shape());
+        replacement[p.narrow->result(0)] = x;
+      }
+      if (!b.ok()) return b.status().withContext(m->product->describe() + ": merging the bias adds of its slices");
+    }
+  }
+  replaceUses(body, replacement);
+  return gone;
 }
 
 }  // namespace wf

@@ -430,6 +430,80 @@ TEST_P(FusedAttention, HeadTransposesAroundAttentionDoNotRun) {
   }
 }
 
+// sequenceMajorModule with q, k and v the bias-added projections of one input x [B*S, H*D], as
+// nn.Linear writes them under bf16: each product widened, plus its widened bias, reshaped to
+// [B, S, H, D] and narrowed. The backend merges the three products (transforms/merge_products.h)
+// and their bias adds, and attention reads the heads of the merged result where they lie.
+std::string projectedModule(const AttentionCase& c) {
+  std::string text = sequenceMajorModule(c);
+  const int64_t e = c.h * c.d, rows = c.b * c.sq;
+  const std::string x = ty({rows, e}, c.t), w = ty({e, e}, c.t), bias = ty({e}, c.t),
+                    biasF = ty({e}, ElementType::kF32), p = ty({rows, e}, c.t), pf = ty({rows, e}, ElementType::kF32),
+                    split = ty({c.b, c.sq, c.h, c.d}, ElementType::kF32), qs = ty({c.b, c.sq, c.h, c.d}, c.t);
+  const std::string args = "%qs: " + qs + ", %ks: " + qs + ", %vs: " + qs;
+  text.replace(text.find(args), args.size(),
+               "%input: " + x + ", %wq: " + w + ", %wk: " + w + ", %wv: " + w + ", %bq: " + bias + ", %bk: " + bias +
+                   ", %bv: " + bias);
+  std::string projections;
+  for (const char* n : {"q", "k", "v"}) {
+    const std::string v = std::string("%") + n;
+    projections += "  " + v + "p = \"stablehlo.dot_general\"(%input, %w" + n + ") {dot_dimension_numbers = "
+                   "#stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [1]>} : (" + x +
+                   ", " + w + ") -> " + p + "\n";
+    projections += "  " + v + "pf = \"stablehlo.convert\"(" + v + "p) : (" + p + ") -> " + pf + "\n";
+    projections += "  " + v + "bf = \"stablehlo.convert\"(%b" + n + ") : (" + bias + ") -> " + biasF + "\n";
+    projections += "  " + v + "bb = \"stablehlo.broadcast_in_dim\"(" + v + "bf) {broadcast_dimensions = "
+                   "array<i64: 1>} : (" + biasF + ") -> " + pf + "\n";
+    projections += "  " + v + "a = \"stablehlo.add\"(" + v + "pf, " + v + "bb) : (" + pf + ", " + pf + ") -> " + pf +
+                   "\n";
+    projections += "  " + v + "r = \"stablehlo.reshape\"(" + v + "a) : (" + pf + ") -> " + split + "\n";
+    projections += "  " + v + "s = \"stablehlo.convert\"(" + v + "r) : (" + split + ") -> " + qs + "\n";
+  }
+  const size_t bodyAt = text.find("{\n", text.find("func.func @main(")) + 2;
+  text.insert(bodyAt, projections);
+  return text;
+}
+
+TEST_P(FusedAttention, HeadsOfOneMergedProjectionAreReadWhereTheyLie) {
+  WF_REQUIRE_GPU();
+  AttentionCase c;  // B=2 H=3 S=77 D=64, a full select mask
+  c.t = GetParam();
+  SCOPED_TRACE(c.name());
+  const std::string text = projectedModule(c);
+  Module m = parse(text);
+  ASSERT_TRUE(mainOf(m)) << text;
+  const int64_t e = c.h * c.d;
+  std::vector<Literal> args = {randomLiteral(Type::tensor({c.b * c.sq, e}, c.t), -1, 1)};
+  for (int i = 0; i < 3; ++i) args.push_back(randomLiteral(Type::tensor({e, e}, c.t), -0.125, 0.125));
+  for (int i = 0; i < 3; ++i) args.push_back(randomLiteral(Type::tensor({e}, c.t), -1, 1));
+  args.push_back(inputs(c, false)[3]);  // the mask
+  Expected<std::vector<Literal>> want = runCpu(m, cloneAll(args));
+  ASSERT_TRUE(want) << want.status().toString();
+  // The weights bound, as a package's are: their concatenations run once, before the first run.
+  CompileOptions options;
+  options.boundArguments = {1, 2, 3, 4, 5, 6};
+  Expected<std::unique_ptr<Executable>> exe = cudaBackend().compile(m, *mainOf(m), options);
+  ASSERT_TRUE(exe) << exe.status().toString();
+  for (size_t i = 1; i <= 6; ++i) ASSERT_TRUE((*exe)->bindArgument(i, args[i]).isOk());
+  std::vector<Literal> perRun;
+  perRun.push_back(args[0].clone());
+  perRun.push_back(args[7].clone());
+  Expected<RunResult> got = (*exe)->run(perRun);
+  ASSERT_TRUE(got) << got.status().toString();
+  ASSERT_EQ(got->outputs.size(), 1u);
+  EXPECT_EQ(compareToMax(got->outputs[0], (*want)[0], toleranceFor(c.t)), "");
+  const ExecutableStats stats = (*exe)->stats();
+  const int perRunSteps = stats.deviceSteps - stats.hoistedSteps;
+  std::cout << c.name() << ": " << stats.deviceSteps << " steps, " << stats.hoistedSteps << " hoisted, "
+            << stats.matmulBiasEpilogues << " bias epilogues, " << stats.fusedComposites << " fused attention\n";
+  if (cuda::fusedAttentionBuilt()) {
+    EXPECT_EQ(stats.fusedComposites, 1) << "not outlined, or cuDNN declined";
+    // One product (with its bias epilogue, or a bias kernel after it) and the attention: no slice
+    // of the merged product is copied out.
+    EXPECT_EQ(perRunSteps, stats.matmulBiasEpilogues == 1 ? 2 : 3);
+  }
+}
+
 // `text` (a module whose @main takes the mask %m) with the mask computed inside @main instead: the
 // top-left causal mask, iota(query) >= iota(key) over [1, 1, Sq, Skv], as decoders' exporters
 // build it from positions. The backend finds it causal at compile time (transforms/causal_masks.h)

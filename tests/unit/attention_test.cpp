@@ -305,6 +305,85 @@ TEST(AttentionLayouts, HeadTransposesAbsorbedComputeTheSameBits) {
   }
 }
 
+// sequenceMajorAttention's attention with q, k and v heads of wider projections, as a merged
+// product leaves them (transforms/merge_products.h): q heads 1..3 of %qy [10, 20] (5 heads of 4),
+// k heads 0..2 of %ky [12, 16], v heads 1..3 of %vy [2, 6, 16]. `kElsewhere` also reads k's slice
+// (times %w).
+std::string headSlicedAttention(bool kElsewhere) {
+  const std::string inner = bf16Attention();
+  const size_t from = inner.find("  %s0 ="), to = inner.find("  %r =");
+  std::string s = "func.func @main(%qy: tensor<10x20xbf16>, %ky: tensor<12x16xbf16>, %vy: tensor<2x6x16xbf16>, "
+                  "%w: tensor<12x12xbf16>) -> (tensor<2x5x3x4xbf16>, tensor<12x12xbf16>) {\n";
+  struct Operand {
+    std::string name, y, seq;
+    std::vector<int64_t> yShape;
+    int64_t first;
+  };
+  for (const Operand& x : {Operand{"q", "qy", "5", {10, 20}, 1}, Operand{"k", "ky", "6", {12, 16}, 0},
+                           Operand{"v", "vy", "6", {2, 6, 16}, 1}}) {
+    std::string ys = "tensor<", sl = "tensor<", start, limit, strides;
+    for (size_t d = 0; d < x.yShape.size(); ++d) {
+      const bool last = d + 1 == x.yShape.size();
+      ys += std::to_string(x.yShape[d]) + "x";
+      sl += std::to_string(last ? 12 : x.yShape[d]) + "x";
+      start += (d ? ", " : "") + std::to_string(last ? x.first * 4 : 0);
+      limit += (d ? ", " : "") + std::to_string(last ? x.first * 4 + 12 : x.yShape[d]);
+      strides += d ? ", 1" : "1";
+    }
+    ys += "bf16>";
+    sl += "bf16>";
+    const std::string bshd = "tensor<2x" + x.seq + "x3x4xbf16>", bhsd = "tensor<2x3x" + x.seq + "x4xbf16>";
+    s += "  %" + x.name + "sl = \"stablehlo.slice\"(%" + x.y + ") {start_indices = array<i64: " + start +
+         ">, limit_indices = array<i64: " + limit + ">, strides = array<i64: " + strides + ">} : (" + ys + ") -> " +
+         sl + "\n";
+    s += "  %" + x.name + "s = \"stablehlo.reshape\"(%" + x.name + "sl) : (" + sl + ") -> " + bshd + "\n";
+    s += "  %" + x.name + " = stablehlo.transpose %" + x.name + "s, dims = [0, 2, 1, 3] : (" + bshd + ") -> " + bhsd +
+         "\n";
+  }
+  s += inner.substr(from, to - from);
+  s += "  %ot = stablehlo.transpose %o, dims = [0, 2, 1, 3] : (tensor<2x3x5x4xbf16>) -> tensor<2x5x3x4xbf16>\n";
+  s += std::string("  %k2 = stablehlo.multiply ") + (kElsewhere ? "%ksl" : "%w") + ", %w : tensor<12x12xbf16>\n";
+  s += "  return %ot, %k2 : tensor<2x5x3x4xbf16>, tensor<12x12xbf16>\n}\n";
+  return s;
+}
+
+TEST(AttentionLayouts, HeadsOfWiderProjectionsAreReadWhereTheyLie) {
+  for (bool kElsewhere : {false, true}) {
+    const std::string text = headSlicedAttention(kElsewhere);
+    SCOPED_TRACE(text);
+    auto original = parseAndVerify(text);
+    auto rewritten = parseAndVerify(text);
+    ASSERT_TRUE(original && rewritten) << (original ? rewritten.status() : original.status()).toString();
+    ASSERT_EQ(*outlineAttention(*rewritten, "main"), 1);
+    ASSERT_EQ(*absorbAttentionTransposes(*rewritten, "main"), 1);
+    auto n = absorbAttentionHeadSlices(*rewritten, "main");
+    ASSERT_TRUE(n) << n.status().toString();
+    EXPECT_EQ(*n, 1);
+    ASSERT_TRUE(verifyModule(*rewritten).isOk()) << printModule(*rewritten);
+    const Block& body = FuncOp(rewritten->lookupFunction("main")).body();
+    std::string heads;
+    for (const auto& op : body.operations())
+      if (op->code() == OpCode::Composite)
+        for (const char* name : {"q_heads", "k_heads", "v_heads"}) {
+          const Attribute* a = op->attr("composite_attributes")->field(name);
+          std::optional<std::vector<int64_t>> range = a ? a->asIntList() : std::nullopt;
+          heads += (heads.empty() ? "" : " ") + (range ? std::to_string((*range)[0]) + ":" + std::to_string((*range)[1])
+                                                       : std::string("-"));
+        }
+    EXPECT_EQ(heads, "1:3 0:3 1:3");
+    // The slices go, but k's where it is read elsewhere.
+    EXPECT_EQ(countOps(body, OpCode::Slice), kElsewhere ? 1 : 0) << printModule(*rewritten);
+    EXPECT_EQ(*absorbAttentionHeadSlices(*rewritten, "main"), 0);
+    auto reparsed = parseAndVerify(printModule(*rewritten));
+    ASSERT_TRUE(reparsed) << reparsed.status().toString();
+    std::vector<Literal> args = randomArgs(*original->lookupFunction("main"), 23);
+    auto want = run(*original, "main", args);
+    auto got = run(*reparsed, "main", args);
+    ASSERT_TRUE(want && got) << (want ? got.status() : want.status()).toString();
+    for (size_t i = 0; i < want->size(); ++i) EXPECT_TRUE((*got)[i].bitwiseEqual((*want)[i])) << "result " << i;
+  }
+}
+
 // The gradients of the outlined program: the same as the written-out program's (the backward
 // composite's decomposition recomputes the forward ops), and the backward pass reads no
 // [B, H, Sq, Skv] value of the forward pass.

@@ -93,5 +93,77 @@ TEST(MergeProducts, ProductsByActivationsStay) {
   check(projections("f32", /*activationRhs=*/true), 1);
 }
 
+std::string linearLayers(int rows, bool readSum = false);
+
+TEST(MergeProducts, ProductsOfManyRowsMergeWhereTheirWeightsAreSmaller) {
+  // With no result small enough, the rows decide: 10 rows against 12 inputs stay apart, 16 rows
+  // against 8 inputs merge, 4 against 8 do not.
+  const MergeProductsOptions noneSmall{.maxResultElements = 0};
+  check(projections("f32"), 0, noneSmall);
+  check(linearLayers(16), 2, noneSmall);
+  check(linearLayers(4), 0, noneSmall);
+  check(linearLayers(16), 0, MergeProductsOptions{.maxResultElements = 0, .mergeManyRows = false});
+}
+
+// A linear layer's q, k and v as exporters write them in bf16: x [rows, 8] times three weights
+// [8, n] (n = 8, 8, 4), each product widened to f32, plus its f32 bias, reshaped to [2, rows / 2,
+// n / 4, 4] and narrowed back; the narrowed values are the results. With `readSum`, the key's f32
+// sum is read again (its bias add cannot merge).
+std::string linearLayers(int rows, bool readSum) {
+  const std::string r = std::to_string(rows), half = std::to_string(rows / 2);
+  std::string s = "func.func @main(%x: tensor<" + r + "x8xbf16>, %wq: tensor<8x8xbf16>, %wk: tensor<8x8xbf16>, "
+                  "%wv: tensor<8x4xbf16>, %bq: tensor<8xf32>, %bk: tensor<8xf32>, %bv: tensor<4xf32>) -> (";
+  std::string results, types;
+  std::string body;
+  for (auto [name, n] : {std::pair{"q", 8}, std::pair{"k", 8}, std::pair{"v", 4}}) {
+    const std::string nn = std::to_string(n), t = "tensor<" + r + "x" + nn, heads = std::to_string(n / 4);
+    const std::string split = "tensor<2x" + half + "x" + heads + "x4";
+    const std::string v = std::string("%") + name;
+    body += "  " + v + "p = \"stablehlo.dot_general\"(%x, %w" + name + ") {dot_dimension_numbers = #stablehlo.dot<"
+            "lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>} : (tensor<" + r + "x8xbf16>, "
+            "tensor<8x" + nn + "xbf16>) -> " + t + "xbf16>\n";
+    body += "  " + v + "w = \"stablehlo.convert\"(" + v + "p) : (" + t + "xbf16>) -> " + t + "xf32>\n";
+    body += "  " + v + "b = \"stablehlo.broadcast_in_dim\"(%b" + name + ") {broadcast_dimensions = array<i64: 1>} : "
+            "(tensor<" + nn + "xf32>) -> " + t + "xf32>\n";
+    body += "  " + v + "a = \"stablehlo.add\"(" + v + "w, " + v + "b) : (" + t + "xf32>, " + t + "xf32>) -> " + t +
+            "xf32>\n";
+    body += "  " + v + "r = \"stablehlo.reshape\"(" + v + "a) : (" + t + "xf32>) -> " + split + "xf32>\n";
+    body += "  " + v + "n = \"stablehlo.convert\"(" + v + "r) : (" + split + "xf32>) -> " + split + "xbf16>\n";
+    results += (results.empty() ? "" : ", ") + v + "n";
+    types += (types.empty() ? "" : ", ") + split + "xbf16>";
+  }
+  if (readSum) {
+    results += ", %ka";
+    types += ", tensor<" + r + "x8xf32>";
+  }
+  return s + types + ") {\n" + body + "  func.return " + results + " : " + types + "\n}\n";
+}
+
+// Merges the products and then their bias adds; expects `adds` stablehlo.add ops left and the same
+// bits.
+void checkBiasAdds(const std::string& text, int adds) {
+  auto original = programtest::parseAndVerify(text, "linear.mlir");
+  auto changed = programtest::parseAndVerify(text, "linear.mlir");
+  ASSERT_TRUE(original && changed) << (original ? changed.status() : original.status()).toString() << "\n" << text;
+  Operation& main = *changed->lookupFunction("main");
+  ASSERT_TRUE(mergeSiblingProducts(main));
+  Expected<int> gone = mergeBiasAddsOfSlices(main);
+  ASSERT_TRUE(gone) << gone.status().toString();
+  EXPECT_EQ(*gone, adds == 1 ? 2 : 0);
+  auto reparsed = programtest::parseAndVerify(printModule(*changed), "merged.mlir");
+  ASSERT_TRUE(reparsed) << reparsed.status().toString() << "\n" << printModule(*changed);
+  EXPECT_EQ(countOps(*reparsed, OpCode::DotGeneral), 1);
+  EXPECT_EQ(countOps(*reparsed, OpCode::Add), adds) << printModule(*reparsed);
+  for (uint32_t seed : {5u, 6u})
+    EXPECT_EQ(programtest::sameResults(*original, *reparsed, programtest::randomArguments(*original, seed)), "");
+}
+
+TEST(MergeProducts, BiasAddsOfAMergedProductBecomeOne) {
+  // 16 rows of 8 inputs: the many-rows rule merges the products, whatever their size.
+  checkBiasAdds(linearLayers(16), 1);
+  // The key's sum is read as it is: nothing merges, the products stay merged.
+  checkBiasAdds(linearLayers(16, /*readSum=*/true), 3);
+}
+
 }  // namespace
 }  // namespace wf

@@ -63,6 +63,13 @@ Expected<PlanRewrites> rewriteForPlanning(Module& module, std::string_view funct
   // After outlining, so that attention's patterns are matched as the exporter wrote them.
   if (mergeProducts && holdsOp(FuncOp(fn).body(), {OpCode::DotGeneral})) {
     WF_ASSIGN_OR_RETURN(done.mergedProducts, mergeSiblingProducts(*fn));
+    if (done.mergedProducts > 0) {
+      WF_ASSIGN_OR_RETURN(done.mergedBiasAdds, mergeBiasAddsOfSlices(*fn));
+      // q, k and v then come as slices of one projection: attention reads them where they lie.
+      if (done.attentionLayouts > 0) {
+        WF_ASSIGN_OR_RETURN(done.attentionHeadSlices, absorbAttentionHeadSlices(module, function));
+      }
+    }
   }
   if (holdsOp(FuncOp(fn).body(), {OpCode::ReduceWindow})) {
     WF_ASSIGN_OR_RETURN(done.narrowedPools, narrowPools(*fn));

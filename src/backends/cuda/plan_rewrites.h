@@ -43,6 +43,8 @@ struct PlanRewrites {
   int roundTrips = 0;        // widen-then-narrow conversions folded (transforms/fold_round_trips.h)
   int narrowedPools = 0;   // pools read by a narrowing conversion alone (transforms/narrow_pools.h)
   int mergedProducts = 0;  // products merged into a sibling's (transforms/merge_products.h)
+  int mergedBiasAdds = 0;  // bias adds of a merged product's slices merged into one (the same)
+  int attentionHeadSlices = 0;  // attention reading q, k, v as heads of a merged projection
   int spaceToDepth = 0;    // strided convolutions over few channels (transforms/space_to_depth.h)
 };
 

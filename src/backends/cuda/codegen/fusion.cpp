@@ -403,6 +403,13 @@ FusionPlan planFusion(const Block& block, const std::unordered_set<const Value*>
     return fuseKind(p) == FuseKind::kCompute && p.numResults() == 1 && v->type().rank() > 0 &&
            v->type().numElements() * 16 <= broadcast.result(0)->type().numElements() && computedFromConstants(v);
   };
+  // A vector concatenated from values computed from constant arguments (the biases of merged
+  // products, transforms/merge_products.h): computed once and read from memory, where a bias
+  // epilogue (kernels/dot.h) finds it in one buffer.
+  auto constantVectorConcat = [&](const Operation& p) {
+    return p.code() == OpCode::Concatenate && !options.constantArguments.empty() && p.numResults() == 1 &&
+           p.result(0)->type().rank() == 1 && computedFromConstants(p.result(0));
+  };
   auto recomputedPerUser = [&](const Operation& p) {
     if (fuseKind(p) != FuseKind::kCompute || p.numResults() != 1) return false;
     const Value* v = p.result(0);
@@ -487,7 +494,8 @@ FusionPlan planFusion(const Block& block, const std::unordered_set<const Value*>
             if (allowSide) sideCandidates.push_back(p);
             continue;
           }
-          if (hoistableBeneathBroadcast(*m, *p)) continue;  // read from memory, computed once
+          // Read from memory, computed once.
+          if (hoistableBeneathBroadcast(*m, *p) || constantVectorConcat(*p)) continue;
           const FuseKind kind = fuseKind(*p);
           if (kind == FuseKind::kNone || kind == FuseKind::kRunsReduce || (kind == FuseKind::kReduce && !allowReduce))
             continue;

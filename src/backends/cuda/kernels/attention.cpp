@@ -16,7 +16,9 @@
 //
 // A forward composite may read q, k or v and write o as [B, S, H, D] (the attribute q_layout,
 // k_layout, v_layout or o_layout = "bshd", transforms/attention_layouts.h): cuDNN reads and writes
-// those through strides, so the head transposes around the attention do not run.
+// those through strides, so the head transposes around the attention do not run. Such an operand
+// may hold more heads than it reads (q_heads, k_heads, v_heads = [first, count]: q, k and v as
+// heads of one merged projection): cuDNN reads them at the wider row stride, from the first head.
 //
 // A select mask marked `mask_is_causal` (transforms/causal_masks.h: the compiler evaluated it
 // and found it true exactly where key j <= query i) runs as cuDNN's causal attention, which does
@@ -37,8 +39,10 @@
 // Graphs are built, checked and planned at lowering time (heuristics A, then the fallback list);
 // launch() binds the stream to the device's cuDNN handle under its lock and executes.
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <cstring>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -50,6 +54,7 @@
 #include <cudnn_frontend.h>
 
 #include "backends/cuda/kernels/cudnn_graph.h"
+#include "backends/cuda/tuning.h"
 
 #include <exception>
 #include <memory>
@@ -80,17 +85,21 @@ struct Signature {
   ElementType maskType = ElementType::kI1;
   // q, k, v and o stored [B, S, H, D] (the composite's *_layout = "bshd"), else [B, H, S, D].
   bool qSeqMajor = false, kSeqMajor = false, vSeqMajor = false, oSeqMajor = false;
+  // q, k and v: the heads their operands hold (0: h, all of them) and the first one read.
+  std::array<int64_t, 3> storedHeads{}, firstHead{};
 };
 
-// [B, H, S, D] as stored: swapped to [B, S, H, D] where `seqMajor`.
-std::vector<int64_t> stored(std::vector<int64_t> bhsd, bool seqMajor) {
+// [B, H, S, D] as stored: swapped to [B, S, H, D] where `seqMajor`, of `heads` heads where that is
+// not 0 (an operand holding more heads than it reads).
+std::vector<int64_t> stored(std::vector<int64_t> bhsd, bool seqMajor, int64_t heads = 0) {
+  if (heads > 0) bhsd[1] = heads;
   if (seqMajor) std::swap(bhsd[1], bhsd[2]);
   return bhsd;
 }
 
 // The strides of [B, H, S, D] stored as `stored` says.
-std::vector<int64_t> stridesOf(const std::vector<int64_t>& bhsd, bool seqMajor) {
-  std::vector<int64_t> strides = rowMajorStridesOf(stored(bhsd, seqMajor));
+std::vector<int64_t> stridesOf(const std::vector<int64_t>& bhsd, bool seqMajor, int64_t heads = 0) {
+  std::vector<int64_t> strides = rowMajorStridesOf(stored(bhsd, seqMajor, heads));
   if (seqMajor) std::swap(strides[1], strides[2]);
   return strides;
 }
@@ -133,6 +142,26 @@ Expected<Signature> readSignature(const Operation& op) {
   }
   if (s.grad && (s.qSeqMajor || s.kSeqMajor || s.vSeqMajor || s.oSeqMajor))
     return unsupportedOnCuda(op, "attention gradient composite with [B, S, H, D] layouts");
+  const bool seqMajor[3] = {s.qSeqMajor, s.kSeqMajor, s.vSeqMajor};
+  static constexpr const char* kHeads[3] = {"q_heads", "k_heads", "v_heads"};
+  std::array<int64_t, 3> headCount{};
+  for (size_t i = 0; i < 3; ++i) {
+    const Attribute* heads = attrs->field(kHeads[i]);
+    if (!heads) continue;
+    std::optional<std::vector<int64_t>> range = heads->asIntList();
+    const Type& x = op.operand(i)->type();
+    if (!range || range->size() != 2 || !seqMajor[i] || x.rank() != 4 || (*range)[0] < 0 || (*range)[1] <= 0 ||
+        (*range)[0] + (*range)[1] > x.dim(2))
+      return unsupportedOnCuda(op, std::string("attention ") + kHeads[i] + " other than [first, count] within " +
+                                       x.toString() + " read [B, S, H, D]");
+    s.firstHead[i] = (*range)[0];
+    headCount[i] = (*range)[1];
+    s.storedHeads[i] = x.dim(2);
+    // cuDNN reads from 16-byte aligned addresses.
+    if (s.firstHead[i] * x.dim(3) * storageBytes(x.elementType()) % 16 != 0)
+      return unsupportedOnCuda(op, std::string("attention ") + kHeads[i] +
+                                       " from an address that is not 16-byte aligned");
+  }
   const size_t hasMask = s.mask == MaskKind::kNone ? 0 : 1;
   const size_t operands = (s.grad ? 6 : 3) + hasMask, results = s.grad ? 3 : 2;
   if (op.numOperands() != operands || op.numResults() != results)
@@ -149,15 +178,19 @@ Expected<Signature> readSignature(const Operation& op) {
     return unsupportedOnCuda(op, "cuDNN's fused attention takes bf16 and f16, not " + std::string(elementTypeName(s.t)));
   if (q.rank() != 4 || k.rank() != 4 || v.rank() != 4 || k.elementType() != s.t || v.elementType() != s.t)
     return unsupportedOnCuda(op, "attention operands " + q.toString() + ", " + k.toString() + ", " + v.toString());
-  s.b = q.dim(0), s.h = q.dim(s.qSeqMajor ? 2 : 1), s.sq = q.dim(s.qSeqMajor ? 1 : 2), s.d = q.dim(3);
+  s.b = q.dim(0), s.h = headCount[0] > 0 ? headCount[0] : q.dim(s.qSeqMajor ? 2 : 1);
+  s.sq = q.dim(s.qSeqMajor ? 1 : 2), s.d = q.dim(3);
   s.skv = k.dim(s.kSeqMajor ? 1 : 2), s.dv = v.dim(3);
-  if (k.shape() != stored({s.b, s.h, s.skv, s.d}, s.kSeqMajor) ||
-      v.shape() != stored({s.b, s.h, s.skv, s.dv}, s.vSeqMajor))
+  if (k.shape() != stored({s.b, s.h, s.skv, s.d}, s.kSeqMajor, s.storedHeads[1]) ||
+      v.shape() != stored({s.b, s.h, s.skv, s.dv}, s.vSeqMajor, s.storedHeads[2]) || headCount[1] != headCount[0] ||
+      headCount[2] != headCount[0])
     return unsupportedOnCuda(op, "attention operands " + q.toString() + ", " + k.toString() + ", " + v.toString() +
                                      " (key and value must share the query's batch and heads)");
   if (s.b * s.h * s.sq * s.skv * s.d * s.dv == 0) return unsupportedOnCuda(op, "attention over an empty dimension");
   const Type out = Type::tensor(stored({s.b, s.h, s.sq, s.dv}, s.oSeqMajor), s.t);
   const Type lse = Type::tensor({s.b, s.h, s.sq}, ElementType::kF32);
+  if (q.shape() != stored({s.b, s.h, s.sq, s.d}, s.qSeqMajor, s.storedHeads[0]))
+    return unsupportedOnCuda(op, "attention query " + q.toString() + " does not fit its heads");
   if (s.grad) {
     const size_t o = 3 + hasMask;
     if (op.operand(o)->type() != out || op.operand(o + 1)->type() != lse || op.operand(o + 2)->type() != out ||
@@ -212,18 +245,22 @@ class AttentionKernel final : public OpKernel {
       } else {
         const auto& [isResult, index] = slots_.at(uid);
         address = isResult ? out[index] : in[index];
+        if (auto offset = byteOffsets_.find(uid); offset != byteOffsets_.end())
+          address = static_cast<char*>(address) + offset->second;
       }
     }
     return executeCudnnGraph(handle_, ctx.stream, *graph_, pack_,
-                             cudnnWorkspaceBytes_ > 0 ? workspace + cudnnOffset_ : nullptr, -1, kWhat);
+                             cudnnWorkspaceBytes_ > 0 ? workspace + cudnnOffset_ : nullptr, plan_, kWhat);
   }
 
   std::shared_ptr<fe::graph::Graph> graph_;
+  int64_t plan_ = 0;  // the graph's plan that runs (chooseCudnnPlan)
   cudnnHandle_t handle_ = nullptr;
   // The variant pack (tensor id -> address), filled at each launch from `slots_`: for each id,
   // whether it is a result and its index among the operands or results.
   std::unordered_map<int64_t, void*> pack_;
   std::unordered_map<int64_t, std::pair<bool, size_t>> slots_;
+  std::unordered_map<int64_t, size_t> byteOffsets_;  // of the first head read, where not 0
   int maskOperand_ = -1;  // the mask's operand index, -1 without a mask
   bool buildsBias_ = false;  // the bias is written into the workspace (at offset 0) first
   AttentionBiasPlan biasPlan_;
@@ -233,9 +270,9 @@ class AttentionKernel final : public OpKernel {
 // A graph tensor of `dims`, row-major or, for [B, H, S, D] stored as [B, S, H, D], `seqMajor`.
 std::shared_ptr<fe::graph::Tensor_attributes> input(fe::graph::Graph& g, const char* name, Uid uid,
                                                     const std::vector<int64_t>& dims, fe::DataType_t type,
-                                                    bool seqMajor = false) {
+                                                    bool seqMajor = false, int64_t heads = 0) {
   auto attributes = fe::graph::Tensor_attributes().set_name(name).set_uid(uid).set_dim(dims);
-  return g.tensor(attributes.set_stride(stridesOf(dims, seqMajor)).set_data_type(type));
+  return g.tensor(attributes.set_stride(stridesOf(dims, seqMajor, heads)).set_data_type(type));
 }
 
 void output(const std::shared_ptr<fe::graph::Tensor_attributes>& t, Uid uid, const std::vector<int64_t>& dims,
@@ -247,7 +284,7 @@ void output(const std::shared_ptr<fe::graph::Tensor_attributes>& t, Uid uid, con
 // cuDNN launch lock (the problem names the handle, which is the device's).
 struct BuiltGraph {
   std::shared_ptr<fe::graph::Graph> graph;
-  int64_t workspace = 0;
+  CudnnPlan plan;
 };
 std::unordered_map<std::string, BuiltGraph>& builtGraphs() {
   static std::unordered_map<std::string, BuiltGraph> graphs;
@@ -292,32 +329,53 @@ Expected<std::unique_ptr<OpKernel>> lowerAttention(const Operation& op, LowerCon
   // One graph per problem and cuDNN handle, shared by the kernels that run it (a BERT-large has
   // 24 attention layers of one shape; building and planning a graph takes tens of milliseconds).
   // Its executions are serialised by the launch lock like every use of the handle.
-  std::string problem = std::to_string(reinterpret_cast<uintptr_t>(k->handle_)) + (s.grad ? " grad " : " fwd ") +
-                        std::to_string(static_cast<int>(s.t)) + " " + std::to_string(static_cast<int>(biasType));
+  std::string shape = std::string(s.grad ? "grad " : "fwd ") + std::to_string(static_cast<int>(s.t)) + " " +
+                      std::to_string(static_cast<int>(biasType));
   for (int64_t v : {s.b, s.h, s.sq, s.skv, s.d, s.dv, static_cast<int64_t>(hasBias), static_cast<int64_t>(s.causal),
                     static_cast<int64_t>(s.qSeqMajor), static_cast<int64_t>(s.kSeqMajor),
-                    static_cast<int64_t>(s.vSeqMajor), static_cast<int64_t>(s.oSeqMajor)})
-    problem += " " + std::to_string(v);
-  for (int64_t v : biasDims) problem += " " + std::to_string(v);
+                    static_cast<int64_t>(s.vSeqMajor), static_cast<int64_t>(s.oSeqMajor), s.storedHeads[0],
+                    s.storedHeads[1], s.storedHeads[2]})
+    shape += " " + std::to_string(v);
+  for (int64_t v : biasDims) shape += " " + std::to_string(v);
   uint32_t scaleBits = 0;
   std::memcpy(&scaleBits, &s.scale, sizeof scaleBits);
-  problem += " scale " + std::to_string(scaleBits);
+  shape += " scale " + std::to_string(scaleBits);
+  const std::string problem = std::to_string(reinterpret_cast<uintptr_t>(k->handle_)) + " " + shape;
+  // The tensors by id and their bytes, for timing the plans: q, k and v as stored (all their
+  // heads), the bias, o, the statistics, and the gradient's tensors.
+  const size_t elem = static_cast<size_t>(storageBytes(s.t));
+  auto bytesOf = [&](const std::vector<int64_t>& dims, size_t elemBytes) {
+    return static_cast<size_t>(numElementsOf(dims)) * elemBytes;
+  };
+  std::vector<std::pair<int64_t, size_t>> tensorBytes = {
+      {kQ, bytesOf(stored(qDims, s.qSeqMajor, s.storedHeads[0]), elem)},
+      {kK, bytesOf(stored(kDims, s.kSeqMajor, s.storedHeads[1]), elem)},
+      {kV, bytesOf(stored(vDims, s.vSeqMajor, s.storedHeads[2]), elem)},
+      {kO, bytesOf(oDims, elem)},
+      {kStats, bytesOf(statsDims, sizeof(float))}};
+  if (hasBias) tensorBytes.emplace_back(kBias, bytesOf(biasDims, static_cast<size_t>(storageBytes(biasType))));
+  if (s.grad)
+    for (auto [uid, dims] :
+         {std::pair{kDO, oDims}, std::pair{kDQ, qDims}, std::pair{kDK, kDims}, std::pair{kDV, vDims}})
+      tensorBytes.emplace_back(uid, bytesOf(dims, elem));
+  const double multiplyAdds =
+      static_cast<double>(s.b * s.h) * static_cast<double>(s.sq * s.skv) * static_cast<double>(s.d + s.dv);
   auto graph = std::make_shared<fe::graph::Graph>();
   graph->set_io_data_type(io)
       .set_intermediate_data_type(fe::DataType_t::FLOAT)
       .set_compute_data_type(fe::DataType_t::FLOAT);
-  int64_t cudnnWorkspace = 0;
+  CudnnPlan plan;
   {
     // Building uses the handle (the graph keeps it for planning), which other executables'
     // launches bind streams to.
     std::lock_guard<std::mutex> lock(ctx.device.cudnnLaunchMutex());
     if (auto it = builtGraphs().find(problem); it != builtGraphs().end()) {
       graph = it->second.graph;
-      cudnnWorkspace = it->second.workspace;
+      plan = it->second.plan;
     } else try {
-      auto q = input(*graph, "q", kQ, qDims, io, s.qSeqMajor);
-      auto key = input(*graph, "k", kK, kDims, io, s.kSeqMajor);
-      auto v = input(*graph, "v", kV, vDims, io, s.vSeqMajor);
+      auto q = input(*graph, "q", kQ, qDims, io, s.qSeqMajor, s.storedHeads[0]);
+      auto key = input(*graph, "k", kK, kDims, io, s.kSeqMajor, s.storedHeads[1]);
+      auto v = input(*graph, "v", kV, vDims, io, s.vSeqMajor, s.storedHeads[2]);
       std::shared_ptr<fe::graph::Tensor_attributes> bias;
       if (hasBias) bias = input(*graph, "bias", kBias, biasDims, feType(biasType));
       if (!s.grad) {
@@ -347,14 +405,14 @@ Expected<std::unique_ptr<OpKernel>> lowerAttention(const Operation& op, LowerCon
       WF_FE_DECLINE(op, kWhat, graph->build_operation_graph(k->handle_));
       WF_FE_DECLINE(op, kWhat, graph->create_execution_plans({fe::HeurMode_t::A, fe::HeurMode_t::FALLBACK}));
       WF_FE_DECLINE(op, kWhat, graph->check_support());
-      WF_FE_DECLINE(op, kWhat, graph->build_plans(fe::BuildPlanPolicy_t::HEURISTICS_CHOICE));
-      WF_FE_DECLINE(op, kWhat, graph->get_workspace_size(cudnnWorkspace));
-      builtGraphs()[problem] = {graph, cudnnWorkspace};
+      const std::string tuned = "cudnnGraph attention " + std::to_string(cudnnGetVersion()) + " " + shape;
+      WF_ASSIGN_OR_RETURN(plan, chooseCudnnPlan(op, ctx, k->handle_, *graph, kWhat, tuned, tensorBytes,
+                                                multiplyAdds >= kTunedMinMultiplyAdds));
+      builtGraphs()[problem] = {graph, plan};
     } catch (const std::exception& e) {
       return unsupportedOnCuda(op, "cuDNN attention: " + std::string(e.what()));
     }
   }
-  if (cudnnWorkspace < 0) return internalError(op.describe() + ": cuDNN attention asks for a negative workspace");
 
   // Operands and results by tensor id.
   if (!s.grad) {
@@ -365,9 +423,17 @@ Expected<std::unique_ptr<OpKernel>> lowerAttention(const Operation& op, LowerCon
                  {kDO, {false, o + 2}}, {kDQ, {true, 0}}, {kDK, {true, 1}}, {kDV, {true, 2}}};
   }
   for (const auto& [uid, slot] : k->slots_) k->pack_[uid] = nullptr;
+  // The first head read, D elements per head ([B, S, H, D] rows hold H heads side by side).
+  const Uid operandIds[3] = {kQ, kK, kV};
+  const int64_t headElements[3] = {s.d, s.d, s.dv};
+  for (size_t i = 0; i < 3; ++i)
+    if (s.firstHead[i] > 0)
+      k->byteOffsets_[operandIds[i]] =
+          static_cast<size_t>(s.firstHead[i] * headElements[i]) * static_cast<size_t>(storageBytes(s.t));
   if (hasBias) k->pack_[kBias] = nullptr;
   k->cudnnOffset_ = (biasBytes + 255) / 256 * 256;
-  k->cudnnWorkspaceBytes_ = static_cast<size_t>(cudnnWorkspace);
+  k->cudnnWorkspaceBytes_ = static_cast<size_t>(plan.workspace);
+  k->plan_ = plan.index;
   k->workspaceBytes_ = k->cudnnOffset_ + k->cudnnWorkspaceBytes_;
   ctx.workspaceBytes = std::max(ctx.workspaceBytes, k->workspaceBytes_);
   k->graph_ = std::move(graph);

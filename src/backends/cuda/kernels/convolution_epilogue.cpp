@@ -363,8 +363,8 @@ Status Translation::translate(fe::graph::Graph& graph) {
   return Status::ok();
 }
 
-// Builds the graph's plans and picks one: the fastest of the first few cuDNN ranks, timed once per
-// problem (tuning.h), or the first that builds for small problems.
+// Builds the graph's plans and picks one (chooseCudnnPlan): the fastest of the first few cuDNN
+// ranks, timed once per problem, or the first that builds for small problems.
 Expected<BuiltGraph> buildAndTune(const Operation& conv, LowerContext& ctx, cudnnHandle_t handle,
                                   std::shared_ptr<fe::graph::Graph> graph, const Translation& t, double multiplyAdds) {
   BuiltGraph built;
@@ -375,48 +375,12 @@ Expected<BuiltGraph> buildAndTune(const Operation& conv, LowerContext& ctx, cudn
   WF_FE_DECLINE(conv, kWhat, graph->create_execution_plans({fe::HeurMode_t::A, fe::HeurMode_t::FALLBACK}));
   WF_FE_DECLINE(conv, kWhat, graph->check_support());
   const std::string what = "cudnnGraph convolution epilogue " + std::to_string(cudnnGetVersion()) + " " + t.problem();
-  WF_ASSIGN_OR_RETURN(std::optional<std::string> known, loadTuningDecision(ctx.device, ctx.options, what));
-  const int64_t count = graph->get_execution_plan_count();
-  std::vector<int64_t> candidates;
-  if (known) {
-    const int64_t index = std::stoll(*known);
-    if (index >= 0 && index < count && graph->build_plan_at_index(index).is_good()) candidates.push_back(index);
-  }
-  const bool timed = candidates.empty() && multiplyAdds >= kTunedMinMultiplyAdds;
-  for (int64_t i = 0; candidates.empty() || (timed && i < count && candidates.size() < size_t{kTunedCandidates}); ++i) {
-    if (i >= count) break;
-    if (graph->build_plan_at_index(i).is_good()) candidates.push_back(i);
-  }
-  if (candidates.empty()) return unsupportedOnCuda(conv, std::string(kWhat) + ": no engine builds this graph");
-  built.plan = candidates.front();
-  if (candidates.size() > 1) {
-    const auto start = std::chrono::steady_clock::now();
-    std::vector<TuningBuffer> buffers(t.uids().size());
-    std::unordered_map<int64_t, void*> pack;
-    for (size_t i = 0; i < buffers.size(); ++i) {
-      WF_RETURN_IF_ERROR(buffers[i].allocate(t.tensorBytes()[i]));
-      pack[t.uids()[i]] = buffers[i].data();
-    }
-    int64_t workspace = 0;
-    for (int64_t c : candidates) {
-      int64_t w = 0;
-      WF_FE_DECLINE(conv, kWhat, graph->get_workspace_size_plan_at_index(c, w));
-      workspace = std::max(workspace, w);
-    }
-    TuningBuffer scratch;
-    WF_RETURN_IF_ERROR(scratch.allocate(static_cast<size_t>(workspace)));
-    const size_t fastest = fastestCandidate(candidates.size(), [&](size_t i, cudaStream_t stream) -> Status {
-      WF_CUDNN_CHECK(cudnnSetStream(handle, stream));
-      fe::error_t rc = graph->execute_plan_at_index(handle, pack, scratch.data(), candidates[i]);
-      if (rc.is_bad()) return cudnnGraphDeclined(conv, kWhat, "plan " + std::to_string(candidates[i]), rc);
-      return Status::ok();
-    }, what, [&](size_t i) { return "plan " + std::to_string(candidates[i]); });
-    built.plan = candidates[fastest];
-    const double millis = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-    WF_RETURN_IF_ERROR(storeTuningDecision(ctx.device, ctx.options, what, std::to_string(built.plan), millis));
-  }
-  WF_FE_DECLINE(conv, kWhat, graph->get_workspace_size_plan_at_index(built.plan, built.workspace));
-  if (built.workspace < 0) return internalError(conv.describe() + ": cuDNN asks for a negative workspace");
+  std::vector<std::pair<int64_t, size_t>> tensorBytes;
+  for (size_t i = 0; i < t.uids().size(); ++i) tensorBytes.emplace_back(t.uids()[i], t.tensorBytes()[i]);
+  WF_ASSIGN_OR_RETURN(CudnnPlan plan, chooseCudnnPlan(conv, ctx, handle, *graph, kWhat, what, tensorBytes,
+                                                      multiplyAdds >= kTunedMinMultiplyAdds));
+  built.plan = plan.index;
+  built.workspace = plan.workspace;
   return built;
 }
 

@@ -11,6 +11,8 @@
 #include <optional>
 #include <string>
 #include <unordered_map>
+#include <utility>
+#include <vector>
 
 #include "backends/cuda/cuda_check.h"
 #include "backends/cuda/kernel.h"
@@ -55,6 +57,22 @@ inline Status executeCudnnGraph(cudnnHandle_t handle, cudaStream_t stream, cudnn
   if (executed.is_bad()) return internalError(what + ": execute: " + executed.get_message());
   return Status::ok();
 }
+
+// The plan of `graph` (its execution plans created, its support checked) to run, and that plan's
+// workspace. A decision kept for `problem` (tuning.h: a description naming cuDNN's version and the
+// graph's every parameter, without process-local addresses) is taken where its plan builds. Else,
+// where `timed`, the first kTunedCandidates plans that build are timed once on scratch tensors of
+// `tensorBytes` (bytes by tensor uid) and the fastest is kept; else the first that builds runs.
+// cuDNN's heuristics do not rank by speed on every shape: for BERT-large's attention (b8 h16 s384
+// d64, bf16) on an H200 the first plan took 23.9 us and the second 17.7.
+struct CudnnPlan {
+  int64_t index = 0;
+  int64_t workspace = 0;
+};
+Expected<CudnnPlan> chooseCudnnPlan(const Operation& op, LowerContext& ctx, cudnnHandle_t handle,
+                                    cudnn_frontend::graph::Graph& graph, const std::string& what,
+                                    const std::string& problem,
+                                    const std::vector<std::pair<int64_t, size_t>>& tensorBytes, bool timed);
 
 }  // namespace wf::cuda
 
