@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <array>
+#include <functional>
 #include <memory>
 #include <string>
 #include <unordered_map>
@@ -94,10 +95,14 @@ void absorbResult(const Readers& readers, const Value* o, Absorbed& a) {
   a.converts = std::move(converts);
 }
 
-// A new decomposition of `old` for the absorbed layouts: the composite's new operands transposed
-// back to [B, H, S, D], the old body's ops, and o transposed to [B, S, H, D] where it was absorbed.
-Expected<std::unique_ptr<Operation>> wrappedDecomposition(const Operation& old, const Absorbed& a,
-                                                          const std::string& name) {
+// A new private function `name` computing what `old` (an attention decomposition returning
+// (o, lse)) computes for operands stored otherwise: argument i of type `argType(i, old's type)`,
+// turned into what the old body reads by `toOld(i, arg)`, and o turned into what the composite
+// returns by `fromOld(o)`.
+Expected<std::unique_ptr<Operation>> rewrappedDecomposition(
+    const Operation& old, const std::string& name, const std::function<Type(size_t, const Type&)>& argType,
+    const std::function<Value*(size_t, Value*, OpBuilder&)>& toOld,
+    const std::function<Value*(Value*, OpBuilder&)>& fromOld) {
   const Block& oldBody = FuncOp(&old).body();
   const Location& loc = old.location();
   auto fn = std::make_unique<Operation>("func.func", loc);
@@ -109,13 +114,9 @@ Expected<std::unique_ptr<Operation>> wrappedDecomposition(const Operation& old, 
   FunctionType type;
   for (size_t i = 0; i < oldBody.arguments().size(); ++i) {
     const Value* oldArg = oldBody.argument(i);
-    Operation* transpose = i < 3 ? a.operands[i].transpose : nullptr;
-    // The composite's new operand: x, or x converted to the old operand's type.
-    const Type t = transpose ? Type::tensor(transpose->operand(0)->type().shape(), oldArg->type().elementType())
-                             : oldArg->type();
-    Value* arg = body.addArgument(t);
+    const Type t = argType(i, oldArg->type());
     type.inputs.push_back(t);
-    mapping[oldArg] = transpose ? b.transpose(arg, kSwapSequenceAndHeads) : arg;
+    mapping[oldArg] = toOld(i, body.addArgument(t), b);
   }
   const Operation* ret = nullptr;
   for (const auto& op : oldBody.operations()) {
@@ -127,8 +128,7 @@ Expected<std::unique_ptr<Operation>> wrappedDecomposition(const Operation& old, 
   }
   if (!ret || ret->numOperands() != 2)
     return internalError(old.describe() + ": attention decomposition without a return of (o, lse)");
-  Value* o = mapping.at(ret->operand(0));
-  if (a.absorbsResult()) o = b.transpose(o, kSwapSequenceAndHeads);
+  Value* o = fromOld(mapping.at(ret->operand(0)), b);
   Value* lse = mapping.at(ret->operand(1));
   WF_RETURN_IF_ERROR(b.status());
   auto newRet = std::make_unique<Operation>("func.return", ret->location());
@@ -138,6 +138,24 @@ Expected<std::unique_ptr<Operation>> wrappedDecomposition(const Operation& old, 
   body.append(std::move(newRet));
   fn->setAttr("function_type", Attribute::functionType(type));
   return fn;
+}
+
+// A new decomposition of `old` for the absorbed layouts: the composite's new operands transposed
+// back to [B, H, S, D], the old body's ops, and o transposed to [B, S, H, D] where it was absorbed.
+Expected<std::unique_ptr<Operation>> wrappedDecomposition(const Operation& old, const Absorbed& a,
+                                                          const std::string& name) {
+  auto transposeOf = [&](size_t i) { return i < 3 ? a.operands[i].transpose : nullptr; };
+  return rewrappedDecomposition(
+      old, name,
+      [&](size_t i, const Type& t) {
+        // The composite's new operand: x, or x converted to the old operand's type.
+        const Operation* transpose = transposeOf(i);
+        return transpose ? Type::tensor(transpose->operand(0)->type().shape(), t.elementType()) : t;
+      },
+      [&](size_t i, Value* arg, OpBuilder& b) {
+        return transposeOf(i) ? b.transpose(arg, kSwapSequenceAndHeads) : arg;
+      },
+      [&](Value* o, OpBuilder& b) { return a.absorbsResult() ? b.transpose(o, kSwapSequenceAndHeads) : o; });
 }
 
 }  // namespace
@@ -308,50 +326,24 @@ HeadSlice headSlice(const Readers& readers, const Operation& composite, size_t i
 Expected<std::unique_ptr<Operation>> headSliceDecomposition(const Operation& old,
                                                             const std::array<HeadSlice, 3>& slices,
                                                             const std::string& name) {
-  const Block& oldBody = FuncOp(&old).body();
-  const Location& loc = old.location();
-  auto fn = std::make_unique<Operation>("func.func", loc);
-  fn->setAttr("sym_name", Attribute::string(name));
-  fn->setAttr("sym_visibility", Attribute::string("private"));
-  Block& body = *fn->addRegion()->addBlock();
-  OpBuilder b(&body, loc);
-  std::unordered_map<const Value*, Value*> mapping;
-  FunctionType type;
-  for (size_t i = 0; i < oldBody.arguments().size(); ++i) {
-    const Value* oldArg = oldBody.argument(i);
-    const HeadSlice* hs = i < 3 && slices[i].slice ? &slices[i] : nullptr;
-    Type t = oldArg->type();
-    if (hs) {
-      Dims shape = t.shape();
-      shape[2] = hs->heads;
-      t = Type::tensor(shape, t.elementType());
-    }
-    Value* arg = body.addArgument(t);
-    type.inputs.push_back(t);
-    if (hs) {
-      Dims start = {0, 0, hs->first, 0}, limit = t.shape();
-      limit[2] = hs->first + hs->count;
-      mapping[oldArg] = b.slice(arg, start, limit, {1, 1, 1, 1});
-    } else {
-      mapping[oldArg] = arg;
-    }
-  }
-  for (const auto& op : oldBody.operations()) {
-    if (op->code() != OpCode::FuncReturn) {
-      body.append(cloneOperation(*op, mapping));
-      continue;
-    }
-    auto ret = std::make_unique<Operation>("func.return", op->location());
-    for (size_t r = 0; r < op->numOperands(); ++r) {
-      ret->addOperand(mapping.at(op->operand(r)));
-      type.results.push_back(op->operand(r)->type());
-    }
-    WF_RETURN_IF_ERROR(b.status());
-    body.append(std::move(ret));
-    fn->setAttr("function_type", Attribute::functionType(type));
-    return fn;
-  }
-  return internalError(old.describe() + ": attention decomposition without a return");
+  auto sliceOf = [&](size_t i) { return i < 3 && slices[i].slice ? &slices[i] : nullptr; };
+  return rewrappedDecomposition(
+      old, name,
+      [&](size_t i, const Type& t) {
+        const HeadSlice* hs = sliceOf(i);
+        if (!hs) return t;
+        Dims shape = t.shape();
+        shape[2] = hs->heads;
+        return Type::tensor(shape, t.elementType());
+      },
+      [&](size_t i, Value* arg, OpBuilder& b) {
+        const HeadSlice* hs = sliceOf(i);
+        if (!hs) return arg;
+        Dims start = {0, 0, hs->first, 0}, limit = arg->type().shape();
+        limit[2] = hs->first + hs->count;
+        return b.slice(arg, start, limit, {1, 1, 1, 1});
+      },
+      [](Value* o, OpBuilder&) { return o; });
 }
 
 }  // namespace
