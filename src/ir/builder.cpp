@@ -298,4 +298,18 @@ Readers readersIn(const Block& block) {
   return readers;
 }
 
+const std::vector<const Operation*>& readersOf(const Readers& readers, const Value* v) {
+  static const std::vector<const Operation*> none;
+  auto it = readers.find(v);
+  return it == readers.end() ? none : it->second;
+}
+
+const Operation* onlyReader(const Readers& readers, const Value* v) {
+  const std::vector<const Operation*>& r = readersOf(readers, v);
+  if (r.empty()) return nullptr;
+  for (const Operation* op : r)
+    if (op != r.front()) return nullptr;
+  return r.front();
+}
+
 }  // namespace wf

@@ -143,5 +143,9 @@ void replaceUses(Block& block, const std::unordered_map<const Value*, Value*>& r
 // op of `block` that holds it (so that a pattern whose value a loop body reads is seen as read).
 using Readers = std::unordered_map<const Value*, std::vector<const Operation*>>;
 Readers readersIn(const Block& block);
+// The ops of `readers` reading `v` (empty where none does).
+const std::vector<const Operation*>& readersOf(const Readers& readers, const Value* v);
+// The one op reading `v` (perhaps more than once), or nullptr where none or several do.
+const Operation* onlyReader(const Readers& readers, const Value* v);
 
 }  // namespace wf

@@ -28,15 +28,49 @@ bool isHeadTranspose(const Operation* op) {
 
 // Whether every reader of `v` is `reader`.
 bool readOnlyBy(const Readers& readers, const Value* v, const Operation* reader) {
-  auto it = readers.find(v);
-  return it != readers.end() &&
-         std::all_of(it->second.begin(), it->second.end(), [&](const Operation* r) { return r == reader; });
+  return onlyReader(readers, v) == reader;
 }
 
-const std::vector<const Operation*>& readersOf(const Readers& readers, const Value* v) {
-  static const std::vector<const Operation*> none;
-  auto it = readers.find(v);
-  return it == readers.end() ? none : it->second;
+// A new decomposition for each of `composites`, built by `build(old decomposition, i, name)` under
+// a fresh name starting with `prefix`: all of them first, so that nothing changes on error.
+Expected<std::vector<std::unique_ptr<Operation>>> newDecompositions(
+    const Module& module, const std::vector<const Operation*>& composites, const std::string& prefix,
+    const std::function<Expected<std::unique_ptr<Operation>>(const Operation&, size_t, const std::string&)>& build) {
+  std::vector<std::unique_ptr<Operation>> functions;
+  int next = 0;
+  for (size_t i = 0; i < composites.size(); ++i) {
+    const Attribute* decomposition = composites[i]->attr("decomposition");
+    const Operation* old = decomposition ? module.lookupFunction(decomposition->stringValue()) : nullptr;
+    if (!old) return internalError(composites[i]->describe() + ": attention composite without its decomposition");
+    std::string name;
+    do name = prefix + std::to_string(next++);
+    while (module.lookupFunction(name));
+    WF_ASSIGN_OR_RETURN(std::unique_ptr<Operation> fn, build(*old, i, name));
+    functions.push_back(std::move(fn));
+  }
+  return functions;
+}
+
+using OpsByPlace = std::unordered_map<const Operation*, std::vector<std::unique_ptr<Operation>>>;
+
+// Rebuilds `body` in order without the `removed` ops, with `before[op]` right before op and
+// `after[op]` right after it.
+void rebuildBlock(Block& body, const std::unordered_set<const Operation*>& removed, OpsByPlace& before,
+                  OpsByPlace& after) {
+  auto& ops = body.mutableOperations();
+  std::vector<std::unique_ptr<Operation>> rewritten;
+  rewritten.reserve(ops.size());
+  for (auto& op : ops) {
+    if (removed.count(op.get())) continue;
+    const Operation* at = op.get();
+    if (auto it = before.find(at); it != before.end())
+      for (auto& c : it->second) rewritten.push_back(std::move(c));
+    rewritten.push_back(std::move(op));
+    if (auto it = after.find(at); it != after.end())
+      for (auto& c : it->second) rewritten.push_back(std::move(c));
+  }
+  for (auto& op : rewritten) op->setParentBlock(&body);
+  ops = std::move(rewritten);
 }
 
 bool isConvert(const Operation* op) { return op && op->code() == OpCode::Convert && op->numOperands() == 1; }
@@ -186,24 +220,18 @@ Expected<int> absorbAttentionTransposes(Module& module, std::string_view functio
   }
   if (found.empty()) return 0;
 
-  // Every new decomposition first: nothing changes on error.
-  std::vector<std::unique_ptr<Operation>> functions;
-  int next = 0;
-  for (const Absorbed& a : found) {
-    const Attribute* decomposition = a.composite->attr("decomposition");
-    const Operation* old = decomposition ? module.lookupFunction(decomposition->stringValue()) : nullptr;
-    if (!old) return internalError(a.composite->describe() + ": attention composite without its decomposition");
-    std::string name;
-    do name = "warpforge_attention_bshd_" + std::to_string(next++);
-    while (module.lookupFunction(name));
-    WF_ASSIGN_OR_RETURN(std::unique_ptr<Operation> fn, wrappedDecomposition(*old, a, name));
-    functions.push_back(std::move(fn));
-  }
+  std::vector<const Operation*> composites;
+  for (const Absorbed& a : found) composites.push_back(a.composite);
+  WF_ASSIGN_OR_RETURN(std::vector<std::unique_ptr<Operation>> functions,
+                      newDecompositions(module, composites, "warpforge_attention_bshd_",
+                                        [&](const Operation& old, size_t i, const std::string& name) {
+                                          return wrappedDecomposition(old, found[i], name);
+                                        }));
 
   std::unordered_set<const Operation*> removed;
   std::unordered_map<const Value*, Value*> replacement;
   // New converts, each to go right before (operands) or after (o) its composite.
-  std::unordered_map<const Operation*, std::vector<std::unique_ptr<Operation>>> before, after;
+  OpsByPlace before, after;
   auto convertOf = [](Value* x, const Operation& like) {
     auto c = std::make_unique<Operation>("stablehlo.convert", like.location());
     c->addOperand(x);
@@ -250,20 +278,7 @@ Expected<int> absorbAttentionTransposes(Module& module, std::string_view functio
   replaceUses(body, replacement);
   // The composite stays where it was: an absorbed operand's transpose (and its x) came before it,
   // and the transposes of o came after it.
-  auto& ops = body.mutableOperations();
-  std::vector<std::unique_ptr<Operation>> rewritten;
-  rewritten.reserve(ops.size());
-  for (auto& op : ops) {
-    if (removed.count(op.get())) continue;
-    const Operation* at = op.get();
-    if (auto it = before.find(at); it != before.end())
-      for (auto& c : it->second) rewritten.push_back(std::move(c));
-    rewritten.push_back(std::move(op));
-    if (auto it = after.find(at); it != after.end())
-      for (auto& c : it->second) rewritten.push_back(std::move(c));
-  }
-  for (auto& op : rewritten) op->setParentBlock(&body);
-  ops = std::move(rewritten);
+  rebuildBlock(body, removed, before, after);
   for (auto& fn : functions) module.append(std::move(fn));
   return static_cast<int>(found.size());
 }
@@ -379,22 +394,17 @@ Expected<int> absorbAttentionHeadSlices(Module& module, std::string_view functio
   }
   if (found.empty()) return 0;
 
-  std::vector<std::unique_ptr<Operation>> functions;
-  int next = 0;
-  for (const Found& f : found) {
-    const Attribute* decomposition = f.composite->attr("decomposition");
-    const Operation* old = decomposition ? module.lookupFunction(decomposition->stringValue()) : nullptr;
-    if (!old) return internalError(f.composite->describe() + ": attention composite without its decomposition");
-    std::string name;
-    do name = "warpforge_attention_heads_" + std::to_string(next++);
-    while (module.lookupFunction(name));
-    WF_ASSIGN_OR_RETURN(std::unique_ptr<Operation> fn, headSliceDecomposition(*old, f.slices, name));
-    functions.push_back(std::move(fn));
-  }
+  std::vector<const Operation*> composites;
+  for (const Found& f : found) composites.push_back(f.composite);
+  WF_ASSIGN_OR_RETURN(std::vector<std::unique_ptr<Operation>> functions,
+                      newDecompositions(module, composites, "warpforge_attention_heads_",
+                                        [&](const Operation& old, size_t i, const std::string& name) {
+                                          return headSliceDecomposition(old, found[i].slices, name);
+                                        }));
 
   // Each composite reads reshape(Y), made right before it; the chains only it read go.
   std::unordered_set<const Operation*> removed;
-  std::unordered_map<const Operation*, std::vector<std::unique_ptr<Operation>>> before;
+  OpsByPlace before, after;
   for (size_t n = 0; n < found.size(); ++n) {
     Operation& c = *found[n].composite;
     std::vector<NamedAttribute> fields = c.attr("composite_attributes")->fields();
@@ -415,17 +425,7 @@ Expected<int> absorbAttentionHeadSlices(Module& module, std::string_view functio
     c.setAttr("composite_attributes", Attribute::dictionary(std::move(fields)));
     c.setAttr("decomposition", Attribute::symbolRef(functions[n]->attr("sym_name")->stringValue()));
   }
-  auto& ops = body.mutableOperations();
-  std::vector<std::unique_ptr<Operation>> rewritten;
-  rewritten.reserve(ops.size());
-  for (auto& op : ops) {
-    if (removed.count(op.get())) continue;
-    if (auto it = before.find(op.get()); it != before.end())
-      for (auto& r : it->second) rewritten.push_back(std::move(r));
-    rewritten.push_back(std::move(op));
-  }
-  for (auto& op : rewritten) op->setParentBlock(&body);
-  ops = std::move(rewritten);
+  rebuildBlock(body, removed, before, after);
   for (auto& fn : functions) module.append(std::move(fn));
   return static_cast<int>(found.size());
 }

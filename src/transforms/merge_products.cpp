@@ -167,15 +167,6 @@ struct SlicedBiasAdd {
   Operation* narrow = nullptr;
 };
 
-// The only reader of `v`, or nullptr.
-const Operation* onlyReader(const Readers& readers, const Value* v) {
-  auto it = readers.find(v);
-  if (it == readers.end() || it->second.empty()) return nullptr;
-  for (const Operation* r : it->second)
-    if (r != it->second.front()) return nullptr;
-  return it->second.front();
-}
-
 // `slice`'s chain up to its narrowing convert, where it has the form of mergeBiasAddsOfSlices.
 std::optional<SlicedBiasAdd> slicedBiasAdd(const Readers& readers, const Operation& slice, const Type& product) {
   const int64_t rank = product.rank();
@@ -238,12 +229,12 @@ std::optional<BiasMerge> biasMerge(const Readers& readers, const std::unordered_
   if ((type.elementType() != ElementType::kBF16 && type.elementType() != ElementType::kF16) ||
       !type.hasStaticShape() || type.rank() < 1)
     return std::nullopt;
-  auto it = readers.find(product.result(0));
-  if (it == readers.end() || it->second.size() < 2) return std::nullopt;
+  const std::vector<const Operation*>& slices = readersOf(readers, product.result(0));
+  if (slices.size() < 2) return std::nullopt;
   BiasMerge m;
   m.product = &product;
   m.insertAfter = &product;
-  for (const Operation* r : it->second) {
+  for (const Operation* r : slices) {
     std::optional<SlicedBiasAdd> part;
     if (r->code() == OpCode::Slice) part = slicedBiasAdd(readers, *r, type);
     if (!part) return std::nullopt;
@@ -261,9 +252,8 @@ std::optional<BiasMerge> biasMerge(const Readers& readers, const std::unordered_
   if (covered != type.shape().back()) return std::nullopt;
   // Every narrowed value is first read after the new ops.
   for (const SlicedBiasAdd& p : m.parts)
-    if (auto r = readers.find(p.narrow->result(0)); r != readers.end())
-      for (const Operation* reader : r->second)
-        if (position.at(reader) <= position.at(m.insertAfter)) return std::nullopt;
+    for (const Operation* reader : readersOf(readers, p.narrow->result(0)))
+      if (position.at(reader) <= position.at(m.insertAfter)) return std::nullopt;
   return m;
 }
 
