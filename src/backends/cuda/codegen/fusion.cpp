@@ -713,14 +713,18 @@ template <typename T, typename F> __device__ __forceinline__ T wf_warp_allreduce
   for (int o = 16; o > 0; o /= 2) v = f(v, __shfl_xor_sync(0xffffffffu, v, o));
   return v;
 }
-// Every thread of the block ends with the combination of the block's values.
+// Every thread of the block (256 threads, as every generated kernel runs) ends with the
+// combination of the block's values: the warps' own, then the eight warps' by one more butterfly
+// over eight lanes, each reading one warp's (the same order on every lane). One shared-memory
+// read and three shuffles, where reading all eight partials took eight reads and a loop: the
+// reductions of a norm over rows of 1,024 spent more issue slots than its arithmetic.
 template <typename T, typename S, typename F> __device__ __forceinline__ T wf_block_allreduce(T v, F f, S* smem) {
   v = wf_warp_allreduce(v, f);
   __syncthreads();
   if (threadIdx.x % 32 == 0) smem[threadIdx.x / 32] = (S)v;
   __syncthreads();
-  T r = (T)smem[0];
-  for (int w = 1; w < (int)(blockDim.x / 32); ++w) r = f(r, (T)smem[w]);
+  T r = (T)smem[threadIdx.x % 8];
+  for (int o = 4; o > 0; o /= 2) r = f(r, __shfl_xor_sync(0xffffffffu, r, o));
   return r;
 }
 )";
@@ -1210,8 +1214,10 @@ class KernelEmitter {
       coords.insert(coords.end(), colCoords.begin(), colCoords.end());
       if (rootFull_) body_ << in2 << "const " << idx_ << " i = row * " << numCols << " + k;\n";
       fullCoords_ = coords;
+      columnOffset_ = linearIndex(cols_, colCoords);
       WF_ASSIGN_OR_RETURN(std::string x, emit(op->operand(0), coords, rootFull_));
       fullCoords_.clear();
+      columnOffset_.clear();
       body_ << in2 << a << " = " << combineFn(info->kind) << "()(" << a << ", (" << acc << ")" << x << ");\n";
       // With the row in registers, the reduced value is kept there too: the later passes (the next
       // reduction, the root) read it instead of computing it again (softmax's exp, a norm's
@@ -1241,6 +1247,7 @@ class KernelEmitter {
       coords.insert(coords.end(), colCoords.begin(), colCoords.end());
       body_ << in2 << "const " << idx_ << " i = row * " << numCols << " + k;\n";
       fullCoords_ = coords;
+      columnOffset_ = linearIndex(cols_, colCoords);
       // The root, then each side output, at the element of linear index i.
       std::vector<const Value*> written = {group_.root()->result(0)};
       for (const Operation* side : group_.sideOutputs) written.push_back(side->result(0));
@@ -1258,6 +1265,7 @@ class KernelEmitter {
                 << " + i - 3) = " << o << "v;\n";
       }
       fullCoords_.clear();
+      columnOffset_.clear();
       memo_.pop_back();
       body_ << columnLoopEnd(in1);
     } else {
@@ -1271,6 +1279,7 @@ class KernelEmitter {
       const ElementType et = input->type().elementType();
       preload += "    " + std::string(computeCType(et)) + " " + name + "[" + std::to_string(perThread_) + "];\n";
       const std::string src = "in" + std::to_string(inputIndex_.at(input));
+      const std::string rowStart = readAtColumn_.count(input) ? "" : "row * " + std::to_string(numCols) + " + ";
       if (vec4_) {
         // One load of four consecutive columns per group; a group is wholly inside or outside.
         const std::string vt = std::string("wf_vec4<") + storageCType(et) + ">";
@@ -1278,7 +1287,7 @@ class KernelEmitter {
         preload += "      const " + idx_ + " k = " + columnOf("q * 4") + ";\n";
         preload += "      " + vt + " v = {};\n";
         preload += "      if (k < " + std::to_string(numCols) + ") v = *reinterpret_cast<const " + vt + "*>(" + src +
-                   " + row * " + std::to_string(numCols) + " + k);\n";
+                   " + " + rowStart + "k);\n";
         preload += "#pragma unroll\n      for (int e = 0; e < 4; ++e) " + name + "[q * 4 + e] = " + load(et, "v.v[e]") + ";\n";
         preload += "    }\n";
         continue;
@@ -1286,7 +1295,7 @@ class KernelEmitter {
       preload += "#pragma unroll\n    for (int j = 0; j < " + std::to_string(perThread_) + "; ++j) {\n";
       preload += "      const " + idx_ + " k = lane + j * " + std::to_string(lanes) + ";\n";
       preload += "      " + name + "[j] = k < " + std::to_string(numCols) + " ? " +
-                 load(et, "in" + std::to_string(inputIndex_.at(input)) + "[row * " + std::to_string(numCols) + " + k]") +
+                 load(et, src + "[" + rowStart + "k]") +
                  " : (" + computeCType(et) + ")0;\n    }\n";
     }
     for (const auto& [name, ctype] : passCache_)
@@ -1499,6 +1508,14 @@ class KernelEmitter {
         return declare(t, c->second + "[j]");
       }
       const std::vector<int64_t> stored = stridesOf(v);
+      if (cacheRows_ && !columnOffset_.empty() && numElementsOf(shape) == numCols_ && stored.empty() &&
+          linearIndex(shape, coords) == columnOffset_) {
+        // A vector of the row's length read at this thread's column (a bias, a norm's scale):
+        // from registers loaded once, four columns per load, instead of a load per element.
+        auto [c, added] = cached_.emplace(v, "col" + std::to_string(it->second));
+        readAtColumn_.insert(v);
+        return declare(t, c->second + "[j]");
+      }
       // `identity`: these coordinates are the root's, or (with a row-major root) have its
       // row-major linear index i, as a reshape keeps it. Then a row-major input is read at i.
       const bool atI = identity && ((shape == rootShape_ && stored == rootStrides_) || (rootStrides_.empty() && stored.empty()));
@@ -1592,6 +1609,26 @@ class KernelEmitter {
           for (size_t d = 0, next = 0; d < inShape.size(); ++d)
             if (inShape[d] != 1) inCoords[d] = kept[next++];
           return emit(op.operand(0), inCoords, identity && (inShape == rootShape_ || rootStrides_.empty()));
+        }
+        // In a pass over a row, an operand whose trailing dims are the row's columns is read at
+        // this thread's columns, its leading coordinates those of the row: the element at the
+        // linear index i, named by the column, so that a vector of the row's length (a bias, a
+        // norm's scale and shift) reached through a broadcast is seen as read at k (readAtColumn).
+        if (identity && rootStrides_.empty() && !fullCoords_.empty() && inShape.size() >= cols_.size() &&
+            std::equal(cols_.begin(), cols_.end(), inShape.end() - static_cast<std::ptrdiff_t>(cols_.size()))) {
+          const size_t lead = inShape.size() - cols_.size();
+          std::vector<std::string> inCoords(inShape.size());
+          int64_t stride = 1;
+          for (size_t d = lead; d-- > 0;) {
+            std::string e = stride == 1 ? std::string("row") : "(row / " + std::to_string(stride) + ")";
+            if (d > 0) e = "(" + e + " % " + std::to_string(inShape[d]) + ")";
+            inCoords[d] = inShape[d] == 1 ? "0" : e;
+            stride *= inShape[d];
+          }
+          if (stride == numElementsOf(rows_)) {
+            for (size_t d = 0; d < cols_.size(); ++d) inCoords[lead + d] = fullCoords_[rows_.size() + d];
+            return emit(op.operand(0), inCoords, true);
+          }
         }
         std::string lin = identity && rootStrides_.empty() ? "i" : linearIndex(shape, coords);
         std::string l = fresh();
@@ -1728,6 +1765,8 @@ class KernelEmitter {
   int64_t perThread_ = 0, numCols_ = 0;
   int lanes_ = 0;
   std::map<const Value*, std::string> cached_;  // input -> its register array
+  std::set<const Value*> readAtColumn_;          // ... of those, the vectors of the row's length
+  std::string columnOffset_;  // inside a pass over the row: the column's linear index (k) as coordinates
   std::vector<std::pair<std::string, std::string>> passCache_;  // reduced values kept per row: name, C type
   std::ostringstream body_;
   std::vector<int64_t> rootShape_;
