@@ -22,11 +22,6 @@ namespace {
 
 using Dims = std::vector<int64_t>;
 
-const Operation* definedBy(const Value* v, OpCode code) {
-  const Operation* op = v->definingOp();
-  return op && op->code() == code ? op : nullptr;
-}
-
 // The value that `v` repeats along the dims `reduced` of its type: w for broadcast_in_dim(w) that
 // maps w's dims to the other dims in order, or for broadcast_in_dim(reshape(w)) where the reshape
 // only adds the reduced dims as size 1 and the broadcast keeps every dim in place (keepdims, as

@@ -312,4 +312,21 @@ const Operation* onlyReader(const Readers& readers, const Value* v) {
   return r.front();
 }
 
+Operation* broadcastScalarConstant(const Value* v) {
+  Operation* b = definedBy(v, OpCode::BroadcastInDim);
+  const Operation* c = b ? definedBy(b->operand(0), OpCode::Constant) : nullptr;
+  return c && c->result(0)->type().isTensor() && c->result(0)->type().numElements() == 1 ? b : nullptr;
+}
+
+std::optional<double> splatConstant(const Value* v) {
+  if (const Operation* b = broadcastScalarConstant(v)) v = b->operand(0);
+  const Operation* c = definedBy(v, OpCode::Constant);
+  const Attribute* value = c ? c->attr("value") : nullptr;
+  if (!value) return std::nullopt;
+  if (const Literal* splat = value->splatValue()) return splat->getDouble(0);
+  const Literal* literal = value->literal();
+  if (literal && literal->type().numElements() == 1) return literal->getDouble(0);
+  return std::nullopt;
+}
+
 }  // namespace wf

@@ -148,4 +148,10 @@ const std::vector<const Operation*>& readersOf(const Readers& readers, const Val
 // The one op reading `v` (perhaps more than once), or nullptr where none or several do.
 const Operation* onlyReader(const Readers& readers, const Value* v);
 
+// A one-element constant broadcast to a shape (as JAX writes a splat): the broadcast, else nullptr.
+Operation* broadcastScalarConstant(const Value* v);
+// The scalar every element of a constant holds, where it is a splat (or has one element), also
+// through a broadcast of a one-element constant.
+std::optional<double> splatConstant(const Value* v);
+
 }  // namespace wf

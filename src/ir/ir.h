@@ -206,4 +206,10 @@ class Module {
   std::vector<std::unique_ptr<Operation>> ops_;
 };
 
+// The op defining `v` where it is a `code` op, else nullptr.
+inline Operation* definedBy(const Value* v, OpCode code) {
+  Operation* op = v->definingOp();
+  return op && op->code() == code ? op : nullptr;
+}
+
 }  // namespace wf

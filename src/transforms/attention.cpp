@@ -17,31 +17,6 @@ namespace {
 
 using Dims = std::vector<int64_t>;
 
-Operation* definedBy(const Value* v, OpCode code) {
-  Operation* op = v->definingOp();
-  return op && op->code() == code ? op : nullptr;
-}
-
-// A scalar constant broadcast to a shape (as JAX writes a splat): the broadcast, else nullptr.
-Operation* broadcastScalarConstant(const Value* v) {
-  Operation* b = definedBy(v, OpCode::BroadcastInDim);
-  const Operation* c = b ? definedBy(b->operand(0), OpCode::Constant) : nullptr;
-  return c && c->result(0)->type().isTensor() && c->result(0)->type().numElements() == 1 ? b : nullptr;
-}
-
-// The scalar every element of a constant holds, if it is a splat (or has one element), also
-// through a broadcast of a one-element constant.
-std::optional<double> splatConstant(const Value* v) {
-  if (const Operation* b = broadcastScalarConstant(v)) v = b->operand(0);
-  const Operation* c = definedBy(v, OpCode::Constant);
-  const Attribute* value = c ? c->attr("value") : nullptr;
-  if (!value) return std::nullopt;
-  if (const Literal* splat = value->splatValue()) return splat->getDouble(0);
-  const Literal* literal = value->literal();
-  if (literal && literal->type().numElements() == 1) return literal->getDouble(0);
-  return std::nullopt;
-}
-
 bool dotNumbers(const Operation& op, const Dims& lb, const Dims& rb, const Dims& lc, const Dims& rc) {
   Expected<const Attribute*> dn = AttrReader(op).dialectStruct("dot_dimension_numbers");
   if (!dn) return false;

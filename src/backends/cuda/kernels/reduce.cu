@@ -321,11 +321,6 @@ int argIndexOf(const Value* v, const Block& b) {
   return -1;
 }
 
-const Operation* definedBy(const Value* v, OpCode code) {
-  const Operation* d = v->definingOp();
-  return d && d->code() == code ? d : nullptr;
-}
-
 std::string compareDir(const Operation& c) {
   const Attribute* a = c.attr("comparison_direction");
   return a ? a->stringValue() : std::string();
