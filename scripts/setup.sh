@@ -30,6 +30,13 @@ fi
 # An externally managed interpreter (Debian's own python3) needs --break-system-packages.
 python3 -m pip install -q "${PIP_ARGS[@]}" 2>/dev/null || \
   python3 -m pip install -q --break-system-packages "${PIP_ARGS[@]}"
+# CUTLASS's headers (the CUDA backend's fused product epilogues, src/backends/cuda/cutlass/): the
+# nvidia-cutlass wheel carries them under site-packages/cutlass_library/source, where
+# CMakeLists.txt looks. Its Python half (and the packages that half needs) is not used.
+CUTLASS_PIN=$(grep -m1 -E '^nvidia-cutlass==' requirements-lock.txt)
+[ "${WF_PIP_NEWEST:-0}" = 1 ] && CUTLASS_PIN=nvidia-cutlass
+python3 -m pip install -q --no-deps "$CUTLASS_PIN" 2>/dev/null || \
+  python3 -m pip install -q --no-deps --break-system-packages "$CUTLASS_PIN"
 if [ "${WF_PIP_NEWEST:-0}" = 1 ]; then
   mkdir -p "$BUILD_DIR"
   python3 scripts/pip_closure.py requirements-dev.txt >"$BUILD_DIR/requirements-newest.txt"

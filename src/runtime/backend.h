@@ -173,6 +173,9 @@ struct ExecutableStats {
   // cuda: products run with the bias add that alone reads them as cuBLASLt's bias epilogue
   // (kernels/dot.h): a linear layer's bias under bf16.
   int matmulBiasEpilogues = 0;
+  // cuda: products run with the bias add and erf GELU that alone read them as one CUTLASS kernel
+  // (kernels/dot_gelu.h): BERT's intermediate layer under bf16.
+  int matmulGeluEpilogues = 0;
   // Fusion (CompileOptions::fuse): generated kernels.
   int fusedKernels = 0;        // steps that run a generated fusion kernel
   int fusedOps = 0;            // ops computed inside them (each op once, even where duplicated)

@@ -12,6 +12,8 @@
 #include <string>
 #include <vector>
 
+#include "backends/cuda/device.h"
+#include "backends/cuda/kernels/dot_gelu.h"
 #include "cuda_test_util.h"
 
 namespace wf::cudatest {
@@ -125,6 +127,95 @@ TEST_P(DotBiasEpilogue, GivesTheBitsOfTheProductAndTheBiasKernel) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Types, DotBiasEpilogue, ::testing::Values(ElementType::kBF16, ElementType::kF16),
+                         [](const ::testing::TestParamInfo<ElementType>& info) { return typeName(info.param); });
+
+// BERT's intermediate layer under bf16 (f16) as the exporter writes it: the product of x [m, k]
+// by w [k, n] rounded to T, widened, the bias added in f32, reshaped to [8, m / 8, n], the erf
+// GELU in f32, reshaped back, rounded to T.
+std::string linearGelu(ElementType t, int64_t m, int64_t k, int64_t n) {
+  const std::string T = typeName(t), M = std::to_string(m), K = std::to_string(k), N = std::to_string(n);
+  const std::string x = "tensor<" + M + "x" + K + "x" + T + ">", w = "tensor<" + K + "x" + N + "x" + T + ">",
+                    b = "tensor<" + N + "x" + T + ">", bf = "tensor<" + N + "xf32>", p = "tensor<" + M + "x" + N + "x" + T + ">",
+                    pf = "tensor<" + M + "x" + N + "xf32>", p3 = "tensor<8x" + std::to_string(m / 8) + "x" + N + "xf32>";
+  auto splat = [&](const std::string& name, const std::string& value) {
+    return "  %" + name + " = \"stablehlo.constant\"() {value = dense<" + value + "> : " + p3 + "} : () -> " + p3 + "\n";
+  };
+  auto binary = [&](const std::string& name, const std::string& op, const std::string& a, const std::string& c) {
+    return "  %" + name + " = \"stablehlo." + op + "\"(%" + a + ", %" + c + ") : (" + p3 + ", " + p3 + ") -> " + p3 + "\n";
+  };
+  std::string s = "func.func @main(%x: " + x + ", %w: " + w + ", %b: " + b + ") -> " + p + " {\n";
+  s += "  %p = \"stablehlo.dot_general\"(%x, %w) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = "
+       "[1], rhs_contracting_dimensions = [0]>} : (" + x + ", " + w + ") -> " + p + "\n";
+  s += "  %pf = \"stablehlo.convert\"(%p) : (" + p + ") -> " + pf + "\n";
+  s += "  %bw = \"stablehlo.convert\"(%b) : (" + b + ") -> " + bf + "\n";
+  s += "  %bb = \"stablehlo.broadcast_in_dim\"(%bw) {broadcast_dimensions = array<i64: 1>} : (" + bf + ") -> " + pf + "\n";
+  s += "  %s2 = \"stablehlo.add\"(%pf, %bb) : (" + pf + ", " + pf + ") -> " + pf + "\n";
+  s += "  %s = \"stablehlo.reshape\"(%s2) : (" + pf + ") -> " + p3 + "\n";
+  s += splat("half", "0.5") + binary("h", "multiply", "s", "half");
+  s += splat("rsqrt2", "0.7071067811865476") + binary("u", "multiply", "s", "rsqrt2");
+  s += "  %e = \"chlo.erf\"(%u) : (" + p3 + ") -> " + p3 + "\n";
+  s += splat("one", "1.0") + binary("a", "add", "e", "one") + binary("g", "multiply", "h", "a");
+  s += "  %g2 = \"stablehlo.reshape\"(%g) : (" + p3 + ") -> " + pf + "\n";
+  s += "  %y = \"stablehlo.convert\"(%g2) : (" + pf + ") -> " + p + "\n";
+  s += "  func.return %y : " + p + "\n}\n";
+  return s;
+}
+
+class DotGeluEpilogue : public ::testing::TestWithParam<ElementType> {};
+
+// On Hopper the pair runs as one CUTLASS kernel, whose epilogue rounds the product to T and then
+// computes the GELU kernel's ops with its erff: the two steps' bits wherever the product's sum
+// (in another order than cuBLASLt's) rounds alike, and the CPU interpreter's within T's rounding.
+// m, n and k are off every tile size (128 x 256 x 64); the product is just past 2^32
+// multiply-adds, below which the pair stays two steps.
+TEST_P(DotGeluEpilogue, GivesTheBitsOfTheProductAndTheGeluKernel) {
+  WF_REQUIRE_GPU();
+  if (!cuda::dotGeluEpilogueBuilt()) GTEST_SKIP() << "built without CUTLASS: the pair runs as two steps";
+  Expected<std::shared_ptr<cuda::Device>> device = cuda::Device::get(0);
+  ASSERT_TRUE(device) << device.status().toString();
+  const bool hopper = (*device)->info().major == 9 && (*device)->info().minor == 0;
+  const ElementType t = GetParam();
+  const int64_t m = 1000, k = 1048, n = 4104;
+  Module mod = parse(linearGelu(t, m, k, n));
+  ASSERT_TRUE(mainOf(mod));
+  std::vector<Literal> args = {randomLiteral(Type::tensor({m, k}, t), -1, 1),
+                               randomLiteral(Type::tensor({k, n}, t), -0.1, 0.1),
+                               randomLiteral(Type::tensor({n}, t), -2, 2)};
+  Expected<std::unique_ptr<Executable>> exe = cudaBackend().compile(mod, *mainOf(mod), {});
+  ASSERT_TRUE(exe) << exe.status().toString();
+  const ExecutableStats stats = (*exe)->stats();
+  EXPECT_EQ(stats.matmulGeluEpilogues, hopper ? 1 : 0) << "compute capability " << (*device)->info().major << "."
+                                                        << (*device)->info().minor;
+  std::cout << typeName(t) << ": " << stats.matmulGeluEpilogues << " GELU epilogue, " << stats.deviceSteps
+            << " steps\n";
+  Expected<RunResult> got = (*exe)->run(args);
+  ASSERT_TRUE(got) << got.status().toString();
+  CompileOptions unfused;
+  unfused.fuse = false;
+  Expected<RunResult> plain = runCuda(mod, args, unfused);
+  ASSERT_TRUE(plain) << plain.status().toString();
+  Expected<std::vector<Literal>> want = runCpu(mod, cloneAll(args));
+  ASSERT_TRUE(want) << want.status().toString();
+  EXPECT_EQ(compareLiterals(got->outputs[0], (*want)[0], Tolerance{0, 0, t == ElementType::kBF16 ? 4e-3 : 5e-4}), "");
+  // Against the two steps: equal bits but where the product rounded to its neighbour in T, which
+  // moves the GELU by at most that (its slope is below 1.13) and the result's own rounding.
+  const Literal& g = got->outputs[0];
+  const Literal& w = plain->outputs[0];
+  const int mantissaBits = t == ElementType::kBF16 ? 7 : 10;
+  auto ulp = [&](double v) { return v == 0 ? 0.0 : std::ldexp(1.0, std::ilogb(v) - mantissaBits); };
+  int64_t differ = 0;
+  for (int64_t i = 0; i < g.numElements(); ++i) {
+    const double a = g.getDouble(i), e = w.getDouble(i);
+    if (a == e) continue;
+    ++differ;
+    const double x = std::fabs(e) + std::fabs(args[2].getDouble(i % n)) + 4.0;  // bounds |product| here
+    ASSERT_LE(std::fabs(a - e), 1.13 * ulp(x) + ulp(std::max(std::fabs(a), std::fabs(e)))) << "element " << i;
+  }
+  std::cout << typeName(t) << ": " << differ << " of " << g.numElements() << " elements differ from the two steps\n";
+  EXPECT_LE(differ, g.numElements() / 1000);
+}
+
+INSTANTIATE_TEST_SUITE_P(Types, DotGeluEpilogue, ::testing::Values(ElementType::kBF16, ElementType::kF16),
                          [](const ::testing::TestParamInfo<ElementType>& info) { return typeName(info.param); });
 
 }  // namespace

@@ -17,6 +17,7 @@
 #include "backends/cuda/kernel.h"
 #include "backends/cuda/kernels/convolution_epilogue.h"
 #include "backends/cuda/kernels/dot.h"
+#include "backends/cuda/kernels/dot_gelu.h"
 #include "backends/cuda/codegen/nvrtc.h"
 #include "backends/cuda/tuning.h"
 #include "support/phase_timer.h"
@@ -921,13 +922,21 @@ Status Planner::planDotEpilogues(const Block& body, const FusionPlan& fusion,
   auto lower = [&](const Operation& dot, const FusionGroup& g, LowerContext& l) -> Expected<Epilogue> {
     if (plan_.channelsLast.count(g.root()->result(0)))
       return unsupportedOnCuda(dot, "bias epilogue: a channels-last result");
-    WF_ASSIGN_OR_RETURN(DotBiasEpilogue e, lowerDotBiasEpilogue(dot, g, l));
-    ++plan_.stats.matmulBiasEpilogues;
-    return Epilogue{&dot, std::move(e.kernel), {dot.operand(0), dot.operand(1), e.bias}, {}, 0};
+    Expected<DotBiasEpilogue> e = lowerDotBiasEpilogue(dot, g, l);
+    if (e) {
+      ++plan_.stats.matmulBiasEpilogues;
+    } else {
+      if (e.status().code() != StatusCode::kUnimplemented) return e.status();
+      e = lowerDotBiasGeluEpilogue(dot, g, l);
+      if (!e) return e.status();
+      ++plan_.stats.matmulGeluEpilogues;
+    }
+    return Epilogue{&dot, std::move(e->kernel), {dot.operand(0), dot.operand(1), e->bias}, {}, 0};
   };
   WF_RETURN_IF_ERROR(planEpilogues(body, fusion, keep, productOf, lctx, lower).status());
-  if (tuningLogOn() && plan_.stats.matmulBiasEpilogues > 0)
-    std::cerr << "warpforge: " << plan_.stats.matmulBiasEpilogues << " products with the bias epilogue\n";
+  if (tuningLogOn() && plan_.stats.matmulBiasEpilogues + plan_.stats.matmulGeluEpilogues > 0)
+    std::cerr << "warpforge: " << plan_.stats.matmulBiasEpilogues << " products with the bias epilogue, "
+              << plan_.stats.matmulGeluEpilogues << " with the bias and GELU epilogue\n";
   return Status::ok();
 }
 

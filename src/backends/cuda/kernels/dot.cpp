@@ -671,6 +671,45 @@ Expected<std::unique_ptr<OpKernel>> lowerMatmul(const Operation& op, LowerContex
 
 }  // namespace
 
+const Operation* groupMember(const FusionGroup& group, const Value* v) {
+  const Operation* d = v->definingOp();
+  return d && std::find(group.ops.begin(), group.ops.end(), d) != group.ops.end() ? d : nullptr;
+}
+
+const Operation* skipGroupReshapes(const FusionGroup& group, const Operation* op, std::vector<const Operation*>& matched) {
+  while (op && op->code() == OpCode::Reshape) {
+    matched.push_back(op);
+    op = groupMember(group, op->operand(0));
+  }
+  return op;
+}
+
+const Value* linearLayerBias(const Operation& dot, const FusionGroup& group, const Operation* add,
+                             std::vector<const Operation*>& matched) {
+  const Type& product = dot.result(0)->type();
+  const ElementType t = product.elementType();
+  if (!add || add->code() != OpCode::Add || add->result(0)->type() != Type::tensor(product.shape(), ElementType::kF32))
+    return nullptr;
+  const int64_t n = product.dim(product.rank() - 1);
+  for (size_t side = 0; side < 2; ++side) {
+    const Operation* widen = groupMember(group, add->operand(side));
+    const Operation* spread = groupMember(group, add->operand(1 - side));
+    if (!widen || widen->code() != OpCode::Convert || widen->operand(0) != dot.result(0) || !spread ||
+        spread->code() != OpCode::BroadcastInDim || spread->operand(0)->type().shape() != std::vector<int64_t>{n})
+      continue;
+    Expected<std::vector<int64_t>> dims = AttrReader(*spread).ints("broadcast_dimensions");
+    if (!dims || *dims != std::vector<int64_t>{product.rank() - 1}) continue;
+    // The bias: a T value widened, in the group or before it.
+    const Value* b = spread->operand(0);
+    const Operation* widenBias = b->definingOp();
+    if (!widenBias || widenBias->code() != OpCode::Convert || widenBias->operand(0)->type().elementType() != t) continue;
+    matched.insert(matched.end(), {add, widen, spread});
+    if (groupMember(group, b)) matched.push_back(widenBias);
+    return widenBias->operand(0);
+  }
+  return nullptr;
+}
+
 Expected<DotBiasEpilogue> lowerDotBiasEpilogue(const Operation& dot, const FusionGroup& group, LowerContext& ctx) {
   auto decline = [&](const std::string& why) -> Status { return unsupportedOnCuda(dot, "bias epilogue: " + why); };
   if (dot.numOperands() != 2 || dot.numResults() != 1) return decline("not a product of two operands");
@@ -679,49 +718,15 @@ Expected<DotBiasEpilogue> lowerDotBiasEpilogue(const Operation& dot, const Fusio
   if ((t != ElementType::kBF16 && t != ElementType::kF16) || !product.hasStaticShape() || product.rank() < 1)
     return decline("a product of type " + product.toString());
   if (group.hasReduce() || !group.sideOutputs.empty()) return decline("the group reduces or writes side outputs");
-  auto member = [&](const Value* v) -> const Operation* {
-    const Operation* d = v->definingOp();
-    return d && std::find(group.ops.begin(), group.ops.end(), d) != group.ops.end() ? d : nullptr;
-  };
   std::vector<const Operation*> matched;
   // From the root: the narrowing to T and the f32 add, reshapes (row-major: the same bytes)
   // around them.
-  auto skipReshapes = [&](const Operation* op) {
-    while (op && op->code() == OpCode::Reshape) {
-      matched.push_back(op);
-      op = member(op->operand(0));
-    }
-    return op;
-  };
-  const Operation* narrow = skipReshapes(group.root());
+  const Operation* narrow = skipGroupReshapes(group, group.root(), matched);
   if (!narrow || narrow->code() != OpCode::Convert || narrow->result(0)->type().elementType() != t)
     return decline("the group's result is not the sum narrowed to the product's type");
   matched.push_back(narrow);
-  const Operation* add = skipReshapes(member(narrow->operand(0)));
-  if (!add || add->code() != OpCode::Add || add->result(0)->type() != Type::tensor(product.shape(), ElementType::kF32))
-    return decline("the narrowed value is not an f32 add of the product's shape");
-  matched.push_back(add);
-  const int64_t n = product.dim(product.rank() - 1);
-  const Value* bias = nullptr;
-  for (size_t side = 0; side < 2 && !bias; ++side) {
-    const Operation* widen = member(add->operand(side));
-    const Operation* spread = member(add->operand(1 - side));
-    if (!widen || widen->code() != OpCode::Convert || widen->operand(0) != dot.result(0) || !spread ||
-        spread->code() != OpCode::BroadcastInDim || spread->operand(0)->type().shape() != std::vector<int64_t>{n})
-      continue;
-    Expected<std::vector<int64_t>> dims = AttrReader(*spread).ints("broadcast_dimensions");
-    if (!dims || *dims != std::vector<int64_t>{product.rank() - 1}) continue;
-    matched.push_back(widen);
-    matched.push_back(spread);
-    // The bias: a T value widened, in the group or before it.
-    const Value* b = spread->operand(0);
-    const Operation* widenBias = b->definingOp();
-    if (widenBias && widenBias->code() == OpCode::Convert && widenBias->operand(0)->type().elementType() == t) {
-      if (member(b)) matched.push_back(widenBias);
-      bias = widenBias->operand(0);
-    }
-  }
-  if (!bias) return decline("the add's other operand is not a bias of the product's type along the last dim");
+  const Value* bias = linearLayerBias(dot, group, skipGroupReshapes(group, groupMember(group, narrow->operand(0)), matched), matched);
+  if (!bias) return decline("the narrowed value is not the product plus a bias of its type along the last dim");
   if (matched.size() != group.ops.size()) return decline("the group computes more than the bias add");
   WF_ASSIGN_OR_RETURN(std::unique_ptr<OpKernel> kernel, lowerMatmul(dot, ctx, /*bias=*/true));
   return DotBiasEpilogue{std::move(kernel), bias};

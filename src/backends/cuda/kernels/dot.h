@@ -27,6 +27,7 @@
 #pragma once
 
 #include <memory>
+#include <vector>
 
 #include "backends/cuda/codegen/fusion.h"
 #include "backends/cuda/kernel.h"
@@ -39,5 +40,15 @@ struct DotBiasEpilogue {
 };
 
 Expected<DotBiasEpilogue> lowerDotBiasEpilogue(const Operation& dot, const FusionGroup& group, LowerContext& ctx);
+
+// Matching a group around a product (shared with kernels/dot_gelu.h):
+// the op of `group` defining `v`, else nullptr;
+const Operation* groupMember(const FusionGroup& group, const Value* v);
+// `op` past the reshapes of `group` that define it (appended to `matched`);
+const Operation* skipGroupReshapes(const FusionGroup& group, const Operation* op, std::vector<const Operation*>& matched);
+// the bias of T where `add` is widen_f32(dot) + broadcast(widen_f32(bias), along the last dim),
+// its ops appended to `matched`, else nullptr (nothing appended).
+const Value* linearLayerBias(const Operation& dot, const FusionGroup& group, const Operation* add,
+                             std::vector<const Operation*>& matched);
 
 }  // namespace wf::cuda
