@@ -8,7 +8,6 @@
 #include "backends/cuda/kernels/cudnn_graph.h"
 
 #include <algorithm>
-#include <chrono>
 #include <cstring>
 #include <exception>
 #include <mutex>
