@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "backends/cuda/codegen/fusion.h"
 #include "backends/cuda/device.h"
 #include "backends/cuda/kernels/dot_gelu.h"
 #include "cuda_test_util.h"
@@ -217,6 +218,51 @@ TEST_P(DotGeluEpilogue, GivesTheBitsOfTheProductAndTheGeluKernel) {
 
 INSTANTIATE_TEST_SUITE_P(Types, DotGeluEpilogue, ::testing::Values(ElementType::kBF16, ElementType::kF16),
                          [](const ::testing::TestParamInfo<ElementType>& info) { return typeName(info.param); });
+
+// The pattern, on the IR alone (no GPU): the exporter's GELU matches, at any size, and
+// neighbours that compute something else do not.
+TEST(DotGeluEpilogueMatch, TheExportersGeluMatchesAndItsNeighboursDoNot) {
+  const std::string exported = linearGelu(ElementType::kBF16, 16, 24, 40);
+  auto replaced = [&](const std::string& from, const std::string& to) {
+    std::string s = exported;
+    const size_t at = s.find(from);
+    EXPECT_NE(at, std::string::npos) << from;
+    return at == std::string::npos ? s : s.replace(at, from.size(), to);
+  };
+  struct Case {
+    std::string what, text;
+    bool matches;
+  };
+  const std::vector<Case> cases = {
+      {"the exporter's GELU", exported, true},
+      {"the same scale written as an f32", replaced("dense<0.7071067811865476>", "dense<0.70710677>"), true},
+      {"a scale of another f32", replaced("dense<0.7071067811865476>", "dense<0.7071>"), false},
+      {"another half", replaced("dense<0.5>", "dense<0.25>"), false},
+      {"another one", replaced("dense<1.0>", "dense<2.0>"), false},
+      {"tanh for erf", replaced("\"chlo.erf\"", "\"stablehlo.tanh\""), false},
+      {"the erf of the half", replaced("\"chlo.erf\"(%u)", "\"chlo.erf\"(%h)"), false},
+  };
+  for (const Case& c : cases) {
+    Module m = parse(c.text);
+    const Operation* main = mainOf(m);
+    ASSERT_NE(main, nullptr) << c.what << ":\n" << c.text;
+    const Block& body = FuncOp(main).body();
+    cuda::FusionPlan plan = cuda::planFusion(body, {});
+    const Operation* dot = nullptr;
+    for (const auto& op : body.operations())
+      if (op->code() == OpCode::DotGeneral) dot = op.get();
+    ASSERT_NE(dot, nullptr) << c.what;
+    const cuda::FusionGroup* group = nullptr;
+    for (const cuda::FusionGroup& g : plan.groups)
+      if (std::find(g.inputs.begin(), g.inputs.end(), dot->result(0)) != g.inputs.end()) group = &g;
+    ASSERT_NE(group, nullptr) << c.what << ": no group reads the product";
+    Expected<const Value*> bias = cuda::linearLayerGeluBias(*dot, *group);
+    EXPECT_EQ(bool(bias), c.matches) << c.what << (bias ? "" : ": " + bias.status().toString());
+    if (bias && c.matches) {
+      EXPECT_EQ(*bias, FuncOp(main).body().argument(2)) << c.what;
+    }
+  }
+}
 
 }  // namespace
 }  // namespace wf::cudatest

@@ -37,13 +37,8 @@ constexpr uint32_t kHalf = 0x3f000000u, kOne = 0x3f800000u, kRsqrt2 = 0x3f3504f3
 
 }  // namespace
 
-Expected<DotBiasEpilogue> lowerDotBiasGeluEpilogue(const Operation& dot, const FusionGroup& group, LowerContext& ctx) {
+Expected<const Value*> linearLayerGeluBias(const Operation& dot, const FusionGroup& group) {
   auto decline = [&](const std::string& why) -> Status { return unsupportedOnCuda(dot, "GELU epilogue: " + why); };
-#ifndef WF_HAVE_CUTLASS
-  (void)group;
-  (void)ctx;
-  return decline("built without CUTLASS");
-#else
   if (dot.code() != OpCode::DotGeneral || dot.numOperands() != 2 || dot.numResults() != 1)
     return decline("not a dot_general of two operands");
   const Type& lhs = dot.operand(0)->type();
@@ -61,11 +56,6 @@ Expected<DotBiasEpilogue> lowerDotBiasGeluEpilogue(const Operation& dot, const F
       AttrReader::fieldInts(**dn, "rhs_contracting_dimensions") != std::vector<int64_t>{0} || dot.attr("algorithm"))
     return decline("not A [M, K] by B [K, N] (or a dot algorithm)");
   if (group.hasReduce() || !group.sideOutputs.empty()) return decline("the group reduces or writes side outputs");
-  const int64_t m = lhs.dim(0), k = lhs.dim(1), n = rhs.dim(1);
-  if (double(m) * double(n) * double(k) < 4294967296.0) return decline("a product of fewer than 2^32 multiply-adds");
-  const DeviceInfo& info = ctx.device.info();
-  if (info.major != 9 || info.minor != 0) return decline("a device of compute capability other than 9.0");
-
   // From the root: narrow_T(m * s), m = x * 0.5, s = erf(x * 0.70710677) + 1.
   std::vector<const Operation*> matched;
   const Operation* narrow = skipGroupReshapes(group, group.root(), matched);
@@ -105,6 +95,24 @@ Expected<DotBiasEpilogue> lowerDotBiasGeluEpilogue(const Operation& dot, const F
   std::sort(matched.begin(), matched.end());
   matched.erase(std::unique(matched.begin(), matched.end()), matched.end());
   if (matched.size() != group.ops.size()) return decline("the group computes more than the bias and the GELU");
+  return bias;
+}
+
+Expected<DotBiasEpilogue> lowerDotBiasGeluEpilogue(const Operation& dot, const FusionGroup& group, LowerContext& ctx) {
+  auto decline = [&](const std::string& why) -> Status { return unsupportedOnCuda(dot, "GELU epilogue: " + why); };
+  WF_ASSIGN_OR_RETURN(const Value* bias, linearLayerGeluBias(dot, group));
+#ifndef WF_HAVE_CUTLASS
+  (void)bias;
+  (void)ctx;
+  return decline("built without CUTLASS");
+#else
+  const Type& lhs = dot.operand(0)->type();
+  const Type& rhs = dot.operand(1)->type();
+  const ElementType t = dot.result(0)->type().elementType();
+  const int64_t m = lhs.dim(0), k = lhs.dim(1), n = rhs.dim(1);
+  if (double(m) * double(n) * double(k) < 4294967296.0) return decline("a product of fewer than 2^32 multiply-adds");
+  const DeviceInfo& info = ctx.device.info();
+  if (info.major != 9 || info.minor != 0) return decline("a device of compute capability other than 9.0");
 
   const cutlass_sm90::DotBiasGeluProblem problem{
       t == ElementType::kBF16 ? cutlass_sm90::GeluType::kBF16 : cutlass_sm90::GeluType::kF16, static_cast<int>(m),

@@ -25,6 +25,10 @@ namespace wf::cuda {
 
 Expected<DotBiasEpilogue> lowerDotBiasGeluEpilogue(const Operation& dot, const FusionGroup& group, LowerContext& ctx);
 
+// The pattern alone, without a device: the bias (of T) where `group` computes the erf GELU of the
+// linear layer `dot` as above (any size), else why not (kUnimplemented).
+Expected<const Value*> linearLayerGeluBias(const Operation& dot, const FusionGroup& group);
+
 // Whether this build has the kernel (CUTLASS was found).
 bool dotGeluEpilogueBuilt();
 
