@@ -684,6 +684,13 @@ const Operation* skipGroupReshapes(const FusionGroup& group, const Operation* op
   return op;
 }
 
+const Operation* narrowedToType(const FusionGroup& group, ElementType t, std::vector<const Operation*>& matched) {
+  const Operation* narrow = skipGroupReshapes(group, group.root(), matched);
+  if (!narrow || narrow->code() != OpCode::Convert || narrow->result(0)->type().elementType() != t) return nullptr;
+  matched.push_back(narrow);
+  return skipGroupReshapes(group, groupMember(group, narrow->operand(0)), matched);
+}
+
 const Value* linearLayerBias(const Operation& dot, const FusionGroup& group, const Operation* add,
                              std::vector<const Operation*>& matched) {
   const Type& product = dot.result(0)->type();
@@ -721,11 +728,9 @@ Expected<DotBiasEpilogue> lowerDotBiasEpilogue(const Operation& dot, const Fusio
   std::vector<const Operation*> matched;
   // From the root: the narrowing to T and the f32 add, reshapes (row-major: the same bytes)
   // around them.
-  const Operation* narrow = skipGroupReshapes(group, group.root(), matched);
-  if (!narrow || narrow->code() != OpCode::Convert || narrow->result(0)->type().elementType() != t)
-    return decline("the group's result is not the sum narrowed to the product's type");
-  matched.push_back(narrow);
-  const Value* bias = linearLayerBias(dot, group, skipGroupReshapes(group, groupMember(group, narrow->operand(0)), matched), matched);
+  const Operation* sum = narrowedToType(group, t, matched);
+  if (!sum) return decline("the group's result is not a value narrowed to the product's type");
+  const Value* bias = linearLayerBias(dot, group, sum, matched);
   if (!bias) return decline("the narrowed value is not the product plus a bias of its type along the last dim");
   if (matched.size() != group.ops.size()) return decline("the group computes more than the bias add");
   WF_ASSIGN_OR_RETURN(std::unique_ptr<OpKernel> kernel, lowerMatmul(dot, ctx, /*bias=*/true));

@@ -46,6 +46,9 @@ Expected<DotBiasEpilogue> lowerDotBiasEpilogue(const Operation& dot, const Fusio
 const Operation* groupMember(const FusionGroup& group, const Value* v);
 // `op` past the reshapes of `group` that define it (appended to `matched`);
 const Operation* skipGroupReshapes(const FusionGroup& group, const Operation* op, std::vector<const Operation*>& matched);
+// the op computing the value `group` narrows to T at its root, reshapes around the narrowing
+// allowed (appended to `matched` with it), else nullptr;
+const Operation* narrowedToType(const FusionGroup& group, ElementType t, std::vector<const Operation*>& matched);
 // the bias of T where `add` is widen_f32(dot) + broadcast(widen_f32(bias), along the last dim),
 // its ops appended to `matched`, else nullptr (nothing appended).
 const Value* linearLayerBias(const Operation& dot, const FusionGroup& group, const Operation* add,

@@ -58,11 +58,7 @@ Expected<const Value*> linearLayerGeluBias(const Operation& dot, const FusionGro
   if (group.hasReduce() || !group.sideOutputs.empty()) return decline("the group reduces or writes side outputs");
   // From the root: narrow_T(m * s), m = x * 0.5, s = erf(x * 0.70710677) + 1.
   std::vector<const Operation*> matched;
-  const Operation* narrow = skipGroupReshapes(group, group.root(), matched);
-  if (!narrow || narrow->code() != OpCode::Convert || narrow->result(0)->type().elementType() != t)
-    return decline("the group's result is not narrowed to the product's type");
-  matched.push_back(narrow);
-  const Operation* gelu = skipGroupReshapes(group, groupMember(group, narrow->operand(0)), matched);
+  const Operation* gelu = narrowedToType(group, t, matched);
   if (!gelu || gelu->code() != OpCode::Multiply) return decline("the narrowed value is not a product of two halves");
   const Value* x = nullptr;
   for (size_t side = 0; side < 2 && !x; ++side) {
