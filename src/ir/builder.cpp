@@ -312,6 +312,12 @@ const Operation* onlyReader(const Readers& readers, const Value* v) {
   return r.front();
 }
 
+Expected<Block*> functionBody(Operation& function, std::string_view pass) {
+  if (function.code() != OpCode::FuncFunc || function.numRegions() == 0 || function.region(0).empty())
+    return invalidArgument(std::string(pass) + ": not a function with a body");
+  return &function.region(0).front();
+}
+
 Operation* broadcastScalarConstant(const Value* v) {
   Operation* b = definedBy(v, OpCode::BroadcastInDim);
   const Operation* c = b ? definedBy(b->operand(0), OpCode::Constant) : nullptr;

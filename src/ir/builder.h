@@ -148,6 +148,9 @@ const std::vector<const Operation*>& readersOf(const Readers& readers, const Val
 // The one op reading `v` (perhaps more than once), or nullptr where none or several do.
 const Operation* onlyReader(const Readers& readers, const Value* v);
 
+// The body of `function`, or an error naming `pass` where it is not a func.func with one (the
+// argument check that opens each function pass).
+Expected<Block*> functionBody(Operation& function, std::string_view pass);
 // A one-element constant broadcast to a shape (as JAX writes a splat): the broadcast, else nullptr.
 Operation* broadcastScalarConstant(const Value* v);
 // The scalar every element of a constant holds, where it is a splat (or has one element), also

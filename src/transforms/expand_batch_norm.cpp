@@ -146,9 +146,8 @@ bool holdsBatchNorm(const Block& block) {
 }
 
 Expected<int> expandBatchNorm(Operation& function) {
-  if (function.code() != OpCode::FuncFunc || function.numRegions() == 0 || function.region(0).empty())
-    return invalidArgument("expandBatchNorm: not a function with a body");
-  Block& body = function.region(0).front();
+  WF_ASSIGN_OR_RETURN(Block* bodyPtr, functionBody(function, "expandBatchNorm"));
+  Block& body = *bodyPtr;
   if (!holdsBatchNorm(body)) return 0;
   WF_RETURN_IF_ERROR(checkBlock(body));  // every op expandable before anything changes
   Mapping mapping;

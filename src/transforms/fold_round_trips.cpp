@@ -36,9 +36,8 @@ Value* roundTripSource(const Operation& narrow, const Block& body) {
 }  // namespace
 
 Expected<int> foldWidenNarrowRoundTrips(Operation& function) {
-  if (function.code() != OpCode::FuncFunc || function.numRegions() == 0 || function.region(0).empty())
-    return invalidArgument("foldWidenNarrowRoundTrips: not a function with a body");
-  Block& body = function.region(0).front();
+  WF_ASSIGN_OR_RETURN(Block* bodyPtr, functionBody(function, "foldWidenNarrowRoundTrips"));
+  Block& body = *bodyPtr;
   std::unordered_map<const Value*, Value*> replacement;
   // Each folded convert's reshape of x to its result type, to take its place; the converts stay
   // until their readers read the reshapes.

@@ -80,9 +80,8 @@ bool worthMerging(const Operation& dot, const MergeProductsOptions& options) {
 }  // namespace
 
 Expected<int> mergeSiblingProducts(Operation& function, const MergeProductsOptions& options) {
-  if (function.code() != OpCode::FuncFunc || function.numRegions() == 0 || function.region(0).empty())
-    return invalidArgument("mergeSiblingProducts: not a function with a body");
-  Block& body = function.region(0).front();
+  WF_ASSIGN_OR_RETURN(Block* bodyPtr, functionBody(function, "mergeSiblingProducts"));
+  Block& body = *bodyPtr;
   std::vector<Siblings> groups;
   std::unordered_map<const Operation*, std::vector<Operation*>> chains;  // each product's weight chain
   for (const auto& op : body.operations()) {
@@ -260,9 +259,8 @@ std::optional<BiasMerge> biasMerge(const Readers& readers, const std::unordered_
 }  // namespace
 
 Expected<int> mergeBiasAddsOfSlices(Operation& function) {
-  if (function.code() != OpCode::FuncFunc || function.numRegions() == 0 || function.region(0).empty())
-    return invalidArgument("mergeBiasAddsOfSlices: not a function with a body");
-  Block& body = function.region(0).front();
+  WF_ASSIGN_OR_RETURN(Block* bodyPtr, functionBody(function, "mergeBiasAddsOfSlices"));
+  Block& body = *bodyPtr;
   const Readers readers = readersIn(body);
   std::unordered_map<const Operation*, size_t> position;
   for (size_t i = 0; i < body.operations().size(); ++i) position[body.operations()[i].get()] = i;

@@ -40,9 +40,8 @@ void countUses(const Block& block, std::unordered_map<const Value*, int>& uses) 
 }  // namespace
 
 Expected<int> narrowPools(Operation& function) {
-  if (function.code() != OpCode::FuncFunc || function.numRegions() == 0 || function.region(0).empty())
-    return invalidArgument("narrowPools: not a function with a body");
-  Block& body = function.region(0).front();
+  WF_ASSIGN_OR_RETURN(Block* bodyPtr, functionBody(function, "narrowPools"));
+  Block& body = *bodyPtr;
   std::unordered_map<const Value*, int> uses;
   countUses(body, uses);
   // The conversions to drop, each with the pool that now computes its result.

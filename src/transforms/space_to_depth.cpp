@@ -130,9 +130,8 @@ Status rewrite(Operation& conv, const Match& m, Block& body) {
 }  // namespace
 
 Expected<int> spaceToDepthConvolutions(Operation& function) {
-  if (function.code() != OpCode::FuncFunc || function.numRegions() == 0 || function.region(0).empty())
-    return invalidArgument("spaceToDepthConvolutions: not a function with a body");
-  Block& body = function.region(0).front();
+  WF_ASSIGN_OR_RETURN(Block* bodyPtr, functionBody(function, "spaceToDepthConvolutions"));
+  Block& body = *bodyPtr;
   // The block is rebuilt in order: each rewritten convolution's operands are rearranged just
   // before it.
   std::vector<std::unique_ptr<Operation>> ops = std::move(body.mutableOperations());
