@@ -23,13 +23,14 @@ struct Match {
   std::vector<int64_t> padLow, padHigh;  // per spatial dim
 };
 
-std::optional<Match> match(const Operation& op) {
+std::optional<Match> match(const Operation& op, bool tf32Convolutions) {
   if (op.code() != OpCode::Convolution || op.numOperands() != 2 || op.numResults() != 1) return std::nullopt;
   const Type& x = op.operand(0)->type();
   const Type& w = op.operand(1)->type();
   const Type& y = op.result(0)->type();
   const ElementType e = x.elementType();
-  if ((e != ElementType::kBF16 && e != ElementType::kF16) || w.elementType() != e || y.elementType() != e) return std::nullopt;
+  const bool tensorCores = e == ElementType::kBF16 || e == ElementType::kF16 || (tf32Convolutions && e == ElementType::kF32);
+  if (!tensorCores || w.elementType() != e || y.elementType() != e) return std::nullopt;
   if (!x.hasStaticShape() || !w.hasStaticShape() || !y.hasStaticShape() || x.rank() != 4 || w.rank() != 4)
     return std::nullopt;
   AttrReader attrs(op);
@@ -129,7 +130,7 @@ Status rewrite(Operation& conv, const Match& m, Block& body) {
 
 }  // namespace
 
-Expected<int> spaceToDepthConvolutions(Operation& function) {
+Expected<int> spaceToDepthConvolutions(Operation& function, bool tf32Convolutions) {
   WF_ASSIGN_OR_RETURN(Block* bodyPtr, functionBody(function, "spaceToDepthConvolutions"));
   Block& body = *bodyPtr;
   // The block is rebuilt in order: each rewritten convolution's operands are rearranged just
@@ -138,7 +139,7 @@ Expected<int> spaceToDepthConvolutions(Operation& function) {
   body.mutableOperations().clear();
   int rewritten = 0;
   for (auto& op : ops) {
-    if (std::optional<Match> m = match(*op)) {
+    if (std::optional<Match> m = match(*op, tf32Convolutions)) {
       WF_RETURN_IF_ERROR(rewrite(*op, *m, body));
       ++rewritten;
     }

@@ -54,12 +54,12 @@ std::vector<Literal> smallIntegers(const Module& m, uint32_t seed) {
 }
 
 // Rewrites `c`; expects `rewritten` convolutions and, for each seed, the same bits.
-void check(const Conv& c, int rewritten) {
+void check(const Conv& c, int rewritten, bool tf32Convolutions = false) {
   const std::string text = program(c);
   auto original = programtest::parseAndVerify(text, "conv.mlir");
   auto changed = programtest::parseAndVerify(text, "conv.mlir");
   ASSERT_TRUE(original && changed) << text;
-  Expected<int> n = spaceToDepthConvolutions(*changed->lookupFunction("main"));
+  Expected<int> n = spaceToDepthConvolutions(*changed->lookupFunction("main"), tf32Convolutions);
   ASSERT_TRUE(n) << n.status().toString();
   EXPECT_EQ(*n, rewritten) << text;
   // The rewritten program verifies after printing and parsing back.
@@ -81,10 +81,14 @@ TEST(SpaceToDepth, StemLikeConvolutionsComputeTheSameBits) {
   check(Conv{.c = 4, .kh = 3, .kw = 3, .padLow = 1, .padHigh = 1}, 1);  // 16 channels, no channel padding
   check(Conv{.c = 1, .h = 12, .w = 9, .kh = 5, .kw = 4, .padLow = 2, .padHigh = 0}, 1);  // uneven windows and padding
   check(Conv{.h = 20, .w = 21, .padLow = 0, .padHigh = 0}, 1);  // rows no window reads are cropped
+  // f32 where TF32 is allowed for convolutions (channels-last on tensor cores there too).
+  check(Conv{.type = "f32"}, 1, /*tf32Convolutions=*/true);
+  check(Conv{.type = "f32", .c = 1, .h = 12, .w = 9, .kh = 5, .kw = 4, .padLow = 2, .padHigh = 0}, 1, true);
 }
 
 TEST(SpaceToDepth, OtherConvolutionsStayAsWritten) {
-  check(Conv{.type = "f32"}, 0);              // f32 runs in NCHW
+  check(Conv{.type = "f32"}, 0);              // true f32 runs in NCHW
+  check(Conv{.type = "f64"}, 0, true);        // no tensor cores for f64
   check(Conv{.stride = 1}, 0);                // nothing to fold
   check(Conv{.c = 8}, 0);                     // already a multiple of 8 channels
   check(Conv{.c = 5}, 0);                     // 20 channels would pad to 24

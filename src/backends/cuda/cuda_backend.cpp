@@ -107,7 +107,9 @@ class CudaBackend final : public Backend {
         return r.status().withContext("cuda: function @" + name + " needs static shapes");
       }
     }
-    if (refined && rewrite) WF_RETURN_IF_ERROR(rewriteForPlanning(*refined, name, options.fuse, options.mergeProducts).status());
+    if (refined && rewrite)
+      WF_RETURN_IF_ERROR(
+          rewriteForPlanning(*refined, name, options.fuse, options.mergeProducts, options.allowTf32Convolutions).status());
     const Module& m = refined ? *refined : module;
     const Operation* fn = refined ? refined->lookupFunction(name) : &entry;
     if (!fn) return internalError("cuda: shape refinement lost function @" + name);

@@ -33,7 +33,8 @@ bool wantsPlanRewrites(const Operation& function, bool fuse) {
   return holdsBatchNorm(body) || (fuse && !body.operations().empty());
 }
 
-Expected<PlanRewrites> rewriteForPlanning(Module& module, std::string_view function, bool fuse, bool mergeProducts) {
+Expected<PlanRewrites> rewriteForPlanning(Module& module, std::string_view function, bool fuse, bool mergeProducts,
+                                          bool tf32Convolutions) {
   Operation* fn = module.lookupFunction(function);
   if (!fn) return notFound("cuda: no function @" + std::string(function) + " to plan");
   PlanRewrites done;
@@ -75,7 +76,7 @@ Expected<PlanRewrites> rewriteForPlanning(Module& module, std::string_view funct
     WF_ASSIGN_OR_RETURN(done.narrowedPools, narrowPools(*fn));
   }
   if (holdsOp(FuncOp(fn).body(), {OpCode::Convolution})) {
-    WF_ASSIGN_OR_RETURN(done.spaceToDepth, spaceToDepthConvolutions(*fn));
+    WF_ASSIGN_OR_RETURN(done.spaceToDepth, spaceToDepthConvolutions(*fn, tf32Convolutions));
   }
   return done;
 }

@@ -55,9 +55,9 @@ bool holdsOp(const Block& block, std::initializer_list<OpCode> codes);
 bool wantsPlanRewrites(const Operation& function, bool fuse);
 
 // Rewrites @function of `module` in place (outlining adds decomposition functions to `module`).
-// `mergeProducts`: CompileOptions::mergeProducts. On error the module may be partly rewritten:
-// callers rewrite a copy.
+// `mergeProducts`, `tf32Convolutions`: CompileOptions::mergeProducts, ::allowTf32Convolutions.
+// On error the module may be partly rewritten: callers rewrite a copy.
 Expected<PlanRewrites> rewriteForPlanning(Module& module, std::string_view function, bool fuse,
-                                          bool mergeProducts = true);
+                                          bool mergeProducts = true, bool tf32Convolutions = false);
 
 }  // namespace wf::cuda
