@@ -245,5 +245,195 @@ TEST(CudaConvolutionEpilogue, StemOverPixelBlocksMatchesTheInterpreter) {
   }
 }
 
+// ResNet's stem in f32 with TF32 allowed for convolutions: 3 channels, 7x7 at stride 2 on odd
+// image sizes, then a per-channel scale and ReLU. It runs over 2x2 pixel blocks as 16 channels
+// (transforms/space_to_depth.h) on TF32 tensor cores, channels-last; without TF32 it stays as
+// written. Against the interpreter (true f32) within TF32's rounding.
+TEST(CudaConvolutionEpilogue, F32StemWithTf32MatchesTheInterpreter) {
+  WF_REQUIRE_GPU();
+  const std::string x = "tensor<3x3x29x31xf32>", w = "tensor<16x3x7x7xf32>", y = "tensor<3x16x15x16xf32>",
+                    v = "tensor<16xf32>";
+  std::string s = "func.func @main(%x: " + x + ", %w: " + w + ", %s: " + v + ") -> " + y + " {\n";
+  s += "  %c = \"stablehlo.convolution\"(%x, %w) {dimension_numbers = #stablehlo.conv<[b, f, 0, 1]x[o, i, 0, 1]->[b, f, 0, 1]>, "
+       "window_strides = array<i64: 2, 2>, padding = dense<[[3, 3], [3, 3]]> : tensor<2x2xi64>, lhs_dilation = array<i64: 1, 1>, "
+       "rhs_dilation = array<i64: 1, 1>, feature_group_count = 1 : i64, batch_group_count = 1 : i64} : (" + x + ", " + w + ") -> " + y + "\n";
+  s += "  %sb = \"stablehlo.broadcast_in_dim\"(%s) {broadcast_dimensions = array<i64: 1>} : (" + v + ") -> " + y + "\n";
+  s += "  %m = \"stablehlo.multiply\"(%c, %sb) : (" + y + ", " + y + ") -> " + y + "\n";
+  s += "  %z = \"stablehlo.constant\"() {value = dense<0.0> : " + y + "} : () -> " + y + "\n";
+  s += "  %r = \"stablehlo.maximum\"(%m, %z) : (" + y + ", " + y + ") -> " + y + "\n";
+  s += "  func.return %r : " + y + "\n}\n";
+  Module m = parse(s);
+  ASSERT_TRUE(mainOf(m));
+  for (bool tf32 : {true, false}) {
+    SCOPED_TRACE(tf32 ? "TF32 convolutions" : "true f32");
+    CompileOptions options;
+    options.allowTf32Convolutions = tf32;
+    options.boundArguments = {1, 2};
+    auto exe = cudaBackend().compile(m, *mainOf(m), options);
+    ASSERT_TRUE(exe) << exe.status().toString();
+    // Over pixel blocks the convolution reads 16 channels, stored channels-last; as written it
+    // reads 3 channels in NCHW.
+    if (tf32) EXPECT_GE((*exe)->stats().channelsLastValues, 1);
+    else EXPECT_EQ((*exe)->stats().channelsLastValues, 0);
+    std::vector<Literal> args = {randomLiteral(Type::tensor({3, 3, 29, 31}, ElementType::kF32), -1, 1),
+                                 randomLiteral(Type::tensor({16, 3, 7, 7}, ElementType::kF32), -0.3, 0.3),
+                                 randomLiteral(Type::tensor({16}, ElementType::kF32), 0.5, 1.5)};
+    for (size_t i = 1; i < args.size(); ++i) ASSERT_TRUE((*exe)->bindArgument(i, args[i]).isOk());
+    for (int run = 0; run < 2; ++run) {
+      SCOPED_TRACE("run " + std::to_string(run));
+      args[0] = randomLiteral(Type::tensor({3, 3, 29, 31}, ElementType::kF32), -1, 1);
+      auto want = runCpu(m, cloneAll(args));
+      ASSERT_TRUE(want) << want.status().toString();
+      std::vector<Literal> given;
+      given.push_back(args[0].clone());
+      auto got = (*exe)->run(given);
+      ASSERT_TRUE(got) << got.status().toString();
+      // TF32 keeps 10 bits of each operand; true f32 is close to the interpreter's own sums.
+      EXPECT_EQ(compareLiterals(got->outputs[0], (*want)[0], Tolerance{0, 0, tf32 ? 2e-3 : 1e-5}), "");
+    }
+  }
+}
+
+// An f32 network as the fp32 export writes ResNet's blocks (no conversions): conv -> bn -> ReLU,
+// a 1x1 stride-2 downsample with its bn, a 3x3 stride-2 convolution, bn, + the downsampled
+// shortcut, ReLU; then conv -> bn + the block's output, ReLU. With TF32 allowed for
+// convolutions the activations are channels-last and each convolution is offered its group.
+std::string convolutionF32(const std::string& result, const std::string& x, const std::string& w, int64_t in,
+                           int64_t out, int64_t window, int64_t stride, int64_t n, int64_t hw) {
+  const int64_t pad = window / 2;
+  const int64_t ohw = (hw + 2 * pad - window) / stride + 1;
+  const std::string wt = "tensor<" + std::to_string(out) + "x" + std::to_string(in) + "x" + std::to_string(window) +
+                         "x" + std::to_string(window) + "xf32>";
+  return "  " + result + " = stablehlo.convolution(" + x + ", " + w +
+         ") dim_numbers = [b, f, 0, 1]x[o, i, 0, 1]->[b, f, 0, 1], window = {stride = [" + std::to_string(stride) + ", " +
+         std::to_string(stride) + "], pad = [[" + std::to_string(pad) + ", " + std::to_string(pad) + "], [" +
+         std::to_string(pad) + ", " + std::to_string(pad) +
+         "]]} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (" + tensor(in, "f32", n, hw) + ", " + wt +
+         ") -> " + tensor(out, "f32", n, ohw) + "\n";
+}
+
+// (c - mean) * scale + shift, then + `residual` where given, then ReLU where asked, in f32.
+std::string batchNormF32(const std::string& name, const std::string& c, int64_t k, int64_t n, int64_t hw, int index,
+                         const std::string& residual, bool relu) {
+  const std::string f = tensor(k, "f32", n, hw), v = "tensor<" + std::to_string(k) + "xf32>";
+  const std::string i = std::to_string(index);
+  std::string s;
+  for (const char* p : {"%m", "%s", "%h"})
+    s += "  " + name + "_" + (p + 1) + " = \"stablehlo.broadcast_in_dim\"(" + p + i +
+         ") {broadcast_dimensions = array<i64: 1>} : (" + v + ") -> " + f + "\n";
+  s += "  " + name + "_d = \"stablehlo.subtract\"(" + c + ", " + name + "_m) : (" + f + ", " + f + ") -> " + f + "\n";
+  s += "  " + name + "_p = \"stablehlo.multiply\"(" + name + "_d, " + name + "_s) : (" + f + ", " + f + ") -> " + f + "\n";
+  std::string last = name + (residual.empty() && !relu ? "" : "_a");
+  s += "  " + last + " = \"stablehlo.add\"(" + name + "_p, " + name + "_h) : (" + f + ", " + f + ") -> " + f + "\n";
+  if (!residual.empty()) {
+    const std::string r = name + (relu ? "_r" : "");
+    s += "  " + r + " = \"stablehlo.add\"(" + last + ", " + residual + ") : (" + f + ", " + f + ") -> " + f + "\n";
+    last = r;
+  }
+  if (relu) {
+    s += "  " + name + "_z = \"stablehlo.constant\"() {value = dense<0.0> : " + f + "} : () -> " + f + "\n";
+    s += "  " + name + " = \"stablehlo.maximum\"(" + last + ", " + name + "_z) : (" + f + ", " + f + ") -> " + f + "\n";
+  }
+  return s;
+}
+
+struct F32Layer {
+  int64_t in, out, window, stride;
+};
+// x [2, 16, 15, 15] -> c0 3x3 16->24 (row-major argument: declined) -> bn relu -> y0
+// y0 -> c1 1x1 s2 24->32 -> bn -> d (the downsampled shortcut)
+// y0 -> c2 3x3 s2 24->32 -> bn + d, relu -> y2
+// y2 -> c3 3x3 32->32 -> bn + y2, relu -> y3, returned after c4 1x1 32->8 (row-major result).
+const F32Layer kF32Layers[] = {{16, 24, 3, 1}, {24, 32, 1, 2}, {24, 32, 3, 2}, {32, 32, 3, 1}, {32, 8, 1, 1}};
+constexpr int64_t kF32Batch = 2, kF32Size = 15;
+
+std::string networkF32() {
+  const int64_t n = kF32Batch, hw = kF32Size, hw2 = (hw + 2 - 3) / 2 + 1;
+  std::string s = "func.func @main(%x: " + tensor(16, "f32", n, hw);
+  for (int l = 0; l < 5; ++l) {
+    const F32Layer& L = kF32Layers[l];
+    s += ", %w" + std::to_string(l) + ": tensor<" + std::to_string(L.out) + "x" + std::to_string(L.in) + "x" +
+         std::to_string(L.window) + "x" + std::to_string(L.window) + "xf32>";
+  }
+  for (int l = 0; l < 4; ++l)
+    for (const char* p : {"%m", "%s", "%h"})
+      s += std::string(", ") + p + std::to_string(l) + ": tensor<" + std::to_string(kF32Layers[l].out) + "xf32>";
+  s += ") -> " + tensor(8, "f32", n, hw2) + " {\n";
+  s += convolutionF32("%c0", "%x", "%w0", 16, 24, 3, 1, n, hw);
+  s += batchNormF32("%y0", "%c0", 24, n, hw, 0, "", true);
+  s += convolutionF32("%c1", "%y0", "%w1", 24, 32, 1, 2, n, hw);
+  s += batchNormF32("%d", "%c1", 32, n, hw2, 1, "", false);
+  s += convolutionF32("%c2", "%y0", "%w2", 24, 32, 3, 2, n, hw);
+  s += batchNormF32("%y2", "%c2", 32, n, hw2, 2, "%d", true);
+  s += convolutionF32("%c3", "%y2", "%w3", 32, 32, 3, 1, n, hw2);
+  s += batchNormF32("%y3", "%c3", 32, n, hw2, 3, "%y2", true);
+  s += convolutionF32("%c4", "%y3", "%w4", 32, 8, 1, 1, n, hw2);
+  s += "  func.return %c4 : " + tensor(8, "f32", n, hw2) + "\n}\n";
+  return s;
+}
+
+std::vector<Literal> randomArgumentsF32() {
+  std::vector<Literal> args;
+  args.push_back(randomLiteral(Type::tensor({kF32Batch, 16, kF32Size, kF32Size}, ElementType::kF32), -1, 1));
+  for (const F32Layer& L : kF32Layers)
+    args.push_back(randomLiteral(Type::tensor({L.out, L.in, L.window, L.window}, ElementType::kF32), -0.25, 0.25));
+  for (int l = 0; l < 4; ++l) {
+    const int64_t k = kF32Layers[l].out;
+    args.push_back(randomLiteral(Type::tensor({k}, ElementType::kF32), -0.2, 0.2));  // mean
+    args.push_back(randomLiteral(Type::tensor({k}, ElementType::kF32), 0.5, 1.5));   // scale
+    args.push_back(randomLiteral(Type::tensor({k}, ElementType::kF32), -0.3, 0.3));  // shift
+  }
+  return args;
+}
+
+// The f32 network with TF32 allowed for convolutions: against the interpreter (true f32) within
+// TF32's rounding, and against the same program without fusion (TF32 convolutions, no
+// epilogues), with the weights bound as a model's are and unbound.
+TEST(CudaConvolutionEpilogue, F32BlocksWithTf32MatchTheInterpreter) {
+  WF_REQUIRE_GPU();
+  Module m = parse(networkF32());
+  ASSERT_TRUE(mainOf(m));
+  for (bool bound : {false, true}) {
+    SCOPED_TRACE(bound ? "weights bound" : "weights as arguments");
+    CompileOptions options;
+    options.allowTf32Convolutions = true;
+    if (bound)
+      for (size_t i = 1; i < 17; ++i) options.boundArguments.push_back(i);
+    auto exe = cudaBackend().compile(m, *mainOf(m), options);
+    ASSERT_TRUE(exe) << exe.status().toString();
+    const ExecutableStats info = (*exe)->stats();
+    std::cerr << "f32 epilogues: " << info.convolutionEpilogues << " taken, " << info.convolutionEpiloguesDeclined
+              << " declined, " << info.channelsLastValues << " channels-last values\n";
+    CompileOptions unfusedOptions = options;
+    unfusedOptions.fuse = false;
+    auto plain = cudaBackend().compile(m, *mainOf(m), unfusedOptions);
+    ASSERT_TRUE(plain) << plain.status().toString();
+    std::vector<Literal> args = randomArgumentsF32();
+    if (bound)
+      for (size_t i = 1; i < args.size(); ++i) {
+        ASSERT_TRUE((*exe)->bindArgument(i, args[i]).isOk());
+        ASSERT_TRUE((*plain)->bindArgument(i, args[i]).isOk());
+      }
+    for (int run = 0; run < 2; ++run) {
+      SCOPED_TRACE("run " + std::to_string(run));
+      args[0] = randomLiteral(Type::tensor({kF32Batch, 16, kF32Size, kF32Size}, ElementType::kF32), -1, 1);
+      auto want = runCpu(m, cloneAll(args));
+      ASSERT_TRUE(want) << want.status().toString();
+      std::vector<Literal> given;
+      if (bound) given.push_back(args[0].clone()); else given = cloneAll(args);
+      auto got = (*exe)->run(given);
+      ASSERT_TRUE(got) << got.status().toString();
+      std::vector<Literal> givenPlain;
+      if (bound) givenPlain.push_back(args[0].clone()); else givenPlain = cloneAll(args);
+      auto reference = (*plain)->run(givenPlain);
+      ASSERT_TRUE(reference) << reference.status().toString();
+      // TF32 keeps 10 bits of each operand: about 1e-3 relative over five layers.
+      EXPECT_EQ(compareLiterals(got->outputs[0], (*want)[0], Tolerance{0, 0, 5e-3}), "");
+      EXPECT_EQ(compareLiterals(got->outputs[0], reference->outputs[0], Tolerance{0, 0, 5e-3}), "");
+      EXPECT_EQ(compareLiterals(reference->outputs[0], (*want)[0], Tolerance{0, 0, 5e-3}), "");
+    }
+  }
+}
+
 }  // namespace
 }  // namespace wf::cudatest
