@@ -14,16 +14,19 @@ std::string tensor(int64_t c, const char* type, int64_t n = 3, int64_t hw = 13) 
          std::to_string(hw) + "x" + type + ">";
 }
 
+// `result` = x (*) w, `window` x `window` at `stride`, padded by window / 2, in `type`.
 std::string convolution(const std::string& result, const std::string& x, const std::string& w, int64_t in,
-                        int64_t out, int64_t window) {
-  const int64_t pad = window / 2;
+                        int64_t out, int64_t window, const char* type = "bf16", int64_t stride = 1, int64_t n = 3,
+                        int64_t hw = 13) {
+  const int64_t pad = window / 2, ohw = (hw + 2 * pad - window) / stride + 1;
   const std::string wt = "tensor<" + std::to_string(out) + "x" + std::to_string(in) + "x" + std::to_string(window) +
-                         "x" + std::to_string(window) + "xbf16>";
+                         "x" + std::to_string(window) + "x" + type + ">";
+  const std::string st = std::to_string(stride), p = std::to_string(pad);
   return "  " + result + " = stablehlo.convolution(" + x + ", " + w +
-         ") dim_numbers = [b, f, 0, 1]x[o, i, 0, 1]->[b, f, 0, 1], window = {stride = [1, 1], pad = [[" +
-         std::to_string(pad) + ", " + std::to_string(pad) + "], [" + std::to_string(pad) + ", " + std::to_string(pad) +
-         "]]} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (" + tensor(in, "bf16") + ", " + wt +
-         ") -> " + tensor(out, "bf16") + "\n";
+         ") dim_numbers = [b, f, 0, 1]x[o, i, 0, 1]->[b, f, 0, 1], window = {stride = [" + st + ", " + st +
+         "], pad = [[" + p + ", " + p + "], [" + p + ", " + p +
+         "]]} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (" + tensor(in, type, n, hw) + ", " + wt +
+         ") -> " + tensor(out, type, n, ohw) + "\n";
 }
 
 // y = relu((convert(c) - mean) * scale + shift) in f32, as `name`; its bf16 copy as `name`b. With
@@ -298,20 +301,7 @@ TEST(CudaConvolutionEpilogue, F32StemWithTf32MatchesTheInterpreter) {
 // a 1x1 stride-2 downsample with its bn, a 3x3 stride-2 convolution, bn, + the downsampled
 // shortcut, ReLU; then conv -> bn + the block's output, ReLU. With TF32 allowed for
 // convolutions the activations are channels-last and each convolution is offered its group.
-std::string convolutionF32(const std::string& result, const std::string& x, const std::string& w, int64_t in,
-                           int64_t out, int64_t window, int64_t stride, int64_t n, int64_t hw) {
-  const int64_t pad = window / 2;
-  const int64_t ohw = (hw + 2 * pad - window) / stride + 1;
-  const std::string wt = "tensor<" + std::to_string(out) + "x" + std::to_string(in) + "x" + std::to_string(window) +
-                         "x" + std::to_string(window) + "xf32>";
-  return "  " + result + " = stablehlo.convolution(" + x + ", " + w +
-         ") dim_numbers = [b, f, 0, 1]x[o, i, 0, 1]->[b, f, 0, 1], window = {stride = [" + std::to_string(stride) + ", " +
-         std::to_string(stride) + "], pad = [[" + std::to_string(pad) + ", " + std::to_string(pad) + "], [" +
-         std::to_string(pad) + ", " + std::to_string(pad) +
-         "]]} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (" + tensor(in, "f32", n, hw) + ", " + wt +
-         ") -> " + tensor(out, "f32", n, ohw) + "\n";
-}
-
+//
 // (c - mean) * scale + shift, then + `residual` where given, then ReLU where asked, in f32.
 std::string batchNormF32(const std::string& name, const std::string& c, int64_t k, int64_t n, int64_t hw, int index,
                          const std::string& residual, bool relu) {
@@ -359,15 +349,15 @@ std::string networkF32() {
     for (const char* p : {"%m", "%s", "%h"})
       s += std::string(", ") + p + std::to_string(l) + ": tensor<" + std::to_string(kF32Layers[l].out) + "xf32>";
   s += ") -> " + tensor(8, "f32", n, hw2) + " {\n";
-  s += convolutionF32("%c0", "%x", "%w0", 16, 24, 3, 1, n, hw);
+  s += convolution("%c0", "%x", "%w0", 16, 24, 3, "f32", 1, n, hw);
   s += batchNormF32("%y0", "%c0", 24, n, hw, 0, "", true);
-  s += convolutionF32("%c1", "%y0", "%w1", 24, 32, 1, 2, n, hw);
+  s += convolution("%c1", "%y0", "%w1", 24, 32, 1, "f32", 2, n, hw);
   s += batchNormF32("%d", "%c1", 32, n, hw2, 1, "", false);
-  s += convolutionF32("%c2", "%y0", "%w2", 24, 32, 3, 2, n, hw);
+  s += convolution("%c2", "%y0", "%w2", 24, 32, 3, "f32", 2, n, hw);
   s += batchNormF32("%y2", "%c2", 32, n, hw2, 2, "%d", true);
-  s += convolutionF32("%c3", "%y2", "%w3", 32, 32, 3, 1, n, hw2);
+  s += convolution("%c3", "%y2", "%w3", 32, 32, 3, "f32", 1, n, hw2);
   s += batchNormF32("%y3", "%c3", 32, n, hw2, 3, "%y2", true);
-  s += convolutionF32("%c4", "%y3", "%w4", 32, 8, 1, 1, n, hw2);
+  s += convolution("%c4", "%y3", "%w4", 32, 8, 1, "f32", 1, n, hw2);
   s += "  func.return %c4 : " + tensor(8, "f32", n, hw2) + "\n}\n";
   return s;
 }
@@ -422,13 +412,16 @@ TEST(CudaConvolutionEpilogue, F32BlocksWithTf32MatchTheInterpreter) {
       args[0] = randomLiteral(Type::tensor({kF32Batch, 16, kF32Size, kF32Size}, ElementType::kF32), -1, 1);
       auto want = runCpu(m, cloneAll(args));
       ASSERT_TRUE(want) << want.status().toString();
-      std::vector<Literal> given;
-      if (bound) given.push_back(args[0].clone()); else given = cloneAll(args);
-      auto got = (*exe)->run(given);
+      // With the weights bound, a run is given the image alone.
+      auto given = [&] {
+        if (!bound) return cloneAll(args);
+        std::vector<Literal> image;
+        image.push_back(args[0].clone());
+        return image;
+      };
+      auto got = (*exe)->run(given());
       ASSERT_TRUE(got) << got.status().toString();
-      std::vector<Literal> givenPlain;
-      if (bound) givenPlain.push_back(args[0].clone()); else givenPlain = cloneAll(args);
-      auto reference = (*plain)->run(givenPlain);
+      auto reference = (*plain)->run(given());
       ASSERT_TRUE(reference) << reference.status().toString();
       // TF32 keeps 10 bits of each operand: about 1e-3 relative over five layers.
       EXPECT_EQ(compareLiterals(got->outputs[0], (*want)[0], Tolerance{0, 0, 5e-3}), "");
