@@ -19,7 +19,8 @@
 //
 // Rewritten: stablehlo.convolution at the top level of the body, bf16 or f16 (the types the CUDA
 // backend runs channels-last on tensor cores), or f32 with `tf32Convolutions` (where TF32 is
-// allowed for convolutions, f32 ones run channels-last on TF32 tensor cores too), static shapes, 2 spatial dims, dimension numbers
+// allowed for convolutions, f32 ones run channels-last on TF32 tensor cores too), static shapes,
+// 2 spatial dims, dimension numbers
 // [b, f, 0, 1]x[o, i, 0, 1]->[b, f, 0, 1] (as PyTorch's export writes them), strides 2 and 2, no
 // dilation, one feature and batch group, at most 4 input channels and a window of at least 3x3.
 // The input's and the filter's rearrangement are pad, reshape and transpose ops, which the

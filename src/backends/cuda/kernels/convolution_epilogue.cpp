@@ -391,8 +391,9 @@ Expected<std::unique_ptr<OpKernel>> lowerConvolutionEpilogue(const Operation& co
     return unsupportedOnCuda(convolution, std::string(kWhat) + ": not a 2-d bf16/f16 NCHW convolution");
   // f32 convolutions (channels-last with TF32) run without their epilogue: as cuDNN graphs of f32
   // tensors ResNet-50 b32 took 8.45 ms on an H200, 2.72 ms as two steps (and an earlier run gave a
-  // relative error of 0.59). Small f32 blocks with the graphs taken match the interpreter
-  // (tests/cuda/convolution_epilogue_test.cpp), so the slow graphs are ResNet-50's shapes'.
+  // relative error of 0.59). Small f32 blocks with the graphs taken matched the interpreter
+  // (tests/cuda/convolution_epilogue_test.cpp, the guard lifted for that measurement): what is
+  // slow is in ResNet-50's shapes.
   if (convolution.operand(0)->type().elementType() == ElementType::kF32)
     return unsupportedOnCuda(convolution, std::string(kWhat) + ": not taken for f32 convolutions");
   WF_RETURN_IF_ERROR(ctx.device.activate());
