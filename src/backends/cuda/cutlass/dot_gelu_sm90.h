@@ -2,9 +2,10 @@
 //     D = narrow_T(gelu(widen(narrow_T(A B)) + widen(bias)))
 //     gelu(x) = (x * 0.5) * (erf(x * 0.70710677) + 1)           (f32, in this order)
 // A [M, K] and B [K, N] row-major, bias [N], D [M, N] row-major, all of T (bf16 or f16). The
-// epilogue rounds the f32 sum to T first, as the program does (the product's result is T), then
-// computes what the generated GELU kernel computes, op for op with CUDA's erff: the same bits as
-// the two steps wherever the product's sum rounds to the same T (kernels/dot_gelu.h).
+// epilogue rounds the f32 sum to T first, as the program does (the product's result is T), adds
+// the bias in f32, and computes the GELU by gelu_erf.h, as close to the exact GELU as the formula
+// in f32 ops: the two steps' bits wherever the product's sum rounds to the same T and the two
+// GELUs round alike (kernels/dot_gelu.h).
 //
 // Plain C++: the CUTLASS templates stay in dot_gelu_sm90.cu, the one file built for sm_90a.
 #pragma once
