@@ -20,6 +20,29 @@
 namespace wf::cudatest {
 namespace {
 
+// A unit in the last place of T (bf16 or f16) at |v|.
+double unitOf(ElementType t, double v) {
+  const int mantissaBits = t == ElementType::kBF16 ? 7 : 10;
+  return v == 0 ? 0.0 : std::ldexp(1.0, std::ilogb(v) - mantissaBits);
+}
+
+// The program compiled as planned (with the epilogue where it is offered) and with fusion off
+// (the two steps), run on the same arguments.
+struct PlannedAndUnfused {
+  ExecutableStats stats;
+  RunResult planned, unfused;
+};
+Expected<PlannedAndUnfused> runPlannedAndUnfused(const Module& mod, const std::vector<Literal>& args) {
+  WF_ASSIGN_OR_RETURN(std::unique_ptr<Executable> exe, cudaBackend().compile(mod, *mainOf(mod), {}));
+  PlannedAndUnfused r;
+  r.stats = exe->stats();
+  WF_ASSIGN_OR_RETURN(r.planned, exe->run(args));
+  CompileOptions unfused;
+  unfused.fuse = false;
+  WF_ASSIGN_OR_RETURN(r.unfused, runCuda(mod, args, unfused));
+  return r;
+}
+
 // "" if every element of `got` (an epilogue's result) is within what leaving out the product's
 // rounding to T can change of `want` (the two steps'): half a unit in the last place of the
 // product, where |product| is about |want| + |bias| (of the element's column; the last dim), so a
@@ -27,8 +50,7 @@ namespace {
 // element that is not.
 std::string withinTheProductsRounding(const Literal& got, const Literal& want, const Literal& bias) {
   if (got.type() != want.type()) return "types differ";
-  const int mantissaBits = got.elementType() == ElementType::kBF16 ? 7 : 10;
-  auto ulp = [&](double x) { return x == 0 ? 0.0 : std::ldexp(1.0, std::ilogb(x) - mantissaBits); };
+  auto ulp = [&](double x) { return unitOf(got.elementType(), x); };
   const int64_t n = bias.numElements();
   for (int64_t i = 0; i < got.numElements(); ++i) {
     const double g = got.getDouble(i), w = want.getDouble(i), b = bias.getDouble(i % n);
@@ -99,31 +121,27 @@ TEST_P(DotBiasEpilogue, GivesTheBitsOfTheProductAndTheBiasKernel) {
                                randomLiteral(Type::tensor({29}, ElementType::kF32), -8, 8)};
   Expected<std::vector<Literal>> want = runCpu(m, cloneAll(args));
   ASSERT_TRUE(want) << want.status().toString();
-  Expected<std::unique_ptr<Executable>> exe = cudaBackend().compile(m, *mainOf(m), {});
-  ASSERT_TRUE(exe) << exe.status().toString();
-  const ExecutableStats stats = (*exe)->stats();
+  Expected<PlannedAndUnfused> runs = runPlannedAndUnfused(m, args);
+  ASSERT_TRUE(runs) << runs.status().toString();
+  const ExecutableStats& stats = runs->stats;
   // The bias of T runs as the epilogue; neither the f32 bias nor the ReLU's group does.
   EXPECT_EQ(stats.matmulBiasEpilogues, 1) << "the linear layer with a bias of its type ran as two steps";
   std::cout << typeName(t) << ": " << stats.matmulBiasEpilogues << " of 3 products with the bias epilogue, "
             << stats.deviceSteps << " steps\n";
-  Expected<RunResult> got = (*exe)->run(args);
-  ASSERT_TRUE(got) << got.status().toString();
-  CompileOptions unfused;
-  unfused.fuse = false;
-  Expected<RunResult> plain = runCuda(m, args, unfused);
-  ASSERT_TRUE(plain) << plain.status().toString();
-  ASSERT_EQ(got->outputs.size(), 3u);
+  const std::vector<Literal>& got = runs->planned.outputs;
+  const std::vector<Literal>& plain = runs->unfused.outputs;
+  ASSERT_EQ(got.size(), 3u);
   for (size_t i = 0; i < 3; ++i) {
     // The GPU sums the products in another order than the interpreter: an element may round to
     // its neighbour in T.
-    EXPECT_EQ(compareLiterals(got->outputs[i], (*want)[i], Tolerance{0, 0, t == ElementType::kBF16 ? 4e-3 : 5e-4}), "")
+    EXPECT_EQ(compareLiterals(got[i], (*want)[i], Tolerance{0, 0, t == ElementType::kBF16 ? 4e-3 : 5e-4}), "")
         << "result #" << i;
     // The epilogue's (result #0) rounds twice as the two steps do, or once; the others are the
     // two steps themselves.
     if (i == 0)
-      EXPECT_EQ(withinTheProductsRounding(got->outputs[i], plain->outputs[i], args[6]), "") << "result #" << i;
+      EXPECT_EQ(withinTheProductsRounding(got[i], plain[i], args[6]), "") << "result #" << i;
     else
-      EXPECT_EQ(compareLiterals(got->outputs[i], plain->outputs[i], Tolerance{0, 0}), "") << "result #" << i;
+      EXPECT_EQ(compareLiterals(got[i], plain[i], Tolerance{0, 0}), "") << "result #" << i;
   }
 }
 
@@ -182,31 +200,24 @@ TEST_P(DotGeluEpilogue, GivesTheBitsOfTheProductAndTheGeluKernel) {
   std::vector<Literal> args = {randomLiteral(Type::tensor({m, k}, t), -1, 1),
                                randomLiteral(Type::tensor({k, n}, t), -0.1, 0.1),
                                randomLiteral(Type::tensor({n}, t), -2, 2)};
-  Expected<std::unique_ptr<Executable>> exe = cudaBackend().compile(mod, *mainOf(mod), {});
-  ASSERT_TRUE(exe) << exe.status().toString();
-  const ExecutableStats stats = (*exe)->stats();
+  Expected<PlannedAndUnfused> runs = runPlannedAndUnfused(mod, args);
+  ASSERT_TRUE(runs) << runs.status().toString();
+  const ExecutableStats& stats = runs->stats;
   EXPECT_EQ(stats.matmulGeluEpilogues, hopper ? 1 : 0) << "compute capability " << (*device)->info().major << "."
                                                         << (*device)->info().minor;
   std::cout << typeName(t) << ": " << stats.matmulGeluEpilogues << " GELU epilogue, " << stats.deviceSteps
             << " steps\n";
-  Expected<RunResult> got = (*exe)->run(args);
-  ASSERT_TRUE(got) << got.status().toString();
-  CompileOptions unfused;
-  unfused.fuse = false;
-  Expected<RunResult> plain = runCuda(mod, args, unfused);
-  ASSERT_TRUE(plain) << plain.status().toString();
   Expected<std::vector<Literal>> want = runCpu(mod, cloneAll(args));
   ASSERT_TRUE(want) << want.status().toString();
-  EXPECT_EQ(compareLiterals(got->outputs[0], (*want)[0], Tolerance{0, 0, t == ElementType::kBF16 ? 4e-3 : 5e-4}), "");
+  EXPECT_EQ(compareLiterals(runs->planned.outputs[0], (*want)[0], Tolerance{0, 0, t == ElementType::kBF16 ? 4e-3 : 5e-4}), "");
   // Against the two steps: equal bits but where the product rounded to its neighbour in T, which
   // moves the GELU by at most that (its slope is below 1.13), and where the two GELUs, each about
   // 1e-7 * max(|x|, 1) from the exact one in f32, round to neighbours in T: for x < 0 the GELU is
-  // much smaller than x, and f16's unit there is within reach (0.46% of the elements of f16, 0.17%
-  // of bf16 on an H200). GeluRoundsAsTheFormula below compares the GELUs alone.
-  const Literal& g = got->outputs[0];
-  const Literal& w = plain->outputs[0];
-  const int mantissaBits = t == ElementType::kBF16 ? 7 : 10;
-  auto ulp = [&](double v) { return v == 0 ? 0.0 : std::ldexp(1.0, std::ilogb(v) - mantissaBits); };
+  // much smaller than x, and f16's unit there is within reach (0.44-0.46% of the elements of f16,
+  // 0.17-0.18% of bf16 on an H200). GeluRoundsAsTheFormula below compares the GELUs alone.
+  const Literal& g = runs->planned.outputs[0];
+  const Literal& w = runs->unfused.outputs[0];
+  auto ulp = [&](double v) { return unitOf(t, v); };
   int64_t differ = 0;
   for (int64_t i = 0; i < g.numElements(); ++i) {
     const double a = g.getDouble(i), e = w.getDouble(i);
@@ -218,7 +229,6 @@ TEST_P(DotGeluEpilogue, GivesTheBitsOfTheProductAndTheGeluKernel) {
   std::cout << typeName(t) << ": " << differ << " of " << g.numElements() << " elements differ from the two steps\n";
   EXPECT_LE(differ, g.numElements() / 100);
 }
-
 
 // The GELU alone, against the exact one: each column of w holds a single 1 (row j % k of column
 // j), so the product is x's element, exact in any order of the sum, and the epilogue and the two
@@ -236,14 +246,8 @@ TEST_P(DotGeluEpilogue, GeluRoundsAsTheFormula) {
   for (int64_t j = 0; j < n; ++j) w.setDouble((j % k) * n + j, 1.0);
   std::vector<Literal> args = {randomLiteral(Type::tensor({m, k}, t), -4, 4), std::move(w),
                                randomLiteral(Type::tensor({n}, t), -2, 2)};
-  Expected<std::unique_ptr<Executable>> exe = cudaBackend().compile(mod, *mainOf(mod), {});
-  ASSERT_TRUE(exe) << exe.status().toString();
-  Expected<RunResult> got = (*exe)->run(args);
-  ASSERT_TRUE(got) << got.status().toString();
-  CompileOptions unfused;
-  unfused.fuse = false;
-  Expected<RunResult> plain = runCuda(mod, args, unfused);
-  ASSERT_TRUE(plain) << plain.status().toString();
+  Expected<PlannedAndUnfused> runs = runPlannedAndUnfused(mod, args);
+  ASSERT_TRUE(runs) << runs.status().toString();
   Literal exact = Literal::zeros(Type::tensor({m, n}, t));
   std::vector<float> sums(static_cast<size_t>(m * n));
   for (int64_t i = 0; i < m; ++i)
@@ -252,11 +256,11 @@ TEST_P(DotGeluEpilogue, GeluRoundsAsTheFormula) {
       sums[i * n + j] = x;
       exact.setDouble(i * n + j, x * 0.5 * std::erfc(-x / std::sqrt(2.0)));
     }
-  const int mantissaBits = t == ElementType::kBF16 ? 7 : 10;
-  auto ulp = [&](double v) { return v == 0 ? 0.0 : std::ldexp(1.0, std::ilogb(v) - mantissaBits); };
+  auto ulp = [&](double v) { return unitOf(t, v); };
   int64_t fusedOff = 0, stepsOff = 0;
   for (int64_t i = 0; i < exact.numElements(); ++i) {
-    const double e = exact.getDouble(i), a = got->outputs[0].getDouble(i), b = plain->outputs[0].getDouble(i);
+    const double e = exact.getDouble(i), a = runs->planned.outputs[0].getDouble(i),
+                 b = runs->unfused.outputs[0].getDouble(i);
     fusedOff += a != e;
     stepsOff += b != e;
     // A unit of T, and f32's resolution of 1 + erf (which the formula's tail, x < -4, is made of).

@@ -6,7 +6,7 @@
 // cuBLASLt's best product and the generated bias + GELU kernel one after the other (the
 // product alone 38.7 us); 128 x 128 tiles and the ping-pong schedule (64 x 256, 128 x 128) took
 // 54.9-58.9 us. With the two consumer warp groups on one tile, nothing hides the epilogue, and
-// it is bound by its instructions: the GELU is gelu_erf.h's (15 PTX instructions an element)
+// it is bound by its instructions: the GELU is gelu_erf.h's (16 PTX instructions an element)
 // rather than the formula with CUDA's erff (about 30), and as accurate as that in f32.
 #include "backends/cuda/cutlass/dot_gelu_sm90.h"
 

@@ -1,5 +1,5 @@
 // The erf GELU, x * 0.5 * (1 + erf(x / sqrt 2)), in f32, for a product epilogue that rounds it
-// to bf16 or f16 (dot_gelu_sm90.cu): 15 PTX instructions an element where the formula with
+// to bf16 or f16 (dot_gelu_sm90.cu): 16 PTX instructions an element where the formula with
 // CUDA's erff takes about 30. The linear layer's epilogue is bound by its instructions
 // (BERT-large's [3072 x 1024] x [1024 x 4096] spent 13-16 us of its 54 on it), so they are what
 // it costs.
@@ -19,15 +19,17 @@
 
 #include <cmath>
 
+#ifndef WF_HOST_DEVICE  // as eval/element_math.h defines it
 #if defined(__CUDACC__)
-#define WF_GELU_FN __host__ __device__ __forceinline__
+#define WF_HOST_DEVICE __host__ __device__
 #else
-#define WF_GELU_FN inline
+#define WF_HOST_DEVICE
+#endif
 #endif
 
 namespace wf::cuda {
 
-WF_GELU_FN float exp2Approx(float q) {
+WF_HOST_DEVICE inline float exp2Approx(float q) {
 #if defined(__CUDA_ARCH__)
   float r;
   asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(q));  // 2 ulp; q >= -46 here, no denormal result
@@ -37,7 +39,7 @@ WF_GELU_FN float exp2Approx(float q) {
 #endif
 }
 
-WF_GELU_FN float geluErfF32(float x) {
+WF_HOST_DEVICE inline float geluErfF32(float x) {
   // Q(a) = log2(Phi(-a)), lowest degree first. Q(0) = -1 exactly (Phi(0) = 1/2), so that near 0
   // the GELU is x / 2 + x^2 / sqrt(2 pi) on the right side of x / 2, as the formula's.
   constexpr float kQ[10] = {-1.0f,
@@ -58,5 +60,3 @@ WF_GELU_FN float geluErfF32(float x) {
 }
 
 }  // namespace wf::cuda
-
-#undef WF_GELU_FN
