@@ -205,6 +205,9 @@ def main(argv=None) -> int:
                         "per rank, the batch per rank), beside the plain run")
     p.add_argument("--compare-graphs", action="store_true",
                    help="also run each WarpForge row step by step (--no-cuda-graphs), to see what the graphs save")
+    p.add_argument("--compare-multi-tensor", action="store_true",
+                   help="also run the WarpForge row with a launch per fused loop (--no-multi-tensor), to see what "
+                        "running the optimizer's updates as multi-tensor launches saves")
     p.add_argument("--json")
     args = p.parse_args(argv)
     images = args.model == "resnet50"
@@ -286,7 +289,8 @@ def main(argv=None) -> int:
                 print(f"  {text.removeprefix('warpforge: ')}", flush=True)
 
     graph_modes = [([], "")] + ([(["--no-cuda-graphs"], ", step by step")] if args.compare_graphs else [])
-    for extra, suffix in graph_modes:
+    plain_modes = graph_modes + ([(["--no-multi-tensor"], ", a launch per loop")] if args.compare_multi_tensor else [])
+    for extra, suffix in plain_modes:
         train("WarpForge" + suffix, out / f"run{suffix.replace(', ', '-').replace(' ', '-')}", [], extra)
     for n in [int(x) for x in args.data_parallel.split(",") if x]:
         # `launch -n 1` sets WORLD_SIZE=1: a job of one rank runs the data-parallel step too.

@@ -120,6 +120,9 @@ void printTrainProfile(const train::Trainer& trainer, const Profile& profile) {
             << mib(st.peakLiveBytes) << ", all intermediates " << mib(st.intermediateBytes) << ", largest workspace "
             << mib(st.workspaceBytes) << "; " << st.deviceSteps << " device steps, " << st.fusedKernels
             << " fused kernels, " << st.hostSteps << " host steps\n";
+  if (st.multiTensorSteps > 0)
+    std::cout << "multi-tensor steps (one launch for the same loop over several tensors: the optimizer's updates): "
+              << st.multiTensorSteps << ", running " << st.multiTensorLoops << " loops\n";
   if (st.fusedComposites + st.decomposedComposites > 0)
     std::cout << "composites with a kernel of their own (fused attention): " << st.fusedComposites
               << " run as that kernel, " << st.decomposedComposites << " as their decomposition\n";

@@ -84,6 +84,11 @@ struct CompileOptions {
   // side-by-side copy is made once per bind and the bound originals are kept for the next bind.
   // Off keeps each product as written.
   bool mergeProducts = true;
+  // Fused loops of the same code over different tensors, none reading another's result, run as
+  // one launch (cuda, with fusion: planner.cpp mergeMultiTensorSteps): an optimizer's update of
+  // every parameter takes a few launches rather than one per parameter and state, as PyTorch's
+  // fused AdamW does. Off keeps a step per loop.
+  bool multiTensorLoops = true;
   // Capture a run into a CUDA graph and replay it on later runs where the program allows it
   // (cuda: static shapes, no host steps, control flow or collectives). On by default; off
   // launches step by step, for comparing the two. Backends without graphs ignore it.
@@ -181,6 +186,11 @@ struct ExecutableStats {
   int fusedOps = 0;            // ops computed inside them (each op once, even where duplicated)
   int uniqueFusedKernels = 0;  // distinct generated kernels (repeated layers share them)
   int sharedFusedValues = 0;   // fused groups that compute a value an earlier group computed
+  // cuda: fused loops run together, one launch for the same group over several tensors (the
+  // update of every parameter by an optimizer: planner.cpp mergeMultiTensorSteps). The steps
+  // that do, and the loops they run (each would be a step of its own without).
+  int multiTensorSteps = 0;
+  int multiTensorLoops = 0;
   // Hoisting (CompileOptions::boundArguments).
   int hoistedSteps = 0;  // steps that depend only on bound arguments: run once, not per run
   // Carrying (CompileOptions::carriedResults).

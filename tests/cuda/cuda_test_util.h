@@ -114,6 +114,7 @@ inline Module parse(const std::string& text) {
 }
 
 inline const Operation* mainOf(const Module& m) { return m.lookupFunction("main"); }
+inline const Block& mainBody(const Module& m) { return FuncOp(mainOf(m)).body(); }
 
 inline std::vector<Literal> cloneAll(const std::vector<Literal>& v) {
   std::vector<Literal> out;

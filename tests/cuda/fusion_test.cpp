@@ -224,8 +224,6 @@ func.func @main(%x: tensor<2x37x53xbf16>, %w: tensor<29x53xbf16>, %b: tensor<29x
 }
 )";
 
-const Block& mainBody(const Module& m) { return FuncOp(mainOf(m)).body(); }
-
 TEST(FusionPlan, LayerNormFusesItsElementwiseChains) {
   Module m = parse(kLayerNorm);
   ASSERT_TRUE(mainOf(m));

@@ -497,12 +497,15 @@ Expected<RunResult> Executor::run(std::span<const Literal> args) {
       }
       micros[i] += ms * 1000.0;
     }
-    // A composite run as a kernel of its own is named by its composite name ("warpforge.attention").
+    // A composite run as a kernel of its own is named by its composite name ("warpforge.attention"),
+    // a multi-tensor step by its Step::name.
     for (size_t i : order) {
       const Operation& op = *plan_.steps[i].op;
       const std::string_view composite = compositeName(op);
-      result.report.timings.push_back(
-          {composite.empty() ? op.name() : std::string(composite), op.location().toString(), micros[i]});
+      std::string name = !plan_.steps[i].name.empty() ? plan_.steps[i].name
+                         : composite.empty()          ? op.name()
+                                                      : std::string(composite);
+      result.report.timings.push_back({std::move(name), op.location().toString(), micros[i]});
     }
   }
   std::set<std::string> seen;

@@ -83,10 +83,11 @@ Status assignSlots(Plan& plan) {
     const Step& step = plan.steps[s];
     if (plan.hoisted[s] || step.inPlaceInputs.empty()) continue;
     // (A loop group's side outputs are written where its root is: each output may take one.)
-    for (const int output : step.outputBuffers) {
-      const auto out = static_cast<size_t>(output);
+    for (size_t o = 0; o < step.outputBuffers.size(); ++o) {
+      const auto out = static_cast<size_t>(step.outputBuffers[o]);
       if (!isIntermediate[out] || firstDef[out] != static_cast<int>(s)) continue;
       for (size_t k : step.inPlaceInputs) {
+        if (step.memberOfInput(k) != step.memberOfOutput(o)) continue;
         const auto in = static_cast<size_t>(step.inputBuffers[k]);
         const auto at = static_cast<size_t>(home[in]);
         // (Another input on the same buffer, an alias, may be read at other indices.)

@@ -16,6 +16,7 @@
 
 #include <cstddef>
 #include <memory>
+#include <string>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -67,6 +68,16 @@ struct Step {
   // reads, in a type of the output's size: the output may take such an input's memory when this
   // step is the input's last reader (as `out += identity` does in PyTorch).
   std::vector<size_t> inPlaceInputs;
+  // A multi-tensor step (planner.cpp mergeMultiTensorSteps) runs the same loop group for several
+  // tensors: by input and by output, the member (tensor) it belongs to; empty for one member. An
+  // in-place input gives its memory only to an output of its own member: another member's
+  // elements are written by other threads.
+  std::vector<int> inputMember, outputMember;
+  // The profile's name for the step where it is not its op's (a multi-tensor step's).
+  std::string name;
+
+  int memberOfInput(size_t k) const { return inputMember.empty() ? 0 : inputMember[k]; }
+  int memberOfOutput(size_t k) const { return outputMember.empty() ? 0 : outputMember[k]; }
 };
 
 // Steps [first, end) that the executor may capture into one CUDA graph and replay on later runs:

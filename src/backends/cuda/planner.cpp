@@ -61,14 +61,23 @@ void collectCaptures(const Operation& root, const Operation& op, std::vector<con
       }
 }
 
+// A kernel the planner generates: its handle is filled in once the whole plan's kernels are
+// compiled (compileFusedKernels).
+class GeneratedKernel : public OpKernel {
+ public:
+  void setKernel(cudaKernel_t k) { kernel_ = k; }
+
+ protected:
+  cudaKernel_t kernel_ = nullptr;
+};
+
 // A generated fusion kernel (fusion.h): inputs..., output, one thread per output element in a
-// grid-stride loop. The kernel handle is filled in once the whole plan's kernels are compiled.
-class FusedKernel final : public OpKernel {
+// grid-stride loop.
+class FusedKernel final : public GeneratedKernel {
  public:
   FusedKernel(int64_t n, const FusedKernelSource& source)
       : n_(n), threads_(source.threads), blocks_(source.blocks), twoPhase_(source.twoPhase),
         finishBlocks_(source.finishBlocks), workspaceBytes_(source.workspaceBytes) {}
-  void setKernel(cudaKernel_t k) { kernel_ = k; }
   Status launch(const LaunchContext& ctx, std::span<void* const> in, std::span<void* const> out) override {
     if (n_ == 0) return Status::ok();
     if (!kernel_) return internalError("fused kernel launched before it was compiled");
@@ -105,7 +114,63 @@ class FusedKernel final : public OpKernel {
   bool twoPhase_;
   int64_t finishBlocks_;
   size_t workspaceBytes_;
-  cudaKernel_t kernel_ = nullptr;
+};
+
+// A multi-tensor step (fusion.h generateMultiTensorKernel; planner mergeMultiTensorSteps): one
+// loop group over several tensors, the members. The step's inputs are each member's inputs in
+// turn (inputsPerMember of them), its outputs each member's root and side outputs. One launch
+// takes up to source.maxTensors members, its one parameter the table of their addresses,
+// element counts and first blocks, built here on every launch (a few hundred bytes, passed by
+// value: a captured graph keeps its copy).
+class MultiTensorKernel final : public GeneratedKernel {
+ public:
+  MultiTensorKernel(const MultiTensorKernelSource& source, size_t inputsPerMember, std::vector<int64_t> sizes)
+      : pointers_(static_cast<size_t>(source.pointersPerTensor)), maxTensors_(static_cast<size_t>(source.maxTensors)),
+        elementsPerBlock_(source.elementsPerBlock), inputsPerMember_(inputsPerMember), sizes_(std::move(sizes)) {}
+  Status launch(const LaunchContext& ctx, std::span<void* const> in, std::span<void* const> out) override {
+    if (!kernel_) return internalError("multi-tensor kernel launched before it was compiled");
+    const size_t members = sizes_.size(), outputsPerMember = pointers_ - inputsPerMember_;
+    if (in.size() != members * inputsPerMember_ || out.size() != members * outputsPerMember)
+      return internalError("multi-tensor kernel: " + std::to_string(in.size()) + " inputs and " +
+                           std::to_string(out.size()) + " outputs for " + std::to_string(members) + " tensors");
+    // The table's layout (fusion.h): void* p[T][P]; long long n[T]; int start[T + 1].
+    const size_t T = maxTensors_, nAt = T * pointers_ * sizeof(void*), startAt = nAt + T * sizeof(long long);
+    alignas(8) unsigned char table[kTableBytes];
+    if (startAt + (T + 1) * sizeof(int) > kTableBytes) return internalError("multi-tensor kernel: table too large");
+    for (size_t first = 0; first < members; first += T) {
+      const size_t count = std::min(T, members - first);
+      std::memset(table, 0, sizeof table);
+      int blocks = 0;
+      for (size_t t = 0; t < count; ++t) {
+        const size_t j = first + t;
+        for (size_t k = 0; k < inputsPerMember_; ++k)
+          std::memcpy(table + (t * pointers_ + k) * sizeof(void*), &in[j * inputsPerMember_ + k], sizeof(void*));
+        for (size_t k = 0; k < outputsPerMember; ++k)
+          std::memcpy(table + (t * pointers_ + inputsPerMember_ + k) * sizeof(void*), &out[j * outputsPerMember + k],
+                      sizeof(void*));
+        const long long n = sizes_[j];
+        std::memcpy(table + nAt + t * sizeof(long long), &n, sizeof n);
+        std::memcpy(table + startAt + t * sizeof(int), &blocks, sizeof blocks);
+        // (Past a few thousand blocks, each block's loop takes more than one pass.)
+        blocks += static_cast<int>(std::min<int64_t>((n + elementsPerBlock_ - 1) / elementsPerBlock_, kMaxBlocksPerTensor));
+      }
+      // Unused entries start at the total, past every block: the search never picks them.
+      for (size_t t = count; t <= T; ++t) std::memcpy(table + startAt + t * sizeof(int), &blocks, sizeof blocks);
+      void* args[] = {table};
+      WF_CUDA_CHECK(cudaLaunchKernel(reinterpret_cast<const void*>(kernel_), dim3(static_cast<unsigned>(blocks)),
+                                     dim3(static_cast<unsigned>(kLoopThreads)), args, 0, ctx.stream));
+    }
+    return Status::ok();
+  }
+
+ private:
+  static constexpr size_t kTableBytes = 4096;
+  static constexpr int64_t kMaxBlocksPerTensor = 2048;
+  static constexpr int kLoopThreads = 256;
+  size_t pointers_, maxTensors_;
+  int64_t elementsPerBlock_;
+  size_t inputsPerMember_;
+  std::vector<int64_t> sizes_;
 };
 
 // True if every element of `group`'s result reads `input` at its own linear index only: the
@@ -192,6 +257,10 @@ class Planner {
   // Picks the activations stored channels-last (Plan::channelsLast): see the comment inside.
   void chooseChannelsLast(const Block& body, const FusionPlan& fusion, const std::unordered_set<const Value*>& keep);
   Status compileFusedKernels();
+  // Fused loop steps of the same multi-tensor code (fusion.h generateMultiTensorKernel), none
+  // reading another's result, merged into one MultiTensorKernel step (CompileOptions::
+  // multiTensorLoops): after hoisting, before the kernels are compiled.
+  Status mergeMultiTensorSteps();
   Status inlineCall(const Operation& op, const Operation& callee, LowerContext& lctx, int depth);
   // The kernel of a composite with a lowering of its own, and the workspace it asked for; null
   // where there is no such lowering or it declines (kUnimplemented): the decomposition runs.
@@ -226,8 +295,16 @@ class Planner {
   Plan plan_;
   // Generated kernels waiting for compileFusedKernels(): source, and the steps that run it.
   std::vector<RuntimeKernelSource> fusedSources_;
-  std::vector<std::vector<FusedKernel*>> fusedUsers_;
+  std::vector<std::vector<GeneratedKernel*>> fusedUsers_;
   std::unordered_map<std::string, size_t> fusedIndex_;  // source -> index in fusedSources_
+  // The multi-tensor form of a fused loop step's group, by its kernel (mergeMultiTensorSteps).
+  struct MultiTensorForm {
+    MultiTensorKernelSource source;  // named WF_MULTI_KERNEL
+    size_t fusedSource = 0;          // the step's own kernel, in fusedSources_
+    int64_t elements = 0;            // its root's
+    size_t inputs = 0;               // its group's
+  };
+  std::unordered_map<const OpKernel*, MultiTensorForm> multiTensorForms_;
   struct FusedValue {
     int buffer;
     size_t step;  // the index of the step computing it
@@ -466,8 +543,9 @@ Expected<bool> Planner::planOrUndo(const std::function<Status()>& plan) {
   // buffers are gone. (A source no step uses any more is still compiled; it is not launched.)
   std::unordered_set<const OpKernel*> kept;
   for (const Step& step : plan_.steps) kept.insert(step.kernel.get());
-  for (std::vector<FusedKernel*>& users : fusedUsers_)
-    std::erase_if(users, [&](FusedKernel* k) { return !kept.count(k); });
+  for (std::vector<GeneratedKernel*>& users : fusedUsers_)
+    std::erase_if(users, [&](GeneratedKernel* k) { return !kept.count(k); });
+  std::erase_if(multiTensorForms_, [&](const auto& entry) { return !kept.count(entry.first); });
   std::erase_if(fusedValues_, [&](const auto& entry) { return entry.second.buffer >= static_cast<int>(savedBuffers); });
   return true;
 }
@@ -803,6 +881,14 @@ Status Planner::planFusedGroup(const FusionGroup& group) {
   step.op = &root;
   auto kernel = std::make_unique<FusedKernel>(root.result(0)->type().numElements(), source);
   fusedUsers_[index].push_back(kernel.get());
+  if (options_.multiTensorLoops && !group.hasReduce()) {
+    Expected<MultiTensorKernelSource> multi = generateMultiTensorKernel(group, "WF_MULTI_KERNEL", &plan_.channelsLast);
+    if (multi)
+      multiTensorForms_[kernel.get()] = {std::move(*multi), index, root.result(0)->type().numElements(),
+                                         group.inputs.size()};
+    else if (multi.status().code() != StatusCode::kUnimplemented)
+      return multi.status();
+  }
   step.kernel = std::move(kernel);
   for (const Value* v : group.inputs) {
     auto it = plan_.bufferOf.find(v);
@@ -960,15 +1046,129 @@ Status Planner::planEpilogueStep(const FusionGroup& group) {
 }
 
 Status Planner::compileFusedKernels() {
-  if (fusedSources_.empty()) return Status::ok();
-  WF_ASSIGN_OR_RETURN(std::vector<cudaKernel_t> kernels,
-                      compileRuntimeKernels(*device_, fusedKernelPrelude(), fusedSources_, options_));
-  for (size_t i = 0; i < kernels.size(); ++i)
-    for (FusedKernel* k : fusedUsers_[i]) k->setKernel(kernels[i]);
-  plan_.stats.uniqueFusedKernels = static_cast<int>(kernels.size());
+  // (Sources whose every step was undone or merged into a multi-tensor step are not compiled.)
+  std::vector<RuntimeKernelSource> used;
+  std::vector<size_t> usedIndex;
+  for (size_t i = 0; i < fusedSources_.size(); ++i)
+    if (!fusedUsers_[i].empty()) {
+      used.push_back(std::move(fusedSources_[i]));
+      usedIndex.push_back(i);
+    }
   fusedSources_.clear();
+  if (!used.empty()) {
+    WF_ASSIGN_OR_RETURN(std::vector<cudaKernel_t> kernels,
+                        compileRuntimeKernels(*device_, fusedKernelPrelude(), used, options_));
+    for (size_t i = 0; i < kernels.size(); ++i)
+      for (GeneratedKernel* k : fusedUsers_[usedIndex[i]]) k->setKernel(kernels[i]);
+  }
+  plan_.stats.uniqueFusedKernels = static_cast<int>(used.size());
   fusedUsers_.clear();
   fusedIndex_.clear();
+  multiTensorForms_.clear();
+  return Status::ok();
+}
+
+Status Planner::mergeMultiTensorSteps() {
+  // Loops jump over steps: the planned order is not the order they run in. (Plans of training
+  // steps and inference have none.)
+  if (multiTensorForms_.empty() || !plan_.loops.empty()) return Status::ok();
+  // A batch: steps of one multi-tensor code, in order. Merged, they run where the last one was,
+  // so a batch closes before a step that reads one of its results, at a step that does not run
+  // on the compute stream in order (host, control, collective and synchronising steps, steps
+  // writing buffers other steps write), and once it spans kMaxSpan steps (the earlier members'
+  // operands live until it runs).
+  constexpr size_t kMaxSpan = 64;
+  struct Batch {
+    std::vector<size_t> steps;
+    std::unordered_set<int> outputs;
+  };
+  std::unordered_map<std::string, Batch> open;
+  std::vector<std::vector<size_t>> batches;
+  auto close = [&](auto it) {
+    if (it->second.steps.size() > 1) batches.push_back(std::move(it->second.steps));
+    return open.erase(it);
+  };
+  for (size_t s = 0; s < plan_.steps.size(); ++s) {
+    if (plan_.hoisted[s]) continue;
+    const Step& step = plan_.steps[s];
+    const bool inOrder = step.kernel && step.control == Control::kNone && !step.comm && !step.meetsPeers &&
+                         !step.rewrites;
+    for (auto it = open.begin(); it != open.end();) {
+      bool reads = !inOrder || s - it->second.steps.front() >= kMaxSpan;
+      for (int b : step.inputBuffers) reads = reads || it->second.outputs.count(b) > 0;
+      if (step.workspaceBuffer >= 0) reads = reads || it->second.outputs.count(step.workspaceBuffer) > 0;
+      it = reads ? close(it) : std::next(it);
+    }
+    auto form = multiTensorForms_.find(step.kernel.get());
+    if (!inOrder || form == multiTensorForms_.end()) continue;
+    Batch& batch = open[form->second.source.code];
+    batch.steps.push_back(s);
+    batch.outputs.insert(step.outputBuffers.begin(), step.outputBuffers.end());
+  }
+  for (auto it = open.begin(); it != open.end();) it = close(it);
+  if (batches.empty()) return Status::ok();
+
+  std::vector<bool> removed(plan_.steps.size(), false);
+  for (const std::vector<size_t>& batch : batches) {
+    const MultiTensorForm& form = multiTensorForms_.at(plan_.steps[batch.front()].kernel.get());
+    // The kernel's name comes from a hash of its code, as planFusedGroup's do.
+    uint64_t h = 1469598103934665603ull;
+    for (unsigned char c : form.source.code) h = (h ^ c) * 1099511628211ull;
+    char name[40];
+    std::snprintf(name, sizeof name, "wf_multi_%016llx", static_cast<unsigned long long>(h));
+    size_t index;
+    if (auto it = fusedIndex_.find(form.source.code); it != fusedIndex_.end()) {
+      index = it->second;
+    } else {
+      std::string named = form.source.code;
+      for (size_t at = named.find("WF_MULTI_KERNEL"); at != std::string::npos; at = named.find("WF_MULTI_KERNEL", at))
+        named.replace(at, std::strlen("WF_MULTI_KERNEL"), name);
+      index = fusedSources_.size();
+      fusedIndex_[form.source.code] = index;
+      fusedSources_.push_back({name, std::move(named)});
+      fusedUsers_.emplace_back();
+    }
+    Step merged;
+    std::vector<int64_t> sizes;
+    for (size_t m = 0; m < batch.size(); ++m) {
+      Step& member = plan_.steps[batch[m]];
+      const MultiTensorForm& f = multiTensorForms_.at(member.kernel.get());
+      std::erase(fusedUsers_[f.fusedSource], static_cast<GeneratedKernel*>(static_cast<FusedKernel*>(member.kernel.get())));
+      sizes.push_back(f.elements);
+      for (size_t k : member.inPlaceInputs) merged.inPlaceInputs.push_back(merged.inputBuffers.size() + k);
+      merged.inputs.insert(merged.inputs.end(), member.inputs.begin(), member.inputs.end());
+      merged.inputBuffers.insert(merged.inputBuffers.end(), member.inputBuffers.begin(), member.inputBuffers.end());
+      merged.outputBuffers.insert(merged.outputBuffers.end(), member.outputBuffers.begin(), member.outputBuffers.end());
+      merged.inputMember.resize(merged.inputBuffers.size(), static_cast<int>(m));
+      merged.outputMember.resize(merged.outputBuffers.size(), static_cast<int>(m));
+      if (member.inputBuffers.size() != form.inputs)
+        return internalError(member.op->describe() + ": a multi-tensor member with another number of inputs");
+      if (m + 1 < batch.size()) removed[batch[m]] = true;
+    }
+    Step& last = plan_.steps[batch.back()];
+    merged.op = last.op;
+    merged.name = "multi-tensor " + last.op->name() + " x" + std::to_string(batch.size());
+    auto kernel = std::make_unique<MultiTensorKernel>(form.source, form.inputs, std::move(sizes));
+    fusedUsers_[index].push_back(kernel.get());
+    merged.kernel = std::move(kernel);
+    last = std::move(merged);
+    ++plan_.stats.multiTensorSteps;
+    plan_.stats.multiTensorLoops += static_cast<int>(batch.size());
+    plan_.stats.deviceSteps -= static_cast<int>(batch.size()) - 1;
+    plan_.stats.fusedKernels -= static_cast<int>(batch.size()) - 1;
+  }
+  // Drop the merged steps; the per-step plans made so far (hoisting) follow.
+  size_t kept = 0;
+  for (size_t s = 0; s < plan_.steps.size(); ++s) {
+    if (removed[s]) continue;
+    plan_.steps[kept] = std::move(plan_.steps[s]);
+    plan_.hoisted[kept] = plan_.hoisted[s];
+    plan_.hoistedGroup[kept] = plan_.hoistedGroup[s];
+    ++kept;
+  }
+  plan_.steps.resize(kept);
+  plan_.hoisted.resize(kept);
+  plan_.hoistedGroup.resize(kept);
   return Status::ok();
 }
 
@@ -1076,8 +1276,10 @@ bool Planner::computeInPlace(int from, int arg) {
   const auto slot = std::find(w.outputBuffers.begin(), w.outputBuffers.end(), from);
   for (const auto& [first, last] : plan_.loops)
     if (*writer >= first && *writer <= last) return false;
+  const size_t member = static_cast<size_t>(w.memberOfOutput(static_cast<size_t>(slot - w.outputBuffers.begin())));
   bool readsInPlace = false;
-  for (size_t k : w.inPlaceInputs) readsInPlace = readsInPlace || w.inputBuffers[k] == arg;
+  for (size_t k : w.inPlaceInputs)
+    readsInPlace = readsInPlace || (w.inputBuffers[k] == arg && static_cast<size_t>(w.memberOfInput(k)) == member);
   if (!readsInPlace || std::count(w.inputBuffers.begin(), w.inputBuffers.end(), arg) != 1) return false;
   for (size_t s = *writer + 1; s < plan_.steps.size(); ++s)
     for (int b : plan_.steps[s].inputBuffers)
@@ -1306,15 +1508,19 @@ Expected<Plan> Planner::build() {
       return internalError("tap value '" + found->nameHint() + "' has no device buffer");
     plan_.taps.push_back(found);
   }
+  // Workspaces are per-step buffers in the slot plan (Step::workspaceBuffer); this is the
+  // largest one, for ExecutableStats.
+  plan_.stats.workspaceBytes = lctx.workspaceBytes;
+  {
+    PhaseTimer scheduling("hoisting, multi-tensor steps");
+    planHoisting();
+    WF_RETURN_IF_ERROR(mergeMultiTensorSteps());
+  }
   {
     PhaseTimer phase("generated kernels (NVRTC, kernel cache, load)");
     WF_RETURN_IF_ERROR(compileFusedKernels());
   }
-  PhaseTimer scheduling("hoisting, carried results, graph segments");
-  // Workspaces are per-step buffers in the slot plan (Step::workspaceBuffer); this is the
-  // largest one, for ExecutableStats.
-  plan_.stats.workspaceBytes = lctx.workspaceBytes;
-  planHoisting();
+  PhaseTimer scheduling("carried results, graph segments");
   planCarried(*terminator);
   planCommJoins();
   planGraphSegments();

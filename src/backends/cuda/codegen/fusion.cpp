@@ -998,6 +998,95 @@ class KernelEmitter {
     return out;
   }
 
+  // The multi-tensor form of a flat group (generateMultiTensorKernel): the group's work on
+  // element i of each of several tensors at once, every operand read at i or at its one element.
+  Expected<MultiTensorKernelSource> generateMultiTensor(const std::string& name) {
+    const Value* root = group_.root()->result(0);
+    const int64_t n = root->type().numElements();
+    if (group_.hasReduce()) return unimplemented("a reduction");
+    if (n <= 1) return unimplemented("a root of one element");
+    if (!stridesOf(root).empty()) return unimplemented("a root stored channels-last");
+    for (const Value* in : group_.inputs) {
+      if (!stridesOf(in).empty()) return unimplemented("an input stored channels-last");
+      const int64_t count = in->type().numElements();
+      if (count != n && count != 1) return unimplemented("an input of " + std::to_string(count) + " elements");
+    }
+    for (const Operation* side : group_.sideOutputs)
+      if (side->result(0)->type().numElements() != n || !stridesOf(side->result(0)).empty())
+        return unimplemented("a side output of another shape or layout");
+    flat_ = true;
+    flatN_ = n;
+    // (The index passes a tensor's end by up to a pass before the loop stops.)
+    idx_ = n > INT32_MAX / 2 ? "long long" : "int";
+    memo_.emplace_back();
+    const int bytes = storageBytes(root->type().elementType());
+    vec_ = bytes <= 2 ? 8 : (bytes == 4 ? 4 : 1);
+    WF_ASSIGN_OR_RETURN(std::string result, emit(root, {}, true));
+    std::vector<std::pair<std::string, std::string>> stores = {{"out", storeRoot(root->type().elementType(), result)}};
+    std::vector<ElementType> outTypes = {root->type().elementType()};
+    for (size_t w = 0; w < group_.sideOutputs.size(); ++w) {
+      const Value* v = group_.sideOutputs[w]->result(0);
+      WF_ASSIGN_OR_RETURN(std::string x, emit(v, {}, true));
+      stores.push_back({"out" + std::to_string(w + 1), storeRoot(v->type().elementType(), x)});
+      outTypes.push_back(v->type().elementType());
+    }
+    MultiTensorKernelSource out;
+    out.pointersPerTensor = static_cast<int>(group_.inputs.size() + stores.size());
+    // The table is the kernel's one parameter, within the 4 KB every GPU takes.
+    constexpr int kParameterBytes = 4096;
+    out.maxTensors = std::min(64, (kParameterBytes - 8) / (8 * (out.pointersPerTensor + 1) + 4));
+    out.elementsPerBlock = kLoopStride * vec_;
+    const int T = out.maxTensors, P = out.pointersPerTensor;
+    const std::string table = name + "_tensors";
+    std::ostringstream src;
+    src << "struct " << table << " {\n  void* p[" << T << "][" << P << "];\n  long long n[" << T << "];\n  int start["
+        << T + 1 << "];\n};\n";
+    src << "extern \"C\" __global__ void __launch_bounds__(256) " << name << "(const __grid_constant__ " << table
+        << " wf_t) {\n";
+    // The tensor of this block: the last whose first block is at most blockIdx.x.
+    src << "  int wf_lo = 0, wf_hi = " << T - 1 << ";\n"
+        << "  while (wf_lo < wf_hi) {\n    const int wf_mid = (wf_lo + wf_hi + 1) / 2;\n"
+        << "    if (wf_t.start[wf_mid] <= (int)blockIdx.x) wf_lo = wf_mid; else wf_hi = wf_mid - 1;\n  }\n"
+        << "  const " << idx_ << " wf_n = (" << idx_ << ")wf_t.n[wf_lo];\n"
+        << "  const int wf_block = (int)blockIdx.x - wf_t.start[wf_lo], wf_blocks = wf_t.start[wf_lo + 1] - wf_t.start[wf_lo];\n";
+    for (size_t k = 0; k < group_.inputs.size(); ++k) {
+      const char* s = storageCType(group_.inputs[k]->type().elementType());
+      src << "  const " << s << "* __restrict__ in" << k << " = (const " << s << "*)wf_t.p[wf_lo][" << k << "];\n";
+    }
+    for (size_t k = 0; k < stores.size(); ++k) {
+      const char* s = storageCType(outTypes[k]);
+      src << "  " << s << "* __restrict__ " << stores[k].first << " = (" << s << "*)wf_t.p[wf_lo]["
+          << group_.inputs.size() + k << "];\n";
+    }
+    // Tensors are read and written `vec` elements at a time where all of them are 16-byte aligned
+    // (an arena's buffers are), and the last elements of a tensor one at a time.
+    src << "  const bool wf_aligned = true";
+    for (size_t k = 0; k < group_.inputs.size(); ++k)
+      if (group_.inputs[k]->type().numElements() == n) src << " && (unsigned long long)in" << k << " % 16 == 0";
+    for (const auto& s : stores) src << " && (unsigned long long)" << s.first << " % 16 == 0";
+    src << ";\n";
+    src << "  for (" << idx_ << " base = ((" << idx_ << ")wf_block * " << kLoopStride << " + threadIdx.x) * " << vec_
+        << "; base < wf_n; base += (" << idx_ << ")wf_blocks * " << kLoopStride * vec_ << ") {\n";
+    src << "    const bool wf_full = wf_aligned && base + " << vec_ << " <= wf_n;\n";
+    src << vectorDecls_.str();
+    for (size_t k = 0; k < stores.size(); ++k)
+      src << "    wf_vec<" << storageCType(outTypes[k]) << ", " << vec_ << "> wf_v" << k << ";\n";
+    src << "#pragma unroll\n  for (int wf_e = 0; wf_e < " << vec_ << "; ++wf_e) {\n";
+    src << "    const " << idx_ << " i = base + wf_e;\n";
+    src << body_.str();
+    for (size_t k = 0; k < stores.size(); ++k) src << "    wf_v" << k << ".v[wf_e] = " << stores[k].second << ";\n";
+    src << "  }\n";
+    for (size_t k = 0; k < stores.size(); ++k) {
+      const std::string t = "wf_vec<" + std::string(storageCType(outTypes[k])) + ", " + std::to_string(vec_) + ">";
+      src << "  if (wf_full) *reinterpret_cast<" << t << "*>(" << stores[k].first << " + base) = wf_v" << k << ";\n"
+          << "  else for (int wf_q = 0; wf_q < " << vec_ << " && base + wf_q < wf_n; ++wf_q) " << stores[k].first
+          << "[base + wf_q] = wf_v" << k << ".v[wf_q];\n";
+    }
+    src << "  }\n}\n";
+    out.code = src.str();
+    return out;
+  }
+
   // A region of scalar ops as a device function (generateRegionFunction): the block's arguments
   // are the parameters a0.., every op is emitted once at no coordinates, and the returned values
   // are written to r0...
@@ -1529,6 +1618,50 @@ class KernelEmitter {
   Expected<std::string> emitUncached(const Value* v, const std::vector<std::string>& coords, bool identity) {
     const ElementType t = v->type().elementType();
     const std::vector<int64_t>& shape = v->type().shape();
+    if (flat_) {
+      // The multi-tensor form: a value of the root's element count is read or computed at the
+      // root's linear index i (no coordinates), one of a single element at that element.
+      const int64_t count = v->type().numElements();
+      if (count == 1) {
+        // (Not at the root's index: the identity path would read element i.)
+        if (identity || coords.size() != shape.size())
+          return emit(v, std::vector<std::string>(shape.size(), "0"), false);
+      } else if (count != flatN_) {
+        return unimplemented(v->nameHint() + ": a value of " + std::to_string(count) + " elements");
+      } else if (auto it = inputIndex_.find(v); it != inputIndex_.end()) {
+        const std::string in = "in" + std::to_string(it->second), r = "wf_r" + std::to_string(nextRead_++);
+        const std::string vt = "wf_vec<" + std::string(storageCType(t)) + ", " + std::to_string(vec_) + ">";
+        vectorDecls_ << "    " << vt << " " << r << ";\n";
+        body_ << "    if (wf_e == 0) {\n      if (wf_full) " << r << " = *reinterpret_cast<const " << vt << "*>(" << in
+              << " + base);\n      else for (int wf_q = 0; wf_q < " << vec_ << " && base + wf_q < wf_n; ++wf_q) " << r
+              << ".v[wf_q] = " << in << "[base + wf_q];\n    }\n";
+        return declare(t, load(t, r + ".v[wf_e]"));
+      } else {
+        const Operation& op = *v->definingOp();
+        switch (op.code()) {
+          case OpCode::Reshape:
+            return emit(op.operand(0), {}, true);
+          case OpCode::BroadcastInDim: {
+            // Of one element, or adding dims of size 1 (the element order kept).
+            WF_ASSIGN_OR_RETURN(std::vector<int64_t> dims, cpu::intListAttr(op, "broadcast_dimensions"));
+            const bool ordered = std::is_sorted(dims.begin(), dims.end());
+            if (op.operand(0)->type().numElements() == 1 || ordered) return emit(op.operand(0), {}, true);
+            return unimplemented(op.describe() + ": a broadcast that reorders");
+          }
+          case OpCode::Constant:
+            if (!op.attr("value")->splatValue()) return unimplemented(op.describe() + ": a constant that is not a splat");
+            break;
+          case OpCode::Convert:
+          case OpCode::Compare:
+          case OpCode::Select:
+          case OpCode::Clamp:
+            break;
+          default:
+            if (!sharedOp(op.code())) return unimplemented(op.describe() + ": moves elements");
+            break;
+        }
+      }
+    }
     if (auto it = inputIndex_.find(v); it != inputIndex_.end()) {
       if (cacheRows_ && identity && numElementsOf(shape) == numCols_ * numElementsOf(rows_) && stridesOf(v).empty()) {
         // A row-shaped input read at this thread's column: from the registers preloaded once.
@@ -1816,11 +1949,21 @@ class KernelEmitter {
   std::map<const Value*, Along> inputAlong_;
   std::ostringstream vectorDecls_;
   int nextRead_ = 0;
+  // The multi-tensor form (generateMultiTensor): on, and the root's element count.
+  bool flat_ = false;
+  int64_t flatN_ = 0;
 };
 
 }  // namespace
 
 std::string fusedKernelPrelude() { return KernelEmitter::prelude(); }
+
+Expected<MultiTensorKernelSource> generateMultiTensorKernel(const FusionGroup& group, const std::string& name,
+                                                          const ValueStrides* strides) {
+  if (group.ops.empty()) return internalError("empty fusion group");
+  KernelEmitter emitter(group, strides);
+  return emitter.generateMultiTensor(name);
+}
 
 Expected<FusedKernelSource> generateFusedKernel(const FusionGroup& group, const std::string& name,
                                                 const ValueStrides* strides) {

@@ -106,6 +106,30 @@ using ValueStrides = std::unordered_map<const Value*, std::vector<int64_t>>;
 Expected<FusedKernelSource> generateFusedKernel(const FusionGroup& group, const std::string& name,
                                                 const ValueStrides* strides = nullptr);
 
+// The multi-tensor form of a loop group: one launch computing the group for several tensors
+// at once (the same update of every parameter of an optimizer, as PyTorch's fused AdamW and
+// multi_tensor_apply do). It exists for flat groups, whose every value either has the root's
+// element count and is computed elementwise at the root's linear index (reshapes, broadcasts
+// that only add dims of size 1, elementwise ops, splat constants), or has one element (a
+// learning rate, a bias correction: computed once per element from the one element); no
+// reduction, every value row-major. The code depends on the group's ops and types, not on its
+// shapes, so the groups of tensors of any shapes that differ only there share it.
+//
+// Its one parameter is a table `name_tensors` of at most `maxTensors` tensors, given by the host
+// (planner.cpp MultiTensorKernel): for tensor t, `p[t]` holds the addresses of its inputs, root
+// and side outputs (pointersPerTensor of them, in the group's order), `n[t]` its element count,
+// and `start[t]` the first of its blocks (start[t + 1] - start[t] blocks, of 256 threads, walk
+// its elements, elementsPerBlock per block and pass; unused entries start at the total). A
+// group outside that form: kUnimplemented, naming what it holds.
+struct MultiTensorKernelSource {
+  std::string code;
+  int pointersPerTensor = 0;
+  int maxTensors = 0;
+  int64_t elementsPerBlock = 0;
+};
+Expected<MultiTensorKernelSource> generateMultiTensorKernel(const FusionGroup& group, const std::string& name,
+                                                          const ValueStrides* strides = nullptr);
+
 // Device helpers every generated kernel uses (narrow-float loads and stores, IEEE max/min).
 std::string fusedKernelPrelude();
 

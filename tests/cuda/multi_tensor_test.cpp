@@ -1,0 +1,302 @@
+// Multi-tensor loops (fusion.h generateMultiTensorKernel, planner.cpp mergeMultiTensorSteps): an
+// optimizer's update of every parameter as a few launches. Without a GPU: which groups take the
+// form, that groups of different shapes share its code, and that it compiles with NVRTC. On a
+// GPU: the merged plan against the CPU interpreter and, bit for bit, against a step per loop,
+// over tensors of sizes no vector width divides, more tensors than one launch takes, and updates
+// carried into their arguments in place (the trainer's mode).
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <iostream>
+#include <random>
+#include <sstream>
+
+#include "backends/cuda/codegen/fusion.h"
+#include "backends/cuda/codegen/nvrtc.h"
+#include "cuda_test_util.h"
+
+namespace wf::cudatest {
+namespace {
+
+struct Param {
+  std::vector<int64_t> shape;
+  ElementType type = ElementType::kF32;
+};
+
+// AdamW's update of every parameter, as optimizers.py writes it: the parameter, its gradient and
+// the two moments in, the three new values out; the learning rate and decay factors are
+// one-element arguments every update reads. Arguments: for each parameter p, g, m, v (in that
+// order, by parameter), then %lr, %decay. Results: every new p, then every new m and v.
+std::string adamProgram(const std::vector<Param>& params) {
+  std::ostringstream args, body, ret, retTypes;
+  std::vector<std::string> newP, newMV, newPT, newMVT;
+  for (size_t i = 0; i < params.size(); ++i) {
+    const std::string t = tensorType(params[i].shape, params[i].type);
+    const std::string f = tensorType(params[i].shape, ElementType::kF32);
+    const std::string s = std::to_string(i);
+    args << "%p" << s << ": " << t << ", %g" << s << ": " << t << ", %m" << s << ": " << f << ", %v" << s << ": " << f
+         << ", ";
+    auto scalar = [&](const std::string& name, const std::string& from) {
+      body << "  %" << name << s << " = \"stablehlo.broadcast_in_dim\"(" << from
+           << ") {broadcast_dimensions = array<i64>} : (tensor<f32>) -> " << f << "\n";
+    };
+    scalar("b1_", "%b1");
+    scalar("c1_", "%c1");
+    scalar("b2_", "%b2");
+    scalar("c2_", "%c2");
+    scalar("eps_", "%eps");
+    scalar("lr_", "%lr");
+    scalar("decay_", "%decay");
+    auto op = [&](const std::string& out, const std::string& name, const std::string& a, const std::string& b) {
+      body << "  %" << out << s << " = \"stablehlo." << name << "\"(%" << a << s << (b.empty() ? "" : ", %" + b + s)
+           << ") : (" << f << (b.empty() ? "" : ", " + f) << ") -> " << f << "\n";
+    };
+    if (params[i].type != ElementType::kF32) {
+      body << "  %pf" << s << " = \"stablehlo.convert\"(%p" << s << ") : (" << t << ") -> " << f << "\n";
+      body << "  %gf" << s << " = \"stablehlo.convert\"(%g" << s << ") : (" << t << ") -> " << f << "\n";
+    } else {
+      body << "  %pf" << s << " = \"stablehlo.negate\"(%p" << s << ") : (" << f << ") -> " << f << "\n";
+      body << "  %gf" << s << " = \"stablehlo.negate\"(%g" << s << ") : (" << f << ") -> " << f << "\n";
+    }
+    op("ma", "multiply", "m", "b1_");
+    op("mb", "multiply", "gf", "c1_");
+    op("mn", "add", "ma", "mb");
+    op("va", "multiply", "v", "b2_");
+    op("vg", "multiply", "gf", "gf");
+    op("vb", "multiply", "vg", "c2_");
+    op("vn", "add", "va", "vb");
+    op("sq", "sqrt", "vn", "");
+    op("den", "add", "sq", "eps_");
+    op("q", "divide", "mn", "den");
+    op("u", "multiply", "q", "lr_");
+    op("pd", "multiply", "pf", "decay_");
+    op("pn", "subtract", "pd", "u");
+    if (params[i].type != ElementType::kF32) {
+      body << "  %po" << s << " = \"stablehlo.convert\"(%pn" << s << ") : (" << f << ") -> " << t << "\n";
+    } else {
+      body << "  %po" << s << " = \"stablehlo.negate\"(%pn" << s << ") : (" << f << ") -> " << f << "\n";
+    }
+    newP.push_back("%po" + s);
+    newPT.push_back(t);
+    newMV.push_back("%mn" + s);
+    newMV.push_back("%vn" + s);
+    newMVT.push_back(f);
+    newMVT.push_back(f);
+  }
+  std::vector<std::string> results = newP, types = newPT;
+  results.insert(results.end(), newMV.begin(), newMV.end());
+  types.insert(types.end(), newMVT.begin(), newMVT.end());
+  std::ostringstream out;
+  out << "func.func @main(" << args.str() << "%lr: tensor<f32>, %decay: tensor<f32>) -> (";
+  for (size_t i = 0; i < types.size(); ++i) out << (i ? ", " : "") << types[i];
+  out << ") {\n"
+      << "  %b1 = stablehlo.constant dense<0.9> : tensor<f32>\n"
+      << "  %c1 = stablehlo.constant dense<0.1> : tensor<f32>\n"
+      << "  %b2 = stablehlo.constant dense<0.999> : tensor<f32>\n"
+      << "  %c2 = stablehlo.constant dense<0.001> : tensor<f32>\n"
+      << "  %eps = stablehlo.constant dense<1.0e-8> : tensor<f32>\n"
+      << body.str() << "  func.return ";
+  for (size_t i = 0; i < results.size(); ++i) out << (i ? ", " : "") << results[i];
+  out << " : ";
+  for (size_t i = 0; i < types.size(); ++i) out << (i ? ", " : "") << types[i];
+  out << "\n}\n";
+  return out.str();
+}
+
+// Sizes no vector width (4 for f32, 8 for bf16) divides, and one of a few elements.
+const std::vector<Param> kParams = {
+    {{3, 5}}, {{7}}, {{1000, 3}}, {{17, 33}}, {{2}}, {{5, 9}, ElementType::kBF16}, {{1001}, ElementType::kBF16},
+    {{64, 3, 3}, ElementType::kBF16}};
+
+// The loop groups of a program's plan whose root is a new parameter (their side outputs the
+// moments): one per parameter.
+std::vector<const cuda::FusionGroup*> updateGroups(const cuda::FusionPlan& plan) {
+  std::vector<const cuda::FusionGroup*> out;
+  for (const cuda::FusionGroup& g : plan.groups)
+    if (g.root()->result(0)->nameHint().rfind("%po", 0) == 0) out.push_back(&g);
+  return out;
+}
+
+TEST(MultiTensorPlan, UpdatesOfEveryShapeShareOneCodeAndCompile) {
+  Module m = parse(adamProgram(kParams));
+  ASSERT_TRUE(mainOf(m));
+  cuda::FusionPlan plan = cuda::planFusion(mainBody(m), {});
+  const std::vector<const cuda::FusionGroup*> groups = updateGroups(plan);
+  ASSERT_EQ(groups.size(), kParams.size());
+  std::string source = cuda::fusedKernelPrelude();
+  std::vector<std::string> codes;
+  for (size_t i = 0; i < groups.size(); ++i) {
+    // The new moments are written beside the new parameter: one group per update.
+    EXPECT_EQ(groups[i]->sideOutputs.size(), 2u) << "parameter " << i;
+    Expected<cuda::MultiTensorKernelSource> k = cuda::generateMultiTensorKernel(*groups[i], "update");
+    ASSERT_TRUE(k) << k.status().toString();
+    EXPECT_EQ(k->pointersPerTensor, 4 + 2 + 3);  // p, g, m, v, lr, decay; new p, m, v
+    EXPECT_GT(k->maxTensors, 8);
+    EXPECT_EQ(k->elementsPerBlock, 256 * (kParams[i].type == ElementType::kF32 ? 4 : 8));
+    // The one-element inputs (%lr, %decay) are read at their element, the others at the index.
+    for (size_t in = 0; in < groups[i]->inputs.size(); ++in) {
+      const std::string name = "in" + std::to_string(in);
+      const bool scalar = groups[i]->inputs[in]->type().numElements() == 1;
+      EXPECT_EQ(k->code.find(name + "[0]") != std::string::npos, scalar) << groups[i]->inputs[in]->nameHint();
+      EXPECT_EQ(k->code.find(name + "[i]"), std::string::npos) << groups[i]->inputs[in]->nameHint();
+    }
+    codes.push_back(k->code);
+  }
+  // f32 parameters share one kernel, bf16 ones another.
+  for (size_t i = 1; i < codes.size(); ++i)
+    EXPECT_EQ(codes[i] == codes[0], kParams[i].type == ElementType::kF32) << "parameter " << i;
+  source += codes[0];
+  std::string bf16 = codes.back();
+  const std::string from = "update";
+  bf16.replace(bf16.find(from), from.size(), "update_bf16");  // the table's struct
+  bf16.replace(bf16.find(from + "("), from.size(), "update_bf16");
+  source += bf16;
+  if (std::getenv("WF_PRINT_FUSED")) std::cout << source << "\n";
+  for (const char* arch : {"sm_80", "sm_90"}) {
+    Expected<std::string> cubin = cuda::compileToCubin(source, arch);
+    EXPECT_TRUE(cubin) << cubin.status().toString() << "\n" << source;
+  }
+}
+
+TEST(MultiTensorPlan, GroupsThatMoveOrReduceElementsHaveNoMultiTensorForm) {
+  const char* text = R"(
+func.func @main(%a: tensor<4x6xf32>, %b: tensor<6x4xf32>, %c: tensor<6xf32>, %d: tensor<4x6xf32>) -> (tensor<4x6xf32>, tensor<4x6xf32>, tensor<4xf32>) {
+  %t = "stablehlo.transpose"(%b) {permutation = array<i64: 1, 0>} : (tensor<6x4xf32>) -> tensor<4x6xf32>
+  %x = "stablehlo.add"(%a, %t) : (tensor<4x6xf32>, tensor<4x6xf32>) -> tensor<4x6xf32>
+  %cb = "stablehlo.broadcast_in_dim"(%c) {broadcast_dimensions = array<i64: 1>} : (tensor<6xf32>) -> tensor<4x6xf32>
+  %y = "stablehlo.multiply"(%d, %cb) : (tensor<4x6xf32>, tensor<4x6xf32>) -> tensor<4x6xf32>
+  %z = stablehlo.constant dense<0.0> : tensor<f32>
+  %s = "stablehlo.reduce"(%d, %z) ({
+  ^bb0(%p: tensor<f32>, %q: tensor<f32>):
+    %r = "stablehlo.add"(%p, %q) : (tensor<f32>, tensor<f32>) -> tensor<f32>
+    "stablehlo.return"(%r) : (tensor<f32>) -> ()
+  }) {dimensions = array<i64: 1>} : (tensor<4x6xf32>, tensor<f32>) -> tensor<4xf32>
+  func.return %x, %y, %s : tensor<4x6xf32>, tensor<4x6xf32>, tensor<4xf32>
+}
+)";
+  Module m = parse(text);
+  ASSERT_TRUE(mainOf(m));
+  cuda::FusionPlan plan = cuda::planFusion(mainBody(m), {});
+  ASSERT_GE(plan.groups.size(), 3u);
+  for (const cuda::FusionGroup& g : plan.groups) {
+    Expected<cuda::MultiTensorKernelSource> k = cuda::generateMultiTensorKernel(g, "k");
+    ASSERT_FALSE(k) << g.root()->describe();
+    EXPECT_EQ(k.status().code(), StatusCode::kUnimplemented) << k.status().toString();
+  }
+}
+
+std::vector<Literal> adamArgs(const std::vector<Param>& params, std::mt19937_64& gen) {
+  std::vector<Literal> args;
+  for (const Param& p : params) {
+    args.push_back(randomLiteral(Type::tensor(p.shape, p.type), -2, 2));
+    args.push_back(randomLiteral(Type::tensor(p.shape, p.type), -1, 1));
+    args.push_back(randomLiteral(Type::tensor(p.shape, ElementType::kF32), -0.1, 0.1));
+    args.push_back(randomLiteral(Type::tensor(p.shape, ElementType::kF32), 0.0, 0.01));
+  }
+  Literal lr = Literal::zeros(Type::tensor({}, ElementType::kF32)), decay = lr.clone();
+  lr.setDouble(0, std::uniform_real_distribution<double>(1e-3, 1e-2)(gen));
+  decay.setDouble(0, 1.0 - std::uniform_real_distribution<double>(1e-5, 1e-4)(gen));
+  args.push_back(std::move(lr));
+  args.push_back(std::move(decay));
+  return args;
+}
+
+// The merged plan, the plan of a step per loop and the CPU interpreter on the same inputs.
+void expectMergedMatches(const std::vector<Param>& params, int wantSteps, int wantLoops) {
+  Module m = parse(adamProgram(params));
+  ASSERT_TRUE(mainOf(m));
+  std::mt19937_64 gen(0x3417 + params.size());
+  std::vector<Literal> args = adamArgs(params, gen);
+  Expected<std::vector<Literal>> want = runCpu(m, cloneAll(args));
+  ASSERT_TRUE(want) << want.status().toString();
+  CompileOptions merged, apart;
+  apart.multiTensorLoops = false;
+  auto exe = cudaBackend().compile(m, *mainOf(m), merged);
+  ASSERT_TRUE(exe) << exe.status().toString();
+  auto plain = cudaBackend().compile(m, *mainOf(m), apart);
+  ASSERT_TRUE(plain) << plain.status().toString();
+  const ExecutableStats st = (*exe)->stats();
+  EXPECT_EQ(st.multiTensorSteps, wantSteps);
+  EXPECT_EQ(st.multiTensorLoops, wantLoops);
+  EXPECT_EQ((*plain)->stats().multiTensorSteps, 0);
+  EXPECT_EQ((*plain)->stats().deviceSteps - st.deviceSteps, wantLoops - wantSteps);
+  for (int run = 0; run < 2; ++run) {
+    Expected<RunResult> got = (*exe)->run(args);
+    ASSERT_TRUE(got) << got.status().toString();
+    Expected<RunResult> apartRun = (*plain)->run(args);
+    ASSERT_TRUE(apartRun) << apartRun.status().toString();
+    ASSERT_EQ(got->outputs.size(), want->size());
+    for (size_t i = 0; i < want->size(); ++i) {
+      EXPECT_EQ(compareLiterals(got->outputs[i], (*want)[i], defaultTolerance((*want)[i].elementType())), "")
+          << "result #" << i;
+      EXPECT_TRUE(got->outputs[i].bitwiseEqual(apartRun->outputs[i])) << "result #" << i << ", run " << run;
+    }
+  }
+}
+
+TEST(MultiTensorRun, AdamUpdatesOfEveryShapeMatchTheCpuAndAStepPerLoop) {
+  WF_REQUIRE_GPU();
+  // Five f32 updates in one step, three bf16 ones in another.
+  expectMergedMatches(kParams, 2, 8);
+}
+
+TEST(MultiTensorRun, MoreTensorsThanOneLaunchTakes) {
+  WF_REQUIRE_GPU();
+  std::vector<Param> params;
+  for (int i = 0; i < 70; ++i) params.push_back({{1 + (i * 37) % 301, 1 + i % 3}});
+  params.push_back({{513, 1025}});  // more blocks than one tensor is given: a loop of passes
+  expectMergedMatches(params, 1, 71);
+}
+
+// The trainer's mode: every new parameter and moment carried into its argument, in place.
+TEST(MultiTensorRun, UpdatesCarriedInPlaceMatchTheCpuStepAfterStep) {
+  WF_REQUIRE_GPU();
+  const std::vector<Param> params = {{{3, 5}}, {{7}}, {{1000, 3}}, {{17, 33}}};
+  Module m = parse(adamProgram(params));
+  ASSERT_TRUE(mainOf(m));
+  const size_t n = params.size();
+  CompileOptions options;
+  options.carryInPlace = true;
+  for (size_t i = 0; i < n; ++i) {
+    for (size_t k : {size_t{0}, size_t{2}, size_t{3}}) options.boundArguments.push_back(4 * i + k);
+    options.carriedResults.push_back({i, 4 * i});                   // p
+    options.carriedResults.push_back({n + 2 * i, 4 * i + 2});       // m
+    options.carriedResults.push_back({n + 2 * i + 1, 4 * i + 3});   // v
+  }
+  auto exe = cudaBackend().compile(m, *mainOf(m), options);
+  ASSERT_TRUE(exe) << exe.status().toString();
+  EXPECT_EQ((*exe)->stats().multiTensorSteps, 1);
+  EXPECT_EQ((*exe)->stats().carriedInPlace, static_cast<int>(3 * n));
+  std::mt19937_64 gen(0x5eed);
+  std::vector<Literal> state = adamArgs(params, gen);
+  for (size_t i = 0; i < n; ++i)
+    for (size_t k : {size_t{0}, size_t{2}, size_t{3}})
+      ASSERT_TRUE((*exe)->bindArgument(4 * i + k, state[4 * i + k]).isOk());
+  for (int step = 0; step < 3; ++step) {
+    SCOPED_TRACE("step " + std::to_string(step));
+    std::vector<Literal> fresh = adamArgs(params, gen);
+    for (size_t i = 0; i < n; ++i) state[4 * i + 1] = fresh[4 * i + 1].clone();  // a new gradient
+    state[4 * n] = fresh[4 * n].clone();
+    state[4 * n + 1] = fresh[4 * n + 1].clone();
+    Expected<std::vector<Literal>> want = runCpu(m, cloneAll(state));
+    ASSERT_TRUE(want) << want.status().toString();
+    std::vector<Literal> perRun;  // the arguments not bound: the gradients, %lr, %decay
+    for (size_t i = 0; i < state.size(); ++i)
+      if (i >= 4 * n || i % 4 == 1) perRun.push_back(state[i].clone());
+    Expected<RunResult> got = (*exe)->run(perRun);
+    ASSERT_TRUE(got) << got.status().toString();
+    for (size_t i = 0; i < n; ++i) {
+      const std::pair<size_t, size_t> carried[] = {{i, 4 * i}, {n + 2 * i, 4 * i + 2}, {n + 2 * i + 1, 4 * i + 3}};
+      for (const auto& [result, argument] : carried) {
+        Expected<Literal> value = (*exe)->readArgument(argument);
+        ASSERT_TRUE(value) << value.status().toString();
+        EXPECT_EQ(compareLiterals(*value, (*want)[result], defaultTolerance(ElementType::kF32)), "")
+            << "argument " << argument;
+        state[argument] = (*want)[result].clone();
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace wf::cudatest
