@@ -253,13 +253,15 @@ def main(argv=None) -> int:
                               golden_device="cuda", golden_grads="first", autocast=autocast,
                               warpforge_binary=args.warpforge)
     print(f"exported {pkg} in {time.time() - t0:.0f}s", flush=True)
-    t0 = time.time()
-    if not args.skip_validate:
-        proc = subprocess.run([args.warpforge, "validate", str(pkg), "--training", "--device", "cuda"],
+    validate_modes = [([], "")] + ([(["--no-multi-tensor"], ", a launch per loop")] if args.compare_multi_tensor else [])
+    for extra, suffix in validate_modes if not args.skip_validate else []:
+        t0 = time.time()
+        proc = subprocess.run([args.warpforge, "validate", str(pkg), "--training", "--device", "cuda"] + extra,
                               capture_output=True, text=True)
+        print(f"validate{suffix}:")
         print("\n".join(line for line in proc.stdout.splitlines() if "passes as" not in line)[-3000:],
               proc.stderr[-2000:], flush=True)
-        figures["validate"] = {"pass": proc.returncode == 0, "seconds": time.time() - t0}
+        figures["validate" + suffix] = {"pass": proc.returncode == 0, "seconds": time.time() - t0}
 
     data = out / "data.safetensors"
     examples = make_image_batch(4 * args.batch, 1) if images else make_batch(8 * args.batch, args.seq, 30522, 1)
@@ -327,9 +329,9 @@ def main(argv=None) -> int:
         if name.startswith("WarpForge DP") and "ms" in f and plain:
             print(f"{name}: step {f['ms'] / plain:.3f}x the plain step; scaling efficiency "
                   f"{plain / f['ms']:.1%} ({f['ranks']} x {args.batch} sequences per step)")
-    if "validate" in figures:
-        print(f"validate --training on cuda ({args.golden_steps} golden steps): "
-              f"{'PASS' if figures['validate']['pass'] else 'FAIL'}")
+    for name in [k for k in figures if k.startswith("validate")]:
+        print(f"{name.replace('validate', 'validate --training on cuda', 1)} ({args.golden_steps} golden steps): "
+              f"{'PASS' if figures[name]['pass'] else 'FAIL'}")
     if args.json:
         Path(args.json).write_text(json.dumps(figures, indent=1))
     return 0

@@ -1161,9 +1161,11 @@ Status Planner::mergeMultiTensorSteps() {
   size_t kept = 0;
   for (size_t s = 0; s < plan_.steps.size(); ++s) {
     if (removed[s]) continue;
-    plan_.steps[kept] = std::move(plan_.steps[s]);
-    plan_.hoisted[kept] = plan_.hoisted[s];
-    plan_.hoistedGroup[kept] = plan_.hoistedGroup[s];
+    if (kept != s) {  // (a vector moved onto itself is left empty)
+      plan_.steps[kept] = std::move(plan_.steps[s]);
+      plan_.hoisted[kept] = plan_.hoisted[s];
+      plan_.hoistedGroup[kept] = plan_.hoistedGroup[s];
+    }
     ++kept;
   }
   plan_.steps.resize(kept);

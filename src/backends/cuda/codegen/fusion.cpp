@@ -1006,11 +1006,8 @@ class KernelEmitter {
     if (group_.hasReduce()) return unimplemented("a reduction");
     if (n <= 1) return unimplemented("a root of one element");
     if (!stridesOf(root).empty()) return unimplemented("a root stored channels-last");
-    for (const Value* in : group_.inputs) {
+    for (const Value* in : group_.inputs)
       if (!stridesOf(in).empty()) return unimplemented("an input stored channels-last");
-      const int64_t count = in->type().numElements();
-      if (count != n && count != 1) return unimplemented("an input of " + std::to_string(count) + " elements");
-    }
     for (const Operation* side : group_.sideOutputs)
       if (side->result(0)->type().numElements() != n || !stridesOf(side->result(0)).empty())
         return unimplemented("a side output of another shape or layout");
@@ -1061,8 +1058,7 @@ class KernelEmitter {
     // Tensors are read and written `vec` elements at a time where all of them are 16-byte aligned
     // (an arena's buffers are), and the last elements of a tensor one at a time.
     src << "  const bool wf_aligned = true";
-    for (size_t k = 0; k < group_.inputs.size(); ++k)
-      if (group_.inputs[k]->type().numElements() == n) src << " && (unsigned long long)in" << k << " % 16 == 0";
+    for (size_t k : alignedInputs_) src << " && (unsigned long long)in" << k << " % 16 == 0";
     for (const auto& s : stores) src << " && (unsigned long long)" << s.first << " % 16 == 0";
     src << ";\n";
     src << "  for (" << idx_ << " base = ((" << idx_ << ")wf_block * " << kLoopStride << " + threadIdx.x) * " << vec_
@@ -1072,7 +1068,10 @@ class KernelEmitter {
     for (size_t k = 0; k < stores.size(); ++k)
       src << "    wf_vec<" << storageCType(outTypes[k]) << ", " << vec_ << "> wf_v" << k << ";\n";
     src << "#pragma unroll\n  for (int wf_e = 0; wf_e < " << vec_ << "; ++wf_e) {\n";
+    // (Past a tensor's end, in the last vector, the index stays on its last element: what is
+    // read at coordinates from it stays inside every operand, and nothing of it is stored.)
     src << "    const " << idx_ << " i = base + wf_e;\n";
+    src << "    const " << idx_ << " wf_i = i < wf_n ? i : wf_n - 1;\n";
     src << body_.str();
     for (size_t k = 0; k < stores.size(); ++k) src << "    wf_v" << k << ".v[wf_e] = " << stores[k].second << ";\n";
     src << "  }\n";
@@ -1618,10 +1617,18 @@ class KernelEmitter {
   Expected<std::string> emitUncached(const Value* v, const std::vector<std::string>& coords, bool identity) {
     const ElementType t = v->type().elementType();
     const std::vector<int64_t>& shape = v->type().shape();
-    if (flat_) {
+    if (flat_ && coords.empty()) {
       // The multi-tensor form: a value of the root's element count is read or computed at the
-      // root's linear index i (no coordinates), one of a single element at that element.
+      // root's linear index i (no coordinates) while the ops on the way keep the element order
+      // (elementwise ops, reshapes, broadcasts adding dims of size 1), one of a single element at
+      // that element. An op that moves elements is emitted at its coordinates, worked out from i
+      // (the element order kept so far, i is its linear index too): the standard path from there.
       const int64_t count = v->type().numElements();
+      auto atCoordinates = [&]() {
+        std::vector<std::string> at = declareCoords(shape, flatCoords_, "wf_i", "    ");
+        flatCoords_ += shape.size();
+        return emit(v, at, false);
+      };
       if (count == 1) {
         // (Not at the root's index: the identity path would read element i.)
         if (identity || coords.size() != shape.size())
@@ -1632,6 +1639,7 @@ class KernelEmitter {
         const std::string in = "in" + std::to_string(it->second), r = "wf_r" + std::to_string(nextRead_++);
         const std::string vt = "wf_vec<" + std::string(storageCType(t)) + ", " + std::to_string(vec_) + ">";
         vectorDecls_ << "    " << vt << " " << r << ";\n";
+        alignedInputs_.insert(it->second);
         body_ << "    if (wf_e == 0) {\n      if (wf_full) " << r << " = *reinterpret_cast<const " << vt << "*>(" << in
               << " + base);\n      else for (int wf_q = 0; wf_q < " << vec_ << " && base + wf_q < wf_n; ++wf_q) " << r
               << ".v[wf_q] = " << in << "[base + wf_q];\n    }\n";
@@ -1644,12 +1652,13 @@ class KernelEmitter {
           case OpCode::BroadcastInDim: {
             // Of one element, or adding dims of size 1 (the element order kept).
             WF_ASSIGN_OR_RETURN(std::vector<int64_t> dims, cpu::intListAttr(op, "broadcast_dimensions"));
-            const bool ordered = std::is_sorted(dims.begin(), dims.end());
-            if (op.operand(0)->type().numElements() == 1 || ordered) return emit(op.operand(0), {}, true);
-            return unimplemented(op.describe() + ": a broadcast that reorders");
+            const int64_t from = op.operand(0)->type().numElements();
+            if (from == 1 || (from == count && std::is_sorted(dims.begin(), dims.end())))
+              return emit(op.operand(0), {}, true);
+            return atCoordinates();
           }
           case OpCode::Constant:
-            if (!op.attr("value")->splatValue()) return unimplemented(op.describe() + ": a constant that is not a splat");
+            if (!op.attr("value")->splatValue()) return atCoordinates();
             break;
           case OpCode::Convert:
           case OpCode::Compare:
@@ -1657,7 +1666,7 @@ class KernelEmitter {
           case OpCode::Clamp:
             break;
           default:
-            if (!sharedOp(op.code())) return unimplemented(op.describe() + ": moves elements");
+            if (!sharedOp(op.code())) return atCoordinates();
             break;
         }
       }
@@ -1949,9 +1958,12 @@ class KernelEmitter {
   std::map<const Value*, Along> inputAlong_;
   std::ostringstream vectorDecls_;
   int nextRead_ = 0;
-  // The multi-tensor form (generateMultiTensor): on, and the root's element count.
+  // The multi-tensor form (generateMultiTensor): on, the root's element count, the coordinates
+  // declared so far (c0.. for the values emitted at coordinates), and the inputs read as vectors.
   bool flat_ = false;
   int64_t flatN_ = 0;
+  size_t flatCoords_ = 0;
+  std::set<size_t> alignedInputs_;
 };
 
 }  // namespace

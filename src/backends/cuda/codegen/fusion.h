@@ -108,12 +108,15 @@ Expected<FusedKernelSource> generateFusedKernel(const FusionGroup& group, const 
 
 // The multi-tensor form of a loop group: one launch computing the group for several tensors
 // at once (the same update of every parameter of an optimizer, as PyTorch's fused AdamW and
-// multi_tensor_apply do). It exists for flat groups, whose every value either has the root's
-// element count and is computed elementwise at the root's linear index (reshapes, broadcasts
-// that only add dims of size 1, elementwise ops, splat constants), or has one element (a
-// learning rate, a bias correction: computed once per element from the one element); no
-// reduction, every value row-major. The code depends on the group's ops and types, not on its
-// shapes, so the groups of tensors of any shapes that differ only there share it.
+// multi_tensor_apply do). It exists for loop groups without reductions whose root and side
+// outputs are row-major and of one shape. Each thread walks the root's linear index i, vector by
+// vector: the values that keep the element order (inputs of the root's element count, elementwise
+// ops, reshapes, broadcasts that only add dims of size 1, splat constants) are read or computed
+// at i, those of one element (a learning rate, a bias correction) at that element, and an op that
+// moves elements (a transposed gradient, a broadcast row) at the coordinates worked out from i.
+// The code depends on the group's ops and types, and on its shapes only where it works out
+// coordinates: the updates of tensors of any shapes share it, those reading a transposed
+// gradient share it with the tensors of their shape.
 //
 // Its one parameter is a table `name_tensors` of at most `maxTensors` tensors, given by the host
 // (planner.cpp MultiTensorKernel): for tensor t, `p[t]` holds the addresses of its inputs, root
