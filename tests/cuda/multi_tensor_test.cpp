@@ -13,6 +13,7 @@
 
 #include "backends/cuda/codegen/fusion.h"
 #include "backends/cuda/codegen/nvrtc.h"
+#include "backends/cuda/plan_rewrites.h"
 #include "cuda_test_util.h"
 
 namespace wf::cudatest {
@@ -145,11 +146,12 @@ TEST(MultiTensorPlan, UpdatesOfEveryShapeShareOneCodeAndCompile) {
     EXPECT_EQ(k->maxTensors, 48);  // 9 addresses, a count and a start each: 4 KB
     EXPECT_EQ(k->elementsPerBlock, 256 * (kParams[i].type == ElementType::kF32 ? 4 : 8));
     // The one-element inputs (%lr, %decay) are read at their element, the others at the index.
-    for (size_t in = 0; in < groups[i]->inputs.size(); ++in) {
-      const std::string name = "in" + std::to_string(in);
-      const bool scalar = groups[i]->inputs[in]->type().numElements() == 1;
-      EXPECT_EQ(k->code.find(name + "[0]") != std::string::npos, scalar) << groups[i]->inputs[in]->nameHint();
-      EXPECT_EQ(k->code.find(name + "[i]"), std::string::npos) << groups[i]->inputs[in]->nameHint();
+    ASSERT_EQ(k->inputOrder.size(), groups[i]->inputs.size());
+    for (size_t slot = 0; slot < k->inputOrder.size(); ++slot) {
+      const Value* in = groups[i]->inputs[k->inputOrder[slot]];
+      const std::string name = "in" + std::to_string(slot);
+      EXPECT_EQ(k->code.find(name + "[0]") != std::string::npos, in->type().numElements() == 1) << in->nameHint();
+      EXPECT_EQ(k->code.find(name + "[i]"), std::string::npos) << in->nameHint();
     }
     codes.push_back(k->code);
   }
@@ -216,6 +218,11 @@ const std::vector<Param> kTransposed = {{{33, 17}, ElementType::kF32, true}, {{3
 TEST(MultiTensorPlan, TransposedGradientsShareCodeByShape) {
   Module m = parse(adamProgram(kTransposed));
   ASSERT_TRUE(mainOf(m));
+  // As the planner sees it: the broadcasts of the scalars to the two 33x17 updates merged into
+  // one, so that the two groups meet their inputs in other orders.
+  Expected<cuda::PlanRewrites> rewrites = cuda::rewriteForPlanning(m, "main", /*fuse=*/true);
+  ASSERT_TRUE(rewrites) << rewrites.status().toString();
+  EXPECT_GT(rewrites->merged, 0);
   cuda::FusionPlan plan = cuda::planFusion(mainBody(m), {});
   const std::vector<const cuda::FusionGroup*> groups = updateGroups(plan);
   ASSERT_EQ(groups.size(), kTransposed.size());

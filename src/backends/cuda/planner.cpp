@@ -1135,14 +1135,20 @@ Status Planner::mergeMultiTensorSteps() {
       const MultiTensorForm& f = multiTensorForms_.at(member.kernel.get());
       std::erase(fusedUsers_[f.fusedSource], static_cast<GeneratedKernel*>(static_cast<FusedKernel*>(member.kernel.get())));
       sizes.push_back(f.elements);
-      for (size_t k : member.inPlaceInputs) merged.inPlaceInputs.push_back(merged.inputBuffers.size() + k);
-      merged.inputs.insert(merged.inputs.end(), member.inputs.begin(), member.inputs.end());
-      merged.inputBuffers.insert(merged.inputBuffers.end(), member.inputBuffers.begin(), member.inputBuffers.end());
+      if (member.inputBuffers.size() != form.inputs || f.source.inputOrder.size() != form.inputs)
+        return internalError(member.op->describe() + ": a multi-tensor member with another number of inputs");
+      // Its inputs in the order of the table's slots (MultiTensorKernelSource::inputOrder).
+      const size_t first = merged.inputBuffers.size();
+      for (size_t slot = 0; slot < form.inputs; ++slot) {
+        const size_t k = f.source.inputOrder[slot];
+        merged.inputs.push_back(member.inputs[k]);
+        merged.inputBuffers.push_back(member.inputBuffers[k]);
+        if (std::find(member.inPlaceInputs.begin(), member.inPlaceInputs.end(), k) != member.inPlaceInputs.end())
+          merged.inPlaceInputs.push_back(first + slot);
+      }
       merged.outputBuffers.insert(merged.outputBuffers.end(), member.outputBuffers.begin(), member.outputBuffers.end());
       merged.inputMember.resize(merged.inputBuffers.size(), static_cast<int>(m));
       merged.outputMember.resize(merged.outputBuffers.size(), static_cast<int>(m));
-      if (member.inputBuffers.size() != form.inputs)
-        return internalError(member.op->describe() + ": a multi-tensor member with another number of inputs");
       if (m + 1 < batch.size()) removed[batch[m]] = true;
     }
     Step& last = plan_.steps[batch.back()];

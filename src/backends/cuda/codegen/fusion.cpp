@@ -1011,6 +1011,37 @@ class KernelEmitter {
     for (const Operation* side : group_.sideOutputs)
       if (side->result(0)->type().numElements() != n || !stridesOf(side->result(0)).empty())
         return unimplemented("a side output of another shape or layout");
+    // The inputs numbered in the order the expressions reach them (from the root, then the side
+    // outputs, operands in order), not the group's: groups that differ only in the order their
+    // inputs were first met (after common subexpressions were merged) get the same code.
+    std::vector<size_t> order;
+    {
+      std::unordered_map<const Value*, size_t> position;
+      for (size_t k = 0; k < group_.inputs.size(); ++k) position[group_.inputs[k]] = k;
+      std::unordered_set<const Operation*> members(group_.ops.begin(), group_.ops.end());
+      std::unordered_set<const Value*> seen;
+      std::vector<const Value*> stack;
+      auto visit = [&](const Value* from) {
+        stack.push_back(from);
+        while (!stack.empty()) {
+          const Value* v = stack.back();
+          stack.pop_back();
+          if (!seen.insert(v).second) continue;
+          if (auto it = position.find(v); it != position.end()) {
+            order.push_back(it->second);
+            continue;
+          }
+          const Operation* op = v->definingOp();
+          if (!op || !members.count(op)) continue;
+          for (size_t k = op->numOperands(); k-- > 0;) stack.push_back(op->operand(k));
+        }
+      };
+      visit(root);
+      for (const Operation* side : group_.sideOutputs) visit(side->result(0));
+      if (order.size() != group_.inputs.size()) return unimplemented("an input that the results do not read");
+    }
+    inputIndex_.clear();
+    for (size_t k = 0; k < order.size(); ++k) inputIndex_[group_.inputs[order[k]]] = static_cast<int>(k);
     flat_ = true;
     flatN_ = n;
     // (The index passes a tensor's end by up to a pass before the loop stops.)
@@ -1028,6 +1059,7 @@ class KernelEmitter {
       outTypes.push_back(v->type().elementType());
     }
     MultiTensorKernelSource out;
+    out.inputOrder = order;
     out.pointersPerTensor = static_cast<int>(group_.inputs.size() + stores.size());
     // The table is the kernel's one parameter, within the 4 KB every GPU takes.
     constexpr int kParameterBytes = 4096;
@@ -1046,8 +1078,8 @@ class KernelEmitter {
         << "    if (wf_t.start[wf_mid] <= (int)blockIdx.x) wf_lo = wf_mid; else wf_hi = wf_mid - 1;\n  }\n"
         << "  const " << idx_ << " wf_n = (" << idx_ << ")wf_t.n[wf_lo];\n"
         << "  const int wf_block = (int)blockIdx.x - wf_t.start[wf_lo], wf_blocks = wf_t.start[wf_lo + 1] - wf_t.start[wf_lo];\n";
-    for (size_t k = 0; k < group_.inputs.size(); ++k) {
-      const char* s = storageCType(group_.inputs[k]->type().elementType());
+    for (size_t k = 0; k < order.size(); ++k) {
+      const char* s = storageCType(group_.inputs[order[k]]->type().elementType());
       src << "  const " << s << "* __restrict__ in" << k << " = (const " << s << "*)wf_t.p[wf_lo][" << k << "];\n";
     }
     for (size_t k = 0; k < stores.size(); ++k) {

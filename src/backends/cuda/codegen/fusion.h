@@ -120,12 +120,14 @@ Expected<FusedKernelSource> generateFusedKernel(const FusionGroup& group, const 
 //
 // Its one parameter is a table `name_tensors` of at most `maxTensors` tensors, given by the host
 // (planner.cpp MultiTensorKernel): for tensor t, `p[t]` holds the addresses of its inputs, root
-// and side outputs (pointersPerTensor of them, in the group's order), `n[t]` its element count,
+// (in inputOrder: slot k holds group.inputs[inputOrder[k]], the order the code reaches them), its
+// root and side outputs (pointersPerTensor in all), `n[t]` its element count,
 // and `start[t]` the first of its blocks (start[t + 1] - start[t] blocks, of 256 threads, walk
 // its elements, elementsPerBlock per block and pass; unused entries start at the total). A
 // group outside that form: kUnimplemented, naming what it holds.
 struct MultiTensorKernelSource {
   std::string code;
+  std::vector<size_t> inputOrder;
   int pointersPerTensor = 0;
   int maxTensors = 0;
   int64_t elementsPerBlock = 0;
