@@ -63,13 +63,11 @@ std::string adamProgram(const std::vector<Param>& params) {
       body << "  %" << out << s << " = \"stablehlo." << name << "\"(%" << a << s << (b.empty() ? "" : ", %" + b + s)
            << ") : (" << f << (b.empty() ? "" : ", " + f) << ") -> " << f << "\n";
     };
-    if (params[i].type != ElementType::kF32) {
-      body << "  %pf" << s << " = \"stablehlo.convert\"(%p" << s << ") : (" << t << ") -> " << f << "\n";
-      body << "  %gf" << s << " = \"stablehlo.convert\"(" << grad << ") : (" << t << ") -> " << f << "\n";
-    } else {
-      body << "  %pf" << s << " = \"stablehlo.negate\"(%p" << s << ") : (" << f << ") -> " << f << "\n";
-      body << "  %gf" << s << " = \"stablehlo.negate\"(" << grad << ") : (" << f << ") -> " << f << "\n";
-    }
+    // Narrow parameters and gradients are widened to f32; f32 ones negated (twice, the result
+    // negated back below), so that both kinds of update are groups of the same size.
+    const std::string widen = params[i].type != ElementType::kF32 ? "convert" : "negate";
+    body << "  %pf" << s << " = \"stablehlo." << widen << "\"(%p" << s << ") : (" << t << ") -> " << f << "\n";
+    body << "  %gf" << s << " = \"stablehlo." << widen << "\"(" << grad << ") : (" << t << ") -> " << f << "\n";
     op("ma", "multiply", "m", "b1_");
     op("mb", "multiply", "gf", "c1_");
     op("mn", "add", "ma", "mb");
@@ -83,11 +81,7 @@ std::string adamProgram(const std::vector<Param>& params) {
     op("u", "multiply", "q", "lr_");
     op("pd", "multiply", "pf", "decay_");
     op("pn", "subtract", "pd", "u");
-    if (params[i].type != ElementType::kF32) {
-      body << "  %po" << s << " = \"stablehlo.convert\"(%pn" << s << ") : (" << f << ") -> " << t << "\n";
-    } else {
-      body << "  %po" << s << " = \"stablehlo.negate\"(%pn" << s << ") : (" << f << ") -> " << f << "\n";
-    }
+    body << "  %po" << s << " = \"stablehlo." << widen << "\"(%pn" << s << ") : (" << f << ") -> " << t << "\n";
     newP.push_back("%po" + s);
     newPT.push_back(t);
     newMV.push_back("%mn" + s);

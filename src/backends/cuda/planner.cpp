@@ -126,7 +126,7 @@ class MultiTensorKernel final : public GeneratedKernel {
  public:
   MultiTensorKernel(const MultiTensorKernelSource& source, size_t inputsPerMember, std::vector<int64_t> sizes)
       : pointers_(static_cast<size_t>(source.pointersPerTensor)), maxTensors_(static_cast<size_t>(source.maxTensors)),
-        elementsPerBlock_(source.elementsPerBlock), inputsPerMember_(inputsPerMember), sizes_(std::move(sizes)) {}
+        threads_(source.threads), elementsPerBlock_(source.elementsPerBlock), inputsPerMember_(inputsPerMember), sizes_(std::move(sizes)) {}
   Status launch(const LaunchContext& ctx, std::span<void* const> in, std::span<void* const> out) override {
     if (!kernel_) return internalError("multi-tensor kernel launched before it was compiled");
     const size_t members = sizes_.size(), outputsPerMember = pointers_ - inputsPerMember_;
@@ -135,8 +135,8 @@ class MultiTensorKernel final : public GeneratedKernel {
                            std::to_string(out.size()) + " outputs for " + std::to_string(members) + " tensors");
     // The table's layout (fusion.h): void* p[T][P]; long long n[T]; int start[T + 1].
     const size_t T = maxTensors_, nAt = T * pointers_ * sizeof(void*), startAt = nAt + T * sizeof(long long);
-    alignas(8) unsigned char table[kTableBytes];
-    if (startAt + (T + 1) * sizeof(int) > kTableBytes) return internalError("multi-tensor kernel: table too large");
+    alignas(8) unsigned char table[kMultiTensorTableBytes];
+    if (startAt + (T + 1) * sizeof(int) > kMultiTensorTableBytes) return internalError("multi-tensor kernel: table too large");
     for (size_t first = 0; first < members; first += T) {
       const size_t count = std::min(T, members - first);
       std::memset(table, 0, sizeof table);
@@ -158,16 +158,15 @@ class MultiTensorKernel final : public GeneratedKernel {
       for (size_t t = count; t <= T; ++t) std::memcpy(table + startAt + t * sizeof(int), &blocks, sizeof blocks);
       void* args[] = {table};
       WF_CUDA_CHECK(cudaLaunchKernel(reinterpret_cast<const void*>(kernel_), dim3(static_cast<unsigned>(blocks)),
-                                     dim3(static_cast<unsigned>(kLoopThreads)), args, 0, ctx.stream));
+                                     dim3(static_cast<unsigned>(threads_)), args, 0, ctx.stream));
     }
     return Status::ok();
   }
 
  private:
-  static constexpr size_t kTableBytes = 4096;
   static constexpr int64_t kMaxBlocksPerTensor = 2048;
-  static constexpr int kLoopThreads = 256;
   size_t pointers_, maxTensors_;
+  int threads_;
   int64_t elementsPerBlock_;
   size_t inputsPerMember_;
   std::vector<int64_t> sizes_;

@@ -1061,9 +1061,10 @@ class KernelEmitter {
     MultiTensorKernelSource out;
     out.inputOrder = order;
     out.pointersPerTensor = static_cast<int>(group_.inputs.size() + stores.size());
-    // The table is the kernel's one parameter, within the 4 KB every GPU takes.
-    constexpr int kParameterBytes = 4096;
-    out.maxTensors = std::min(64, (kParameterBytes - 8) / (8 * (out.pointersPerTensor + 1) + 4));
+    // The table is the kernel's one parameter: T entries of 8 * (P + 1) + 4 bytes, one more start.
+    constexpr int kTableBytes = static_cast<int>(kMultiTensorTableBytes);
+    out.maxTensors = std::min(64, (kTableBytes - 8) / (8 * (out.pointersPerTensor + 1) + 4));
+    out.threads = static_cast<int>(kLoopStride);
     out.elementsPerBlock = kLoopStride * vec_;
     const int T = out.maxTensors, P = out.pointersPerTensor;
     const std::string table = name + "_tensors";

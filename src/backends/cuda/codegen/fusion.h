@@ -125,11 +125,14 @@ Expected<FusedKernelSource> generateFusedKernel(const FusionGroup& group, const 
 // and `start[t]` the first of its blocks (start[t + 1] - start[t] blocks, of 256 threads, walk
 // its elements, elementsPerBlock per block and pass; unused entries start at the total). A
 // group outside that form: kUnimplemented, naming what it holds.
+// The most bytes a table takes: a kernel's parameter space on every GPU.
+constexpr size_t kMultiTensorTableBytes = 4096;
 struct MultiTensorKernelSource {
   std::string code;
   std::vector<size_t> inputOrder;
   int pointersPerTensor = 0;
   int maxTensors = 0;
+  int threads = 0;  // per block
   int64_t elementsPerBlock = 0;
 };
 Expected<MultiTensorKernelSource> generateMultiTensorKernel(const FusionGroup& group, const std::string& name,
