@@ -208,6 +208,9 @@ def main(argv=None) -> int:
     p.add_argument("--compare-multi-tensor", action="store_true",
                    help="also run the WarpForge row with a launch per fused loop (--no-multi-tensor), to see what "
                         "running the optimizer's updates as multi-tensor launches saves")
+    p.add_argument("--validate-with", action="append", default=[], metavar="FLAGS",
+                   help="also run validate --training with these warpforge flags (space-separated, e.g. "
+                        "'--no-matmul-epilogues'), to find which part of the plan moves a result; repeatable")
     p.add_argument("--json")
     args = p.parse_args(argv)
     images = args.model == "resnet50"
@@ -254,6 +257,7 @@ def main(argv=None) -> int:
                               warpforge_binary=args.warpforge)
     print(f"exported {pkg} in {time.time() - t0:.0f}s", flush=True)
     validate_modes = [([], "")] + ([(["--no-multi-tensor"], ", a launch per loop")] if args.compare_multi_tensor else [])
+    validate_modes += [(flags.split(), f" {flags}") for flags in args.validate_with]
     for extra, suffix in validate_modes if not args.skip_validate else []:
         t0 = time.time()
         proc = subprocess.run([args.warpforge, "validate", str(pkg), "--training", "--device", "cuda"] + extra,

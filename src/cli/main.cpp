@@ -140,6 +140,9 @@ void addCompileFlags(CLI::App* cmd, wf::CompileOptions& compile) {
   cmd->add_flag("--no-merge-products{false}", compile.mergeProducts,
                 "Keep products of one activation by several weights (query, key, value) apart instead of running them "
                 "as one product by a side-by-side copy of the weights (cuda; saves that copy's memory)");
+  cmd->add_flag("--no-matmul-epilogues{false}", compile.matmulEpilogues,
+                "Store each bf16/f16 product and add its bias (and GELU) in the next fused loop instead of in the "
+                "product's epilogue (cuda; for comparing)");
   cmd->add_flag("--no-multi-tensor{false}", compile.multiTensorLoops,
                 "Launch each fused loop on its own instead of running the same loop over several tensors (an optimizer's "
                 "update of every parameter) as one launch (cuda; for comparing)");

@@ -84,6 +84,11 @@ struct CompileOptions {
   // side-by-side copy is made once per bind and the bound originals are kept for the next bind.
   // Off keeps each product as written.
   bool mergeProducts = true;
+  // A bf16/f16 product whose result only its fused bias add (and GELU) reads computes them in
+  // its epilogue (cuda, with fusion: kernels/dot_gelu.h, planner.cpp planDotEpilogues) instead of
+  // storing the product for a fused loop to read. Off keeps the product and the loop apart, for
+  // comparing the two (the GELU epilogue's Phi is a polynomial, the loop's is erff).
+  bool matmulEpilogues = true;
   // Fused loops of the same code over different tensors, none reading another's result, run as
   // one launch (cuda, with fusion: planner.cpp mergeMultiTensorSteps): an optimizer's update of
   // every parameter takes a few launches rather than one per parameter and state, as PyTorch's

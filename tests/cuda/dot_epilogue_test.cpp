@@ -228,6 +228,17 @@ TEST_P(DotGeluEpilogue, GivesTheBitsOfTheProductAndTheGeluKernel) {
   }
   std::cout << typeName(t) << ": " << differ << " of " << g.numElements() << " elements differ from the two steps\n";
   EXPECT_LE(differ, g.numElements() / 100);
+
+  // --no-matmul-epilogues: the product stored and its bias and GELU a fused loop's.
+  CompileOptions apart;
+  apart.matmulEpilogues = false;
+  Expected<std::unique_ptr<Executable>> exe = cudaBackend().compile(mod, *mainOf(mod), apart);
+  ASSERT_TRUE(exe) << exe.status().toString();
+  EXPECT_EQ((*exe)->stats().matmulGeluEpilogues, 0);
+  EXPECT_EQ((*exe)->stats().matmulBiasEpilogues, 0);
+  Expected<RunResult> r = (*exe)->run(args);
+  ASSERT_TRUE(r) << r.status().toString();
+  EXPECT_EQ(compareLiterals(r->outputs[0], (*want)[0], Tolerance{0, 0, t == ElementType::kBF16 ? 4e-3 : 5e-4}), "");
 }
 
 // The GELU alone, against the exact one: each column of w holds a single 1 (row j % k of column

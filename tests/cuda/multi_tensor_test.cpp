@@ -226,7 +226,9 @@ TEST(MultiTensorPlan, TransposedGradientsShareCodeByShape) {
     Expected<cuda::MultiTensorKernelSource> k =
         cuda::generateMultiTensorKernel(*groups[i], "update" + std::to_string(i));
     ASSERT_TRUE(k) << k.status().toString();
-    if (kTransposed[i].transposedGradient) EXPECT_NE(k->code.find("wf_i"), std::string::npos) << "parameter " << i;
+    if (kTransposed[i].transposedGradient) {
+      EXPECT_NE(k->code.find("wf_i"), std::string::npos) << "parameter " << i;
+    }
     codes.push_back(k->code);
     source += k->code;
   }

@@ -996,7 +996,7 @@ void Planner::planGroupOutputs(const FusionGroup& group, size_t workspaceBytes, 
 // step at the group's root.
 Status Planner::planDotEpilogues(const Block& body, const FusionPlan& fusion,
                                  const std::unordered_set<const Value*>& keep, LowerContext& lctx) {
-  if (!options_.fuse) return Status::ok();
+  if (!options_.fuse || !options_.matmulEpilogues) return Status::ok();
   std::unordered_map<const Value*, const Operation*> productOf;
   for (const auto& op : body.operations())
     if (op->code() == OpCode::DotGeneral && !fusion.absorbed.count(op.get()) && op->numResults() == 1) {
