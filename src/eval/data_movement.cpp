@@ -21,6 +21,7 @@ using cpu::intAttr;
 using cpu::intListAttr;
 using cpu::intValues;
 using cpu::makeTensor;
+using cpu::makeTensorToOverwrite;
 using cpu::shapeString;
 
 using Results = Expected<std::vector<Literal>>;
@@ -75,7 +76,7 @@ Results broadcastInDimTo(const Operation& op, const Literal& operand, const std:
     // Size-1 operand dims repeat: stride 0.
     if (n != 1) srcStrides[static_cast<size_t>(d)] = inStrides[static_cast<size_t>(i)];
   }
-  WF_ASSIGN_OR_RETURN(Literal result, makeTensor(op, resultShape, operand.elementType()));
+  WF_ASSIGN_OR_RETURN(Literal result, makeTensorToOverwrite(op, resultShape, operand.elementType()));
   copyBox(result.data(), rowMajorStrides(resultShape), operand.data(), srcStrides, resultShape,
           storageBytes(operand.elementType()));
   return single(std::move(result));
@@ -151,7 +152,7 @@ Results transpose(const Operation& op, std::span<const Literal> operands, EvalCo
   // Only dot_generals read the result, and they read it in the operand's layout (dot.cpp):
   // hand them the operand's storage instead of a permuted copy.
   if (operand.type().isTensor() && dotconv::transposeFoldsIntoDots(op, ctx)) return single(operand.reshaped(shape));
-  WF_ASSIGN_OR_RETURN(Literal result, makeTensor(op, shape, operand.elementType()));
+  WF_ASSIGN_OR_RETURN(Literal result, makeTensorToOverwrite(op, shape, operand.elementType()));
   copyBox(result.data(), rowMajorStrides(shape), operand.data(), srcStrides, shape, storageBytes(operand.elementType()));
   return single(std::move(result));
 }
@@ -173,7 +174,7 @@ Results reverse(const Operation& op, std::span<const Literal> operands, EvalCont
     if (shape[u] > 0) srcOrigin += (shape[u] - 1) * srcStrides[u];
     srcStrides[u] = -srcStrides[u];
   }
-  WF_ASSIGN_OR_RETURN(Literal result, makeTensor(op, shape, operand.elementType()));
+  WF_ASSIGN_OR_RETURN(Literal result, makeTensorToOverwrite(op, shape, operand.elementType()));
   const int e = storageBytes(operand.elementType());
   if (result.numElements() > 0)
     copyBox(result.data(), rowMajorStrides(shape), operand.data() + srcOrigin * e, srcStrides, shape, e);
@@ -200,7 +201,7 @@ Results sliceImpl(const Operation& op, const Literal& operand, const std::vector
     srcStrides[d] = inStrides[d] * strides[d];
     origin += start[d] * inStrides[d];
   }
-  WF_ASSIGN_OR_RETURN(Literal result, makeTensor(op, shape, operand.elementType()));
+  WF_ASSIGN_OR_RETURN(Literal result, makeTensorToOverwrite(op, shape, operand.elementType()));
   const int e = storageBytes(operand.elementType());
   if (result.numElements() > 0)
     copyBox(result.data(), rowMajorStrides(shape), operand.data() + origin * e, srcStrides, shape, e);
@@ -240,7 +241,7 @@ Results concatenate(const Operation& op, std::span<const Literal> operands, Eval
                              first.type().toString() + " outside dimension " + std::to_string(dim));
     shape[static_cast<size_t>(dim)] += l.shape()[static_cast<size_t>(dim)];
   }
-  WF_ASSIGN_OR_RETURN(Literal result, makeTensor(op, shape, first.elementType()));
+  WF_ASSIGN_OR_RETURN(Literal result, makeTensorToOverwrite(op, shape, first.elementType()));
   const int e = storageBytes(first.elementType());
   const std::vector<int64_t> outStrides = rowMajorStrides(shape);
   int64_t offset = 0;  // along `dim`
@@ -271,7 +272,7 @@ Results padImpl(const Operation& op, const Literal& operand, const Literal& padV
     if (shape[d] < 0)
       return invalidArgument(op.describe() + ": padding makes dim " + std::to_string(d) + " negative");
   }
-  WF_ASSIGN_OR_RETURN(Literal result, makeTensor(op, shape, operand.elementType()));
+  WF_ASSIGN_OR_RETURN(Literal result, makeTensorToOverwrite(op, shape, operand.elementType()));
   const int e = storageBytes(operand.elementType());
   fillElements(result.data(), result.numElements(), padValue.data(), e);
 

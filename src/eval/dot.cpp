@@ -228,7 +228,8 @@ Expected<Literal> dotGeneral(const Operation& op, const Literal& lhs, const Lite
   p.rhsKN = cat({&d.rhsBatch, &d.rhsContract, &rFree});
   p.rhsNK = cat({&d.rhsBatch, &rFree, &d.rhsContract});
 
-  Literal out = Literal::zeros(Type::tensor(p.resultShape, resultType));
+  // runGemms writes every element (beta 0, or zeros where k is 0).
+  Literal out = Literal::uninitialized(Type::tensor(p.resultShape, resultType));
   if (out.numElements() == 0) return out;
   switch (chooseDomain(lhs.elementType(), rhs.elementType(), resultType)) {
     case Domain::kFloat: runGemms<float>(lhs, rhs, p, out); break;

@@ -155,7 +155,8 @@ int64_t product(const std::vector<int64_t>& shape) {
   return p;
 }
 
-Expected<Literal> makeTensor(const Operation& op, const std::vector<int64_t>& shape, ElementType element) {
+namespace {
+Status checkTensorShape(const Operation& op, const std::vector<int64_t>& shape, ElementType element) {
   int64_t total = 1;
   for (int64_t d : shape) {
     if (d < 0) return invalidArgument(op.describe() + ": invalid result shape " + shapeString(shape));
@@ -165,7 +166,18 @@ Expected<Literal> makeTensor(const Operation& op, const std::vector<int64_t>& sh
   }
   if (element == ElementType::kQuantized)
     return unimplemented(op.describe() + ": quantized element types are not computed");
+  return Status::ok();
+}
+}  // namespace
+
+Expected<Literal> makeTensor(const Operation& op, const std::vector<int64_t>& shape, ElementType element) {
+  WF_RETURN_IF_ERROR(checkTensorShape(op, shape, element));
   return Literal::zeros(Type::tensor(shape, element));
+}
+
+Expected<Literal> makeTensorToOverwrite(const Operation& op, const std::vector<int64_t>& shape, ElementType element) {
+  WF_RETURN_IF_ERROR(checkTensorShape(op, shape, element));
+  return Literal::uninitialized(Type::tensor(shape, element));
 }
 
 std::vector<int64_t> intValues(const Literal& l) {
