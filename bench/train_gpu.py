@@ -260,7 +260,8 @@ def main(argv=None) -> int:
     validate_modes += [(flags.split(), f" {flags}") for flags in args.validate_with]
     for extra, suffix in validate_modes if not args.skip_validate else []:
         t0 = time.time()
-        proc = subprocess.run([args.warpforge, "validate", str(pkg), "--training", "--device", "cuda"] + extra,
+        # --keep-going: every step judged, so one run shows how far a divergence reaches.
+        proc = subprocess.run([args.warpforge, "validate", str(pkg), "--training", "--device", "cuda", "--keep-going"] + extra,
                               capture_output=True, text=True)
         print(f"validate{suffix}:")
         print("\n".join(line for line in proc.stdout.splitlines() if "passes as" not in line)[-3000:],

@@ -111,6 +111,13 @@ def test_low_precision_loss_is_held_to_the_distance_pytorch_reached(tmp_path):
                     r"distance its run reached so far", report["first_divergence"]), report["first_divergence"]
     losses = {c["step"]: c for c in report["checks"] if c["kind"] == "loss"}
     assert losses[1]["pass"] and losses[2]["pass"] and not losses[3]["pass"]
+    assert sorted(losses) == [1, 2, 3]  # it stops at the divergence
+    # --keep-going judges the steps after it too; the verdict and the divergence named stay step 3's
+    rc, kept = _validate(pkg, "--golden", str(golden), "--keep-going")
+    assert rc == 1 and not kept["pass"] and kept["first_divergence"] == report["first_divergence"]
+    losses = {c["step"]: c for c in kept["checks"] if c["kind"] == "loss"}
+    assert sorted(losses) == [1, 2, 3, 4, 5] and losses[4]["pass"] and losses[5]["pass"]
+    assert {c["kind"] for c in kept["checks"]} == {"loss", "gradient", "weight", "optimizer_state"}
 
 
 def test_autocast_bad_input(tmp_path):

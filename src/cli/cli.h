@@ -106,6 +106,7 @@ struct ValidateOptions {
   CompileOptions compile;
   bool training = false;  // --training: replay a training package's golden run (validate_training.cpp)
   std::string golden;     // --golden DIR: a golden run other than the package's own golden/
+  bool keepGoing = false; // --keep-going: with --training, judge every step after a divergence too
 };
 // Runs a package on its golden inputs and compares outputs (and activations) under the
 // manifest's tolerances. Exit 0 if all pass, 1 on a mismatch (naming the first diverging

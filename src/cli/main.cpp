@@ -224,6 +224,9 @@ int main(int argc, char** argv) {
   validateCmd->add_flag("--training", validate.training,
                         "Replay a training package's golden run: loss of every step, gradients, weights and optimizer "
                         "state (docs/training.md); implied by a training package");
+  validateCmd->add_flag("--keep-going", validate.keepGoing,
+                        "With --training: judge every golden step after the first divergence too (the verdict and the "
+                        "divergence named stay the first one's)");
   validateCmd->add_option("--golden", validate.golden,
                           "With --training: a golden run directory other than the package's golden/ (same file names)");
   addCompileFlags(validateCmd, validate.compile);

@@ -195,10 +195,11 @@ double adamStepFactor(const train::TrainingPackage& pkg) {
 // export_training recorded, by PyTorch's own error in the same precision (kLowPrecisionFactor).
 // `batchesOf(step)`: the micro-batches of a step (the same for every step of a single-process
 // golden run; a data-parallel rank's own share of each step, judged against that rank's float64
-// run of the same data-parallel steps).
+// run of the same data-parallel steps). `stop()`: whether to judge no further (after the first
+// divergence, unless --keep-going).
 Status lowPrecisionReplay(train::Trainer& t, const GoldenRun& golden,
                           const std::function<const std::vector<std::vector<Literal>>&(int64_t)>& batchesOf,
-                          const std::function<void(Check)>& record, const std::function<bool()>& failed) {
+                          const std::function<void(Check)>& record, const std::function<bool()>& stop) {
   const train::TrainingPackage& pkg = t.package();
   const json& lp = golden.spec()["low_precision"];
   const std::string where = pkg.path("manifest.json") + ": training.golden.low_precision";
@@ -306,7 +307,7 @@ Status lowPrecisionReplay(train::Trainer& t, const GoldenRun& golden,
       {golden.steps(), "reference_weights_final", "reference_optimizer_state_final", "weights_final", "optimizer_state_final"}};
   double lrSum = 0;  // the largest group lr, summed over the steps so far
   double torchLossReached = 0;  // PyTorch's largest |loss - float64 loss| over the steps so far
-  for (int64_t s = 1; s <= golden.steps() && !failed(); ++s) {
+  for (int64_t s = 1; s <= golden.steps() && !stop(); ++s) {
     WF_ASSIGN_OR_RETURN(train::StepResult r, t.step(std::span<const std::vector<Literal>>(batchesOf(s))));
     lrSum += r.lrs.empty() ? 0.0 : *std::max_element(r.lrs.begin(), r.lrs.end());
     // The loss by the largest distance from float64 that PyTorch's run has reached by this step
@@ -322,7 +323,7 @@ Status lowPrecisionReplay(train::Trainer& t, const GoldenRun& golden,
     judge(s, "loss", "loss", Literal::scalarDouble(ElementType::kF64, r.loss), Literal::scalarDouble(ElementType::kF64, refLoss),
           nullptr, torchLoss, refLoss != 0 ? torchLossReached / std::abs(refLoss) : 0, lossTol);
     for (const Snapshot& snap : snapshots) {
-      if (snap.step != s || failed()) continue;
+      if (snap.step != s || stop()) continue;
       WF_ASSIGN_OR_RETURN(SafetensorsFile refWeights, readRef(snap.weights));
       WF_ASSIGN_OR_RETURN(std::vector<NamedLiteral> have, t.weights());
       for (const NamedLiteral& w : have) {
@@ -506,6 +507,9 @@ int runValidateTraining(const ValidateOptions& options) {
   std::vector<Check> checks;
   bool failed = false;
   std::string firstFailure;
+  // Whether to stop at this point: at the first divergence, unless --keep-going asks for every
+  // step to be judged (the verdict and the divergence named stay the first one's).
+  auto stop = [&] { return failed && !options.keepGoing; };
   auto record = [&](Check c) {
     if (!c.cmp.passed && !failed) {
       failed = true;
@@ -658,10 +662,10 @@ int runValidateTraining(const ValidateOptions& options) {
   // A mixed-precision package: judged against the float64 reference by PyTorch's own error.
   const bool lowPrecision = golden->spec().contains("low_precision") && golden->spec()["low_precision"].is_object();
   if (lowPrecision) {
-    Status st = lowPrecisionReplay(t, *golden, batchesOf, record, [&] { return failed; });
+    Status st = lowPrecisionReplay(t, *golden, batchesOf, record, stop);
     if (!st.isOk()) return reportStatus(st);
   }
-  for (int64_t s = 1; s <= golden->steps() && !failed && !lowPrecision; ++s) {
+  for (int64_t s = 1; s <= golden->steps() && !stop() && !lowPrecision; ++s) {
     addGoldenGrads(s);
     // The gradients at this step's starting weights, where the golden run recorded them.
     bool haveGrads = false;
@@ -682,7 +686,7 @@ int runValidateTraining(const ValidateOptions& options) {
         if (!ref64) arbitrateByFloat64(c, mine, *g);
         record(std::move(c));
       }
-      if (failed) break;
+      if (stop()) break;
     }
     auto r = t.step(std::span<const std::vector<Literal>>(batchesOf(s)));
     if (!r) return reportStatus(r.status());
@@ -698,7 +702,7 @@ int runValidateTraining(const ValidateOptions& options) {
     arbitrateByFloat64(lossCheck, mine, expected);
     record(std::move(lossCheck));
     for (const Snapshot& snap : snapshots) {
-      if (snap.step != s || failed) continue;
+      if (snap.step != s || stop()) continue;
       if (!golden->file(snap.weights).empty()) {
         auto want = golden->read(snap.weights);
         if (!want) return reportStatus(want.status());
