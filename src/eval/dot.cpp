@@ -488,6 +488,11 @@ Expected<std::vector<Literal>> raggedDotKernel(const Operation& op, std::span<co
 
 bool transposeFoldsIntoDots(const Operation& t, const EvalContext& ctx) {
   if (t.code() != OpCode::Transpose || t.numResults() != 1 || t.numOperands() != 1 || ctx.onResult) return false;
+  if (ctx.transposeFolds) {
+    auto it = ctx.transposeFolds->find(&t);
+    if (it != ctx.transposeFolds->end()) return it->second;
+  }
+  // A scan of the block for every reader: once per transpose and per dot reading one, on each run.
   const Block* block = t.parentBlock();
   std::optional<std::vector<int64_t>> perm = permutationOf(t);
   if (!block || !perm || static_cast<int64_t>(perm->size()) != t.operand(0)->type().rank()) return false;

@@ -57,6 +57,10 @@ struct EvalContext {
   // Called with every op result as it is computed, in every region and callee; empty: none.
   // The runtime uses it to capture values by SSA name (taps). Copying the Literal shares storage.
   std::function<void(const Value& value, const Literal& literal)> onResult;
+  // Whether each transpose of a function body folds into the dot_generals reading it
+  // (dotconv::transposeFoldsIntoDots), decided once where a compiled executable runs the same
+  // body again and again; null, or a transpose it does not hold: decided by a scan of the block.
+  const std::unordered_map<const Operation*, bool>* transposeFolds = nullptr;
 };
 
 using Kernel = std::function<Expected<std::vector<Literal>>(const Operation& op,

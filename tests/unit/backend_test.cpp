@@ -101,6 +101,39 @@ TEST(BackendRegistry, RegisterBackendAddsAKind) {
   EXPECT_NE(r.status().message().find("fake device fake:2 is not there"), std::string::npos) << r.status().message();
 }
 
+// A transpose that only a dot_general reads is not copied: the product reads its operand in place
+// (dotconv::transposeFoldsIntoDots, decided once per executable). Tapped, it is computed, and its
+// tap holds the transposed values.
+TEST(CpuBackend, TransposeReadByADotFoldsUnlessTapped) {
+  Module module = parse(R"(
+func.func @main(%x: tensor<2x3xf32>, %w: tensor<2x3xf32>) -> tensor<2x2xf32> {
+  %t = "stablehlo.transpose"(%w) {permutation = array<i64: 1, 0>} : (tensor<2x3xf32>) -> tensor<3x2xf32>
+  %y = "stablehlo.dot_general"(%x, %t) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>} : (tensor<2x3xf32>, tensor<3x2xf32>) -> tensor<2x2xf32>
+  func.return %y : tensor<2x2xf32>
+}
+)");
+  const Operation* entry = module.lookupFunction("main");
+  ASSERT_NE(entry, nullptr);
+  std::unique_ptr<Backend> backend = makeCpuBackend();
+  const std::vector<Literal> args = {f32({2, 3}, {1, 2, 3, 4, 5, 6}), f32({2, 3}, {1, 0, -1, 2, 1, 0})};
+  for (bool tapped : {false, true}) {
+    CompileOptions options;
+    if (tapped) options.tapValues = {"%t"};
+    auto exe = backend->compile(module, *entry, options);
+    ASSERT_TRUE(exe) << exe.status().message();
+    for (int run = 0; run < 2; ++run) {  // the decision holds from run to run
+      auto r = (*exe)->run(args);
+      ASSERT_TRUE(r) << r.status().message();
+      EXPECT_EQ(floats(r->outputs[0]), (std::vector<float>{-2, 4, -2, 13})) << "tapped " << tapped;
+      ASSERT_EQ(r->taps.size(), tapped ? 1u : 0u);
+      if (tapped) {
+        EXPECT_EQ(r->taps[0].shape(), (std::vector<int64_t>{3, 2}));
+        EXPECT_EQ(floats(r->taps[0]), (std::vector<float>{1, 2, 0, 1, -1, 0}));
+      }
+    }
+  }
+}
+
 TEST(CpuBackend, BoundArgumentsTapsAndCopies) {
   Module module = parse(kModel);
   const Operation* entry = module.lookupFunction("main");
