@@ -111,8 +111,8 @@ void forEachIndex(const std::vector<int64_t>& shape, F&& fn) {
 // A new zero-filled tensor Literal; fails (instead of aborting) on negative or dynamic dims.
 Expected<Literal> makeTensor(const Operation& op, const std::vector<int64_t>& shape, ElementType element);
 // The same, its bytes left unwritten, for ops that write every element (a transpose's or a
-// slice's copy, a pad's fill): it saves a pass over the result (BERT-base's attention heads,
-// 48 permuted copies of 384 KB a run).
+// slice's copy, a pad's fill): it saves a memset of the result (dot_general's results are
+// allocated so too; on BERT-base those memsets had cost about 9 ms of 155 a run).
 Expected<Literal> makeTensorToOverwrite(const Operation& op, const std::vector<int64_t>& shape, ElementType element);
 
 // The values of an integer (or boolean) tensor operand, as int64.
