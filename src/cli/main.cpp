@@ -143,6 +143,9 @@ void addCompileFlags(CLI::App* cmd, wf::CompileOptions& compile) {
   cmd->add_flag("--no-matmul-epilogues{false}", compile.matmulEpilogues,
                 "Store each bf16/f16 product and add its bias (and GELU) in the next fused loop instead of in the "
                 "product's epilogue (cuda; for comparing)");
+  cmd->add_flag("--no-fused-attention{false}", compile.fusedAttention,
+                "Run attention op by op (its decomposition, fused as the rest) instead of as one fused-attention "
+                "kernel (cuda; for comparing)");
   cmd->add_flag("--no-multi-tensor{false}", compile.multiTensorLoops,
                 "Launch each fused loop on its own instead of running the same loop over several tensors (an optimizer's "
                 "update of every parameter) as one launch (cuda; for comparing)");

@@ -89,6 +89,10 @@ struct CompileOptions {
   // storing the product for a fused loop to read. Off keeps the product and the loop apart, for
   // comparing the two (the GELU epilogue's Phi is a polynomial, the loop's is erff).
   bool matmulEpilogues = true;
+  // Attention composites (outlined by the plan rewrites or the train-step builder) run as their
+  // own kernel (cuda: cuDNN's fused attention, forward and backward). Off runs each composite's
+  // decomposition op by op, fused as the rest of the program is, for comparing the two.
+  bool fusedAttention = true;
   // Fused loops of the same code over different tensors, none reading another's result, run as
   // one launch (cuda, with fusion: planner.cpp mergeMultiTensorSteps): an optimizer's update of
   // every parameter takes a few launches rather than one per parameter and state, as PyTorch's

@@ -317,13 +317,13 @@ double toleranceFor(ElementType t) { return t == ElementType::kBF16 ? 2e-2 : t =
 // Runs `text` on the CPU interpreter and on the GPU; compares every result and returns the
 // executable's stats.
 ExecutableStats expectGpuMatchesCpu(const std::string& text, const std::vector<Literal>& args, double tol,
-                                    const std::vector<std::string>& resultNames) {
+                                    const std::vector<std::string>& resultNames, const CompileOptions& options = {}) {
   Module m = parse(text);
   if (!mainOf(m)) return {};
   Expected<std::vector<Literal>> want = runCpu(m, cloneAll(args));
   EXPECT_TRUE(want) << want.status().toString();
   if (!want) return {};
-  Expected<std::unique_ptr<Executable>> exe = cudaBackend().compile(m, *mainOf(m), {});
+  Expected<std::unique_ptr<Executable>> exe = cudaBackend().compile(m, *mainOf(m), options);
   EXPECT_TRUE(exe) << exe.status().toString();
   if (!exe) return {};
   Expected<RunResult> got = (*exe)->run(args);
@@ -582,6 +582,22 @@ TEST(FusedAttentionDecomposed, F32RunsTheDecomposition) {
   c.sq = 50;
   const ExecutableStats stats =
       expectGpuMatchesCpu(trainingModule(c), inputs(c, true), toleranceFor(c.t), {"o", "lse", "dq", "dk", "dv"});
+  EXPECT_EQ(stats.fusedComposites, 0);
+  EXPECT_EQ(stats.decomposedComposites, 2);
+  EXPECT_EQ(stats.hostSteps, 0);
+}
+
+// --no-fused-attention: bf16 composites, which have a fused kernel, run as their decompositions
+// all the same, forward and backward, and still match the CPU.
+TEST(FusedAttentionDecomposed, SwitchedOffRunsTheDecomposition) {
+  WF_REQUIRE_GPU();
+  AttentionCase c;
+  c.t = ElementType::kBF16;
+  c.sq = 50;
+  CompileOptions options;
+  options.fusedAttention = false;
+  const ExecutableStats stats = expectGpuMatchesCpu(trainingModule(c), inputs(c, true), toleranceFor(c.t),
+                                                    {"o", "lse", "dq", "dk", "dv"}, options);
   EXPECT_EQ(stats.fusedComposites, 0);
   EXPECT_EQ(stats.decomposedComposites, 2);
   EXPECT_EQ(stats.hostSteps, 0);

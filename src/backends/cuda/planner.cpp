@@ -358,6 +358,10 @@ Expected<std::unique_ptr<OpKernel>> Planner::lowerComposite(const Operation& op,
                                                             size_t& workspace) {
   const Lowering* lowering = CudaKernelRegistry::instance().findComposite(compositeName(op));
   if (!lowering) return std::unique_ptr<OpKernel>();
+  if (!options_.fusedAttention) {  // --no-fused-attention: every composite as its decomposition
+    ++plan_.stats.decomposedComposites;
+    return std::unique_ptr<OpKernel>();
+  }
   const size_t before = lctx.workspaceBytes;
   lctx.workspaceBytes = 0;
   Expected<std::unique_ptr<OpKernel>> kernel = (*lowering)(op, lctx);
