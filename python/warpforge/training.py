@@ -578,7 +578,7 @@ def _loss_rounding_noise(model, loss_fn, micro_batches, device) -> float:
     twice one draw is no bound on a second implementation rounding independently. 1e-2 is 2.5
     bf16 units: no weight keeps its rounding from one draw to the next, while the loss moves by
     about 1e-2 of itself, far from any other regime."""
-    gen = torch.Generator().manual_seed(0x5eed)
+    gen = torch.Generator(device=device).manual_seed(0x5eed)
     low = copy.deepcopy(model).to(device).train()
     wide = copy.deepcopy(model).to(device=device, dtype=torch.float64).train()
     base = {k: p.detach().clone() for k, p in low.named_parameters() if p.is_floating_point()}
@@ -591,7 +591,7 @@ def _loss_rounding_noise(model, loss_fn, micro_batches, device) -> float:
         for _ in range(_LOSS_NOISE_DRAWS):
             for k, p in low.named_parameters():
                 if k in base:
-                    noise = torch.randn(base[k].shape, generator=gen, dtype=torch.float32).to(device)
+                    noise = torch.randn(base[k].shape, generator=gen, dtype=torch.float32, device=device)
                     p.copy_(base[k] * (1 + _LOSS_NOISE_SPREAD * noise))
                     wide_params[k].copy_(p.double())
             have = sum(float(loss_fn(low, *m)) for m in low_batches) / len(low_batches)
