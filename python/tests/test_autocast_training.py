@@ -89,6 +89,20 @@ def test_low_precision_verdict_can_fail(tmp_path):
     assert re.match(r"step 5: weight '[a-z0-9.]+' diverges: rel_l2 .* > .* x PyTorch's own", report["first_divergence"])
 
 
+def _golden_with_reference_loss(pkg, tmp_path, move):
+    """A copy of the package's golden folder whose float64 reference losses `move` (given them as a
+    float64 tensor, one per step) changed in place: what `validate --golden` then judges against."""
+    golden = tmp_path / "golden"
+    golden.mkdir()
+    for f in (pkg / "golden").iterdir():
+        (golden / f.name).write_bytes(f.read_bytes())
+    ref = load_file(str(golden / "reference_loss.safetensors"))
+    loss = ref["loss"].double()
+    move(loss)
+    save_file({**ref, "loss": loss.to(ref["loss"].dtype)}, str(golden / "reference_loss.safetensors"))
+    return golden
+
+
 def test_low_precision_loss_is_held_to_the_distance_pytorch_reached(tmp_path):
     """A step's loss may be as far from float64 as twice the largest distance PyTorch's own run
     reached by that step, not further: a reference loss moved by three times that distance at
@@ -97,15 +111,11 @@ def test_low_precision_loss_is_held_to_the_distance_pytorch_reached(tmp_path):
     torch_error = json.loads((pkg / "manifest.json").read_text())["training"]["golden"]["low_precision"][
         "torch_error"]
     torch_rel = torch_error["loss"]
-    golden = tmp_path / "golden"
-    golden.mkdir()
-    for f in (pkg / "golden").iterdir():
-        (golden / f.name).write_bytes(f.read_bytes())
-    ref = load_file(str(golden / "reference_loss.safetensors"))
-    loss = ref["loss"].double()
-    reached = max(torch_rel[s] * abs(loss[s].item()) for s in range(3))
-    loss[2] += 3 * max(reached, torch_error["loss_noise"] * abs(loss[2].item())) + 1e-3 * abs(loss[2].item())
-    save_file({**ref, "loss": loss.to(ref["loss"].dtype)}, str(golden / "reference_loss.safetensors"))
+    def move(loss):
+        reached = max(torch_rel[s] * abs(loss[s].item()) for s in range(3))
+        loss[2] += 3 * max(reached, torch_error["loss_noise"] * abs(loss[2].item())) + 1e-3 * abs(loss[2].item())
+
+    golden = _golden_with_reference_loss(pkg, tmp_path, move)
     rc, report = _validate(pkg, "--golden", str(golden))
     assert rc == 1 and not report["pass"]
     assert re.match(r"step 3: loss 'loss' diverges: rel_l2 .* > .* x PyTorch's own \(.* at this step; the largest "
@@ -134,18 +144,20 @@ def test_low_precision_step_one_loss_is_held_to_twice_the_typical_error(tmp_path
     assert torch_error["loss_noise_draws"] == 8
     # bf16's, not float32's (6e-8) nor a broken comparison's (order 1)
     assert 1e-6 < noise < 1e-2 and 0.02 < noise / max(torch_rel) < 50, (noise, torch_rel)
-    golden = tmp_path / "golden"
-    golden.mkdir()
-    for f in (pkg / "golden").iterdir():
-        (golden / f.name).write_bytes(f.read_bytes())
-    ref = load_file(str(golden / "reference_loss.safetensors"))
-    loss = ref["loss"].double()
-    loss[0] += 3 * max(noise, torch_rel[0]) * abs(loss[0].item()) + 1e-4 * abs(loss[0].item())
-    save_file({**ref, "loss": loss.to(ref["loss"].dtype)}, str(golden / "reference_loss.safetensors"))
+    def move(loss):
+        loss[0] += 3 * max(noise, torch_rel[0]) * abs(loss[0].item()) + 1e-4 * abs(loss[0].item())
+
+    golden = _golden_with_reference_loss(pkg, tmp_path, move)
     rc, report = _validate(pkg, "--golden", str(golden))
     assert rc == 1 and not report["pass"]
     assert re.match(r"step 1: loss 'loss' diverges: rel_l2 .* > .* x PyTorch's own \(.*; typical at the initial "
                     r"weights, ", report["first_divergence"]), report["first_divergence"]
+    # a manifest whose typical error is no number is refused, naming the field
+    manifest = json.loads((pkg / "manifest.json").read_text())
+    manifest["training"]["golden"]["low_precision"]["torch_error"]["loss_noise"] = "small"
+    (pkg / "manifest.json").write_text(json.dumps(manifest))
+    proc = subprocess.run([WARPFORGE, "validate", str(pkg), "--training"], capture_output=True, text=True, timeout=300)
+    assert proc.returncode != 0 and "torch_error.loss_noise must be a number" in proc.stderr, proc.stderr
 
 
 def test_autocast_bad_input(tmp_path):

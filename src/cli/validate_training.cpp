@@ -210,7 +210,9 @@ Status lowPrecisionReplay(train::Trainer& t, const GoldenRun& golden,
   // over draws of the weights scaled by 1 + 1e-2 N(0, 1), python/warpforge/training.py
   // _loss_rounding_noise); 0 where the package does not say. Each step's loss is one draw of the
   // rounding, PyTorch's error on it another: the limit is at least twice the typical error.
-  const double lossNoise = te.contains("loss_noise") && te["loss_noise"].is_number() ? te["loss_noise"].get<double>() : 0;
+  if (te.contains("loss_noise") && !te["loss_noise"].is_number())
+    return invalidArgument(where + ": torch_error.loss_noise must be a number");
+  const double lossNoise = te.contains("loss_noise") ? te["loss_noise"].get<double>() : 0;
   if (!(lossNoise >= 0) || !std::isfinite(lossNoise))
     return invalidArgument(where + ": torch_error.loss_noise must be a finite number >= 0");
   double torchReached = 0;  // the loss's: PyTorch's largest distance so far, as a fraction of this step's loss
